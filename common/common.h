@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* common: logging, string interning and bounded I/O shared by every scorch module. */
+#ifndef SCORCH_COMMON_H
+#define SCORCH_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Logging. One process-wide sink; modules call pr_*() and never read the level.
+ * Messages are git-style: lowercase, no final period, "subsystem: what failed: why".
+ * Remedies go on their own line through pr_hint(), printed as "hint: ...".
+ */
+enum log_level {
+	LOG_ERROR = 0,
+	LOG_WARN,
+	LOG_INFO,
+	LOG_DEBUG,
+};
+
+typedef void (*log_fn_t)(enum log_level level, const char *fmt, va_list ap);
+
+/* Messages above @level are dropped. Default LOG_INFO. */
+void log__set_level(enum log_level level);
+/* True when a message at @level would be printed (to skip expensive formatting). */
+bool log__enabled(enum log_level level);
+/* Replace the sink (default: vfprintf to stderr). NULL restores the default. */
+void log__set_fn(log_fn_t fn);
+void log__print(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define pr_err(fmt, ...)   log__print(LOG_ERROR, "scorch: " fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...)  log__print(LOG_WARN, "scorch: " fmt, ##__VA_ARGS__)
+#define pr_hint(fmt, ...)  log__print(LOG_ERROR, "hint: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...)  log__print(LOG_INFO, fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...) log__print(LOG_DEBUG, "debug: " fmt, ##__VA_ARGS__)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)     ((a) < (b) ? (a) : (b))
+#define MAX(a, b)     ((a) > (b) ? (a) : (b))
+
+/*
+ * String interning. strset__intern() returns a pointer that stays valid until
+ * strset__free(); equal strings give equal pointers, so callers may compare
+ * interned strings by pointer. Memory comes from an arena: no per-string malloc.
+ */
+struct strset;
+
+struct strset *strset__new(void);
+void strset__free(struct strset *set);
+/* Returns the interned copy of @str[0..len) (NUL-terminated), or NULL (errno=ENOMEM). */
+const char *strset__intern_len(struct strset *set, const char *str, size_t len);
+const char *strset__intern(struct strset *set, const char *str);
+/* Number of distinct strings held. */
+size_t strset__count(const struct strset *set);
+
+/* 64-bit FNV-1a style hash with a final mix; stable across runs. */
+uint64_t hash__bytes(const void *data, size_t len, uint64_t seed);
+
+/*
+ * Bounded reads of files other users control. Opens with O_NOFOLLOW|O_CLOEXEC
+ * relative to @dirfd (AT_FDCWD for a plain path), refuses anything that is not a
+ * regular file (procfs files are regular), reads at most @max bytes.
+ * On success *buf is a malloc'ed, NUL-terminated buffer owned by the caller,
+ * *len its length; returns 0. Returns -errno on failure, -EFBIG if the file holds
+ * more than @max bytes (nothing is returned then).
+ */
+int file__read_bounded(int dirfd, const char *path, size_t max, char **buf, size_t *len);
+
+/*
+ * Number parsing with full validation (no trailing garbage, range checked).
+ * Return 0 or -EINVAL / -ERANGE.
+ */
+int parse__u64(const char *s, int base, uint64_t *out);
+int parse__long(const char *s, long min, long max, long *out);
+int parse__double(const char *s, double min, double max, double *out);
+
+#endif /* SCORCH_COMMON_H */

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/* common: bounded file reads and validated number parsing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+
+int file__read_bounded(int dirfd, const char *path, size_t max, char **buf, size_t *len)
+{
+	size_t cap = 4096, used = 0;
+	char *data = NULL, *tmp;
+	struct stat st;
+	int fd, err = 0;
+	ssize_t n;
+
+	*buf = NULL;
+	*len = 0;
+	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	data = malloc(cap + 1);
+	if (!data) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		if (used == cap) {
+			if (cap > max) {
+				err = -EFBIG;
+				goto cleanup;
+			}
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			tmp = realloc(data, cap + 1);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			data = tmp;
+		}
+		n = read(fd, data + used, cap - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto cleanup;
+		}
+		if (n == 0)
+			break;
+		used += n;
+		if (used > max) {
+			err = -EFBIG;
+			goto cleanup;
+		}
+	}
+	data[used] = '\0';
+	*buf = data;
+	*len = used;
+	data = NULL;
+cleanup:
+	free(data);
+	close(fd);
+	return err;
+}
+
+int parse__u64(const char *s, int base, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || end == s || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse__long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || end == s || *end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse__double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || end == s || *end || isnan(v))
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}

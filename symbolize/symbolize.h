@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* symbolize: kernel and user addresses to frame names (kallsyms, ELF .symtab/.dynsym). */
+#ifndef SCORCH_SYMBOLIZE_H
+#define SCORCH_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * One lookup path for every address (see DESIGN.md):
+ *   kernel: /proc/kallsyms, binary search; module symbols are named "func [module]".
+ *   user:   /proc/PID/maps -> the mapped file, opened through /proc/PID/map_files or
+ *           /proc/PID/root (so processes in containers resolve) -> file offset -> ELF
+ *           virtual address via the PT_LOAD headers (PIE, shared objects, non-zero
+ *           offsets) -> .symtab, else .dynsym. [vdso] resolves through this process's
+ *           own vDSO image.
+ * Non-leaf frames are return addresses: the caller says so and they are looked up at
+ * addr - 1, so a call that is the last instruction of a function names that function.
+ *
+ * Names of frames:
+ *   a symbol                      "name" (kernel module: "name [module]")
+ *   a mapped file without symbol  "[basename]" (FlameGraph's convention, e.g. "[libfoo.so]")
+ *   an anonymous mapping          "[anon]"; pseudo mappings keep their name ("[heap]")
+ *   no mapping at all             "[unknown]"
+ * Parsed files are cached by build-id, else by device + inode, and shared between
+ * processes. All returned strings are interned: they stay valid until symbolizer__free().
+ */
+
+struct symbolizer;
+
+struct symbolizer_opts {
+	size_t sz; /* sizeof(struct symbolizer_opts) */
+	/* File read for kernel symbols; NULL: /proc/kallsyms. Tests use fixtures. */
+	const char *kallsyms_path;
+	/* Skip kernel symbols entirely (e.g. --user-only); kernel lookups give "[unknown]". */
+	bool no_kernel;
+};
+
+/* Returns a new symbolizer or NULL with errno set. Kernel symbols load lazily. */
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+/* Frees everything, including every string returned so far. NULL is accepted. */
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Reads /proc/PID/maps now and opens the files of its executable mappings, so that
+ * the process can still be symbolized after it exits. Calling it again for a PID
+ * already known refreshes the mappings (new dlopen'ed libraries) without reparsing
+ * files already cached. Returns 0, -ESRCH if the process is gone, other -errno.
+ * Lookups for a PID never snapshotted take a snapshot on first use.
+ */
+int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
+
+/* Drops what is kept for @pid (its mappings; cached files stay while others use them). */
+void symbolizer__forget(struct symbolizer *s, pid_t pid);
+
+enum frame_kind {
+	FRAME_SYMBOL = 0, /* resolved to a symbol name */
+	FRAME_MODULE,     /* inside a known file or mapping, no symbol: "[libfoo.so]" */
+	FRAME_UNKNOWN,    /* no mapping / no kernel symbol: "[unknown]" */
+};
+
+struct frame {
+	const char *name;   /* display name, interned (never NULL) */
+	const char *module; /* file path or kernel module name, interned; NULL if none */
+	uint64_t offset;    /* address relative to the symbol start (0 if unresolved) */
+	enum frame_kind kind;
+};
+
+/*
+ * Resolves one user address of process @pid. @is_return: @ip is a return address
+ * (any frame but the leaf) and is looked up at ip - 1. Writes up to @cap frames,
+ * outermost first (more than one once inline frames are resolved), and returns how
+ * many (>= 1), or -errno on failure (-ENOMEM). A process that is gone and was never
+ * snapshotted is not an error: its frames come back FRAME_UNKNOWN and are counted.
+ */
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
+		     struct frame *out, size_t cap);
+
+/* Same for a kernel address. */
+int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
+		       size_t cap);
+
+/* What was resolved and what was not, for the end-of-run summary. */
+struct symbolizer_stats {
+	uint64_t user_frames;       /* user lookups */
+	uint64_t user_unresolved;   /* of those, FRAME_MODULE or FRAME_UNKNOWN */
+	uint64_t kernel_frames;     /* kernel lookups */
+	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
+	uint64_t procs_missing;     /* PIDs whose maps could not be read (exited) */
+	uint64_t files_unreadable;  /* mapped files that could not be opened or parsed */
+	uint64_t files_cached;      /* distinct ELF files parsed */
+};
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+#endif /* SCORCH_SYMBOLIZE_H */

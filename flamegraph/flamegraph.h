@@ -10,8 +10,11 @@
 /*
  * The folded format (a contract; see README and DESIGN.md):
  *   one line per distinct stack: "frame;frame;...;frame COUNT\n", root first.
- *   Frames never contain ';' (replaced by ':'), '\n', '\r' or NUL; other control
- *   bytes are replaced by '?'. COUNT is a decimal unsigned 64-bit integer.
+ *   Frames never contain ';' (replaced by ':'), '\n', '\r' (both removed) or NUL;
+ *   other control bytes (0x01-0x1f including TAB, and 0x7f) are replaced by '?'.
+ *   Bytes >= 0x80 are kept as they are (the SVG writer repairs invalid UTF-8).
+ *   A frame that is empty after escaping is written "[empty]".
+ *   COUNT is a decimal unsigned 64-bit integer, separated from the stack by one space.
  *   Lines are sorted bytewise (LC_ALL=C sort order) and identical stacks merged, so
  *   the output is deterministic.
  */

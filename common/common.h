@@ -78,3 +78,18 @@ int parse__long(const char *s, long min, long max, long *out);
 int parse__double(const char *s, double min, double max, double *out);
 
 #endif /* SCORCH_COMMON_H */
+
+/*
+ * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout).
+ * For a file, data goes to a temporary file in the same directory, and
+ * out__close(.., commit=true) flushes, fsyncs and renames it over @path, so an
+ * interrupted run never leaves half a file; commit=false removes it.
+ * Both return 0 or -errno and log a one-line error naming the file.
+ */
+struct out_file {
+	FILE *fp;
+	char *path; /* NULL for stdout */
+	char *tmp_path;
+};
+int out__open(struct out_file *out, const char *path);
+int out__close(struct out_file *out, bool commit);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* Structs shared by bpf/oncpu.bpf.c and user space: fixed-width types only. */
+#ifndef SCORCH_ONCPU_H
+#define SCORCH_ONCPU_H
+
+#define SCORCH_MAX_STACK_DEPTH 127 /* kernel.perf_event_max_stack default */
+#define SCORCH_COMM_LEN        16
+#define SCORCH_STACK_PROBES    4 /* linear probes on a 64-bit stack-hash collision */
+
+/* Loss and event counters, one per-CPU u64 each (map "stats"). */
+enum scorch_stat {
+	STAT_SAMPLES = 0,     /* samples of matching tasks */
+	STAT_IDLE,            /* samples of the idle task, skipped (no -I) */
+	STAT_COUNTED,         /* samples added to "counts" */
+	STAT_LOST_COUNTS,     /* "counts" full or out of memory: sample dropped */
+	STAT_LOST_STACKS,     /* "stacks" full or out of memory: sample dropped */
+	STAT_LOST_COLLISION,  /* SCORCH_STACK_PROBES distinct stacks on one hash: dropped */
+	STAT_USTACK_ERR,      /* user stack walk failed: counted as [missed user stack] */
+	STAT_KSTACK_ERR,      /* kernel stack walk failed: counted as [missed kernel stack] */
+	STAT_LOST_EVENTS,     /* process notifications lost (ring buffer full) */
+	STAT_PROCS_FULL,      /* "procs" full: process not announced (symbolized late) */
+	STAT_FORKS_FOLLOWED,  /* children added to the PID filter (record -- cmd) */
+	SCORCH_NR_STATS,
+};
+
+/* Flags in count_key.flags */
+#define KEY_USER_MISSED   (1u << 0)
+#define KEY_KERNEL_MISSED (1u << 1)
+
+/* Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. */
+struct stack_trace {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[SCORCH_MAX_STACK_DEPTH];
+};
+
+/* Key of map "counts"; the value is a __u64 sample count. Stack id 0: no stack. */
+struct count_key {
+	__u32 pid; /* thread group id */
+	__u32 flags;
+	__u64 user_stack;
+	__u64 kernel_stack;
+	char comm[SCORCH_COMM_LEN]; /* thread name */
+};
+
+enum scorch_event_type {
+	SCORCH_EVENT_NEW = 1, /* first sample of this process */
+	SCORCH_EVENT_EXEC,    /* a sampled process called exec */
+};
+
+/* Ring buffer record: one per process, not per sample. */
+struct scorch_event {
+	__u32 type;
+	__u32 pid;
+};
+
+#endif /* SCORCH_ONCPU_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* profiler: the subcommands of the scorch binary. */
+#ifndef SCORCH_CMDS_H
+#define SCORCH_CMDS_H
+
+/*
+ * Exit codes of every subcommand (documented in --help and the README).
+ */
+enum scorch_exit {
+	EXIT_OK = 0,      /* success */
+	EXIT_ERROR = 1,   /* failure: nothing or nothing trustworthy was written */
+	EXIT_USAGE = 2,   /* bad command line */
+	EXIT_PARTIAL = 3, /* output written, but more than 5 % of samples were lost */
+};
+
+/* Each takes argv with argv[0] the subcommand name and returns an exit code. */
+int cmd_record(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+
+/* The version line and compiled-in features, for --version. */
+void scorch__print_version(void);
+
+#endif /* SCORCH_CMDS_H */

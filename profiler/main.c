@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/* profiler: the scorch binary's entry point and subcommand table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "cmds.h"
+
+#ifndef SCORCH_VERSION
+#define SCORCH_VERSION "unknown"
+#endif
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct cmd cmds[] = {
+	{ "record", cmd_record, "sample stacks with BPF and write folded stacks or an SVG" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: scorch [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out, "\nRun 'scorch <command> --help' for a command's options.\n"
+		     "\nexit status: 0 success, 1 error, 2 usage error, 3 partial result\n"
+		     "(output written but more than 5%% of samples lost)\n"
+		     "\nexamples:\n"
+		     "  sudo scorch record -p 1234 -d 10 -o cpu.folded\n"
+		     "  sudo scorch record -o cpu.folded -- ./myprog args\n");
+}
+
+void scorch__print_version(void)
+{
+	printf("scorch %s\n", SCORCH_VERSION);
+	printf("features: bpf-perf-event, in-kernel-aggregation, kallsyms, elf-symtab\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		scorch__print_version();
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	}
+	pr_err("unknown command '%s'\n", argv[1]);
+	pr_hint("run 'scorch --help' for the list of commands\n");
+	return EXIT_USAGE;
+}

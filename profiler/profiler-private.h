@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* profiler: internal interfaces between the record orchestration, BPF sampler and launcher. */
+#ifndef SCORCH_PROFILER_PRIVATE_H
+#define SCORCH_PROFILER_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include "oncpu.h"
+
+/* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
+
+struct sampler;
+
+struct sampler_opts {
+	size_t sz;
+	long freq;          /* samples per second per CPU */
+	bool user_only;     /* no kernel stacks */
+	bool kernel_only;   /* no user stacks */
+	bool include_idle;  /* count the idle task */
+	bool filter_pid;    /* only PIDs added with sampler__add_pid() */
+	bool filter_tid;    /* only TIDs added with sampler__add_tid() */
+	bool follow_forks;  /* children of filtered PIDs join the filter */
+	size_t nr_filter;   /* number of PIDs/TIDs that will be added */
+	uint32_t max_stacks; /* entries of the stack and count maps */
+};
+
+/* Opens, configures and loads the BPF object. Returns 0 or -errno (logged, with hints). */
+int sampler__new(const struct sampler_opts *opts, struct sampler **out);
+void sampler__free(struct sampler *s);
+int sampler__add_pid(struct sampler *s, pid_t pid);
+int sampler__add_tid(struct sampler *s, pid_t tid);
+/* Opens one cpu-clock perf event per online CPU and attaches. Returns 0 or -errno. */
+int sampler__attach(struct sampler *s);
+/* Number of CPUs attached. */
+int sampler__nr_cpus(const struct sampler *s);
+/* Stops sampling (detaches everything); maps stay readable. */
+void sampler__detach(struct sampler *s);
+
+/* Process notifications (ring buffer): fd to poll, and a consumer calling @cb per event. */
+typedef void (*sampler_event_fn)(void *ctx, const struct scorch_event *e);
+int sampler__event_fd(const struct sampler *s);
+int sampler__consume(struct sampler *s, sampler_event_fn cb, void *ctx);
+
+/*
+ * Calls @cb for every counted (key, count). @user / @kernel point to the stacks
+ * (leaf first) or are NULL when the key has none; valid during the call only.
+ * Returns 0, a negative @cb return, or -errno. Counts of stacks that could not
+ * be read back are added to *lost.
+ */
+typedef int (*sampler_drain_fn)(void *ctx, const struct count_key *key, uint64_t count,
+				const struct stack_trace *user, const struct stack_trace *kernel);
+int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost);
+
+/* Sums the per-CPU counters into @stats[SCORCH_NR_STATS]. */
+int sampler__stats(struct sampler *s, uint64_t *stats);
+
+/* ---- launch.c: record -- cmd ---- */
+
+struct launch {
+	pid_t pid;   /* the child, waiting to exec; 0 if none */
+	int go_fd;   /* write end: closing it lets the child exec */
+	int err_fd;  /* read end: the child's exec errno, or EOF on success */
+	int pidfd;   /* pidfd of the child, -1 if unsupported */
+};
+
+/* Forks a child that waits for launch__go() before it execs @argv. Returns 0 or -errno. */
+int launch__start(struct launch *l, char *const argv[]);
+/* Lets the child exec. Returns 0, or -errno if exec failed (logged, with the command name). */
+int launch__go(struct launch *l, const char *cmd);
+/* Reaps the child: returns its wait status, or -errno. */
+int launch__wait(struct launch *l, bool nohang);
+/* Kills (SIGKILL) and reaps a child that never ran. */
+void launch__abort(struct launch *l);
+
+#endif /* SCORCH_PROFILER_PRIVATE_H */

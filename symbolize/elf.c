@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/* symbolize: ELF files to PT_LOAD translation, build-id and compact symbol tables. */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize-private.h"
+
+#define ELF_MAX_SECTIONS (1u << 20)
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+/* What a symbol needs to know about the section it lives in. */
+struct sec_info {
+	uint64_t addr, end;
+	bool exec;
+};
+
+void elf_file__free(struct elf_file *f)
+{
+	if (!f)
+		return;
+	symtab__free(&f->tab);
+	free(f->segs);
+	free(f);
+}
+
+bool elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_segs; i++) {
+		const struct load_seg *s = &f->segs[i];
+
+		if (file_off >= s->offset && file_off - s->offset < s->filesz) {
+			*vaddr = file_off - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct elf_file *f)
+{
+	GElf_Nhdr nhdr;
+	size_t off = 0, next, name_off, desc_off;
+	Elf_Data *data;
+
+	data = elf_getdata_rawchunk(elf, ph->p_offset, ph->p_filesz,
+				    ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+	if (!data)
+		return;
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
+		    nhdr.n_descsz <= BUILD_ID_MAX) {
+			memcpy(f->build_id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			f->build_id_len = nhdr.n_descsz;
+			return;
+		}
+		off = next;
+	}
+}
+
+static int load_phdrs(Elf *elf, struct elf_file *f, const char *what)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n)) {
+		pr_debug("symbolize: %s: cannot read program headers: %s\n", what, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	f->segs = calloc(MIN(n, ELF_MAX_LOADS) + 1, sizeof(*f->segs));
+	if (!f->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph)) {
+			pr_debug("symbolize: %s: bad program header %zu: %s\n", what, i,
+				 elf_errmsg(-1));
+			return -EINVAL;
+		}
+		if (ph.p_type == PT_NOTE && !f->build_id_len)
+			read_build_id(elf, &ph, f);
+		if (ph.p_type != PT_LOAD || !ph.p_filesz || f->nr_segs >= ELF_MAX_LOADS)
+			continue;
+		f->segs[f->nr_segs++] = (struct load_seg){
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.vaddr = ph.p_vaddr,
+		};
+	}
+	if (!f->nr_segs) {
+		pr_debug("symbolize: %s: no loadable segment\n", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint32_t sym_rank(const GElf_Sym *sym)
+{
+	uint32_t rank;
+
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		rank = 0;
+		break;
+	case STB_WEAK:
+		rank = 1;
+		break;
+	default:
+		rank = 2;
+		break;
+	}
+	if (GELF_ST_TYPE(sym->st_info) == STT_NOTYPE)
+		rank += 4;
+	return rank;
+}
+
+/*
+ * Appends the function symbols of one symbol table to *@raw. Returns 0, -ENOMEM, or
+ * -EINVAL when the table itself cannot be read (bad sizes, bad string table link).
+ */
+static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struct sec_info *secs,
+			size_t nr_secs, struct strset *strs, struct sym_raw **raw, size_t *nr,
+			size_t *cap, const char *what)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT), count, i;
+	Elf_Data *data;
+	GElf_Sym sym;
+
+	if (!entsize || sh->sh_entsize != entsize || sh->sh_link == 0 || sh->sh_link >= nr_secs) {
+		pr_debug("symbolize: %s: malformed symbol table header\n", what);
+		return -EINVAL;
+	}
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf) {
+		pr_debug("symbolize: %s: cannot read symbol table: %s\n", what, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	count = data->d_size / entsize;
+	for (i = 1; i < count; i++) {
+		const struct sec_info *sec;
+		const char *name;
+		uint64_t end;
+		int type;
+
+		if (!gelf_getsym(data, i, &sym))
+			return -EINVAL;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    !(type == STT_NOTYPE && GELF_ST_BIND(sym.st_info) != STB_LOCAL))
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    sym.st_shndx >= nr_secs)
+			continue;
+		sec = &secs[sym.st_shndx];
+		/* code only, and inside its section: bogus values never reach the table */
+		if (!sec->exec || sym.st_value < sec->addr || sym.st_value >= sec->end)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (*nr >= ELF_MAX_SYMS)
+			break;
+		if (*nr == *cap) {
+			struct sym_raw *tmp;
+
+			*cap = *cap ? *cap * 2 : 256;
+			tmp = realloc(*raw, *cap * sizeof(**raw));
+			if (!tmp)
+				return -ENOMEM;
+			*raw = tmp;
+		}
+		end = 0;
+		if (sym.st_size)
+			end = sym.st_size > sec->end - sym.st_value ? sec->end
+								    : sym.st_value + sym.st_size;
+		name = strset__intern(strs, name);
+		if (!name)
+			return -ENOMEM;
+		(*raw)[(*nr)++] = (struct sym_raw){
+			.start = sym.st_value,
+			.end = end,
+			.limit = sec->end,
+			.name = name,
+			.rank = sym_rank(&sym),
+			.idx = (uint32_t)*nr,
+		};
+	}
+	return 0;
+}
+
+static int load_syms(Elf *elf, struct elf_file *f, struct strset *strs, const char *what)
+{
+	struct sym_raw *raw = NULL;
+	struct sec_info *secs = NULL;
+	size_t nr_secs, nr = 0, cap = 0, i, pass;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	int err = 0;
+
+	if (elf_getshdrnum(elf, &nr_secs)) {
+		pr_debug("symbolize: %s: cannot read section headers: %s\n", what, elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (nr_secs > ELF_MAX_SECTIONS) {
+		pr_debug("symbolize: %s: %zu sections\n", what, nr_secs);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	secs = calloc(nr_secs + 1, sizeof(*secs));
+	if (!secs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 1; i < nr_secs; i++) {
+		scn = elf_getscn(elf, i);
+		if (!scn || !gelf_getshdr(scn, &sh)) {
+			pr_debug("symbolize: %s: bad section header %zu: %s\n", what, i,
+				 elf_errmsg(-1));
+			err = -EINVAL;
+			goto cleanup;
+		}
+		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_addr > UINT64_MAX - sh.sh_size)
+			continue;
+		secs[i] = (struct sec_info){
+			.addr = sh.sh_addr,
+			.end = sh.sh_addr + sh.sh_size,
+			.exec = sh.sh_flags & SHF_EXECINSTR,
+		};
+	}
+	/* .symtab if it names any function, else .dynsym */
+	for (pass = 0; pass < 2 && !nr; pass++) {
+		for (i = 1; i < nr_secs; i++) {
+			scn = elf_getscn(elf, i);
+			if (!scn || !gelf_getshdr(scn, &sh)) {
+				err = -EINVAL;
+				goto cleanup;
+			}
+			if (sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
+				continue;
+			err = collect_syms(elf, scn, &sh, secs, nr_secs, strs, &raw, &nr, &cap,
+					   what);
+			if (err)
+				goto cleanup;
+		}
+	}
+	err = symtab__build(&f->tab, raw, nr);
+cleanup:
+	free(raw);
+	free(secs);
+	return err;
+}
+
+int elf_file__read_build_id(int fd, uint8_t id[BUILD_ID_MAX], size_t *len)
+{
+	struct elf_file f = {0};
+	Elf *elf = NULL;
+	GElf_Phdr ph;
+	size_t n, i;
+	int err = 0;
+
+	*len = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	for (i = 0; i < n && !f.build_id_len; i++) {
+		if (!gelf_getphdr(elf, i, &ph)) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		if (ph.p_type == PT_NOTE)
+			read_build_id(elf, &ph, &f);
+	}
+	memcpy(id, f.build_id, f.build_id_len);
+	*len = f.build_id_len;
+cleanup:
+	elf_end(elf);
+	return err;
+}
+
+struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
+				 const char *what)
+{
+	struct elf_file *f = NULL;
+	char *copy = NULL;
+	Elf *elf = NULL;
+	GElf_Ehdr ehdr;
+	int err = 0;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		pr_warn("symbolize: libelf: %s\n", elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (fd >= 0) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	} else {
+		/* libelf takes a writable image; never hand it memory we do not own */
+		copy = malloc(size ? size : 1);
+		if (!copy) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memcpy(copy, image, size);
+		elf = elf_memory(copy, size);
+	}
+	if (!elf) {
+		pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+		pr_debug("symbolize: %s: not an ELF file\n", what);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = load_phdrs(elf, f, what);
+	if (err)
+		goto cleanup;
+	err = load_syms(elf, f, strs, what);
+cleanup:
+	elf_end(elf);
+	free(copy);
+	if (err) {
+		elf_file__free(f);
+		errno = -err;
+		return NULL;
+	}
+	return f;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* symbolize: internals shared by the symbolizer's source files and its unit tests. */
+#ifndef SCORCH_SYMBOLIZE_PRIVATE_H
+#define SCORCH_SYMBOLIZE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common.h"
+#include "symbolize.h"
+
+/* Upper bounds on what untrusted inputs may make us hold. */
+#define MAPS_MAX_BYTES	   (64u << 20)	/* /proc/PID/maps */
+#define KALLSYMS_MAX_BYTES (256u << 20) /* /proc/kallsyms */
+#define ELF_MAX_SYMS	   (16u << 20)	/* symbols kept per ELF file */
+#define ELF_MAX_LOADS	   64		/* PT_LOAD headers kept per ELF file */
+#define BUILD_ID_MAX	   40		/* longer build-ids are ignored for identity */
+
+/*
+ * Sorted symbol tables (kernel and ELF share the lookup). [start, end) is the range the
+ * symbol covers; name is interned; module is the kernel module (interned) or NULL.
+ */
+struct sym {
+	uint64_t start, end;
+	const char *name;
+	const char *module;
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t nr;
+};
+
+/*
+ * One candidate while a table is built. @end 0: unsized, extends to the next symbol's
+ * start but never past @limit. @rank orders aliases at one address (lower wins), then
+ * input order (@idx) keeps the choice deterministic.
+ */
+struct sym_raw {
+	uint64_t start, end, limit;
+	const char *name;
+	const char *module;
+	uint32_t rank;
+	uint32_t idx;
+};
+
+/*
+ * Sorts @raw (modified in place), merges aliases and fills @tab (malloc'ed array owned by
+ * the caller, freed with symtab__free). Returns 0 or -ENOMEM.
+ */
+int symtab__build(struct symtab *tab, struct sym_raw *raw, size_t nr);
+void symtab__free(struct symtab *tab);
+/* The symbol covering @addr, or NULL. No allocation; O(log n). */
+const struct sym *symtab__find(const struct symtab *tab, uint64_t addr);
+
+/* ---- /proc/PID/maps ---- */
+
+enum {
+	MAP_PERM_R = 1 << 0,
+	MAP_PERM_W = 1 << 1,
+	MAP_PERM_X = 1 << 2,
+	MAP_PERM_SHARED = 1 << 3,
+};
+
+struct map_entry {
+	uint64_t start, end, pgoff;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t perms;	  /* MAP_PERM_* */
+	const char *path; /* interned, " (deleted)" stripped; "" for anonymous mappings */
+	bool deleted;
+};
+
+/*
+ * Parses the text of a /proc/PID/maps file (@text[0..len), need not be NUL-terminated).
+ * Every well-formed line becomes an entry, in input order; malformed lines are skipped
+ * and counted in *@bad. On success *@out is a malloc'ed array owned by the caller (NULL
+ * when *@nr is 0) and 0 is returned; -ENOMEM otherwise (nothing returned).
+ */
+int maps__parse(const char *text, size_t len, struct strset *strs, struct map_entry **out,
+		size_t *nr, size_t *bad);
+
+/* ---- ELF files ---- */
+
+struct load_seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+/* A parsed ELF file, shared by every mapping of it in every process. */
+struct elf_file {
+	struct elf_file *next; /* list of every file the symbolizer owns */
+	struct symtab tab;
+	struct load_seg *segs;
+	size_t nr_segs;
+	uint8_t build_id[BUILD_ID_MAX];
+	size_t build_id_len;
+	bool bad; /* could not be parsed: every address is "[basename]" */
+};
+
+/*
+ * Parses @fd (an ELF file; read through libelf's mmap) or, if @fd < 0, the in-memory
+ * image @image[0..size) (not modified; must stay valid during the call). @what names it
+ * in messages. Returns a new file, or NULL with errno set: ENOMEM, or EINVAL for
+ * something that is not a usable ELF file. Bogus tables are bounded, never trusted.
+ */
+struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
+				 const char *what);
+void elf_file__free(struct elf_file *f);
+/*
+ * Reads only the GNU build-id of @fd (cheap: program headers and notes), so a file seen
+ * under another device/inode is recognised before its tables are parsed. Returns 0 and
+ * fills @id/@len (@len 0: no build-id), or -EINVAL for something that is not ELF.
+ */
+int elf_file__read_build_id(int fd, uint8_t id[BUILD_ID_MAX], size_t *len);
+/*
+ * Translates a file offset to the ELF virtual address through the PT_LOAD headers.
+ * Returns false when no PT_LOAD segment holds @file_off.
+ */
+bool elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_off, uint64_t *vaddr);
+
+/* ---- kernel symbols ---- */
+
+/*
+ * Parses kallsyms text into @tab: text symbols only, module ones named "name [mod]".
+ * *@nonzero tells whether any address was non-zero (false: hidden by kptr_restrict).
+ * Returns 0 or -ENOMEM. Malformed lines are skipped.
+ */
+int kallsyms__parse(const char *text, size_t len, struct strset *strs, struct symtab *tab,
+		    bool *nonzero);
+
+#endif /* SCORCH_SYMBOLIZE_PRIVATE_H */

@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: MIT
+/* symbolize: per-process mappings, the shared ELF file cache and the lookup path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "symbolize-private.h"
+
+enum file_key_kind {
+	KEY_DEVINO = 1, /* st_dev, st_ino, st_size, st_mtime of an opened file */
+	KEY_BUILDID,	/* GNU build-id */
+	KEY_FAILED,	/* maps dev + inode + path that could not be opened: count once */
+};
+
+/* Compared with memcmp: always built from a zeroed struct. */
+struct file_key {
+	uint32_t kind;
+	uint32_t len;
+	uint64_t v[4];
+	uint8_t id[BUILD_ID_MAX];
+};
+
+struct file_slot {
+	struct file_key key;
+	struct elf_file *file; /* NULL for KEY_FAILED */
+	bool used;
+};
+
+struct file_index {
+	struct file_slot *slots;
+	size_t nr_slots; /* power of two, or 0 */
+	size_t count;
+};
+
+struct proc_map {
+	uint64_t start, end, pgoff;
+	const char *name;      /* frame name without a symbol: "[libc.so.6]", "[anon]", "[heap]" */
+	const char *path;      /* frame module: the file path, "[vdso]"; NULL otherwise */
+	struct elf_file *file; /* symbols, or NULL */
+	uint64_t inode;	       /* as maps said, to reuse files on refresh */
+};
+
+struct proc {
+	struct proc *next; /* hash chain */
+	pid_t pid;
+	struct proc_map *maps;
+	size_t nr_maps;
+};
+
+struct symbolizer {
+	struct strset *strs;
+	const char *kallsyms_path; /* interned */
+	bool no_kernel;
+	bool kernel_tried;
+	struct symtab ksyms;
+
+	struct proc **buckets;
+	size_t nr_buckets; /* power of two */
+	size_t nr_procs;
+	struct proc *last; /* lookups come in runs of one process */
+
+	struct file_index files;
+	struct elf_file *all_files;
+	bool vdso_tried;
+	struct elf_file *vdso;
+
+	const char *s_unknown, *s_anon, *s_vdso;
+	struct symbolizer_stats st;
+};
+
+/* ---- file index ---- */
+
+static uint64_t file_key__hash(const struct file_key *k)
+{
+	return hash__bytes(k, sizeof(*k), 0x5eed);
+}
+
+static struct file_slot *file_index__slot(const struct file_index *idx, const struct file_key *k)
+{
+	size_t i, mask = idx->nr_slots - 1;
+
+	if (!idx->nr_slots)
+		return NULL;
+	for (i = file_key__hash(k) & mask; idx->slots[i].used; i = (i + 1) & mask)
+		if (!memcmp(&idx->slots[i].key, k, sizeof(*k)))
+			return &idx->slots[i];
+	return NULL;
+}
+
+static int file_index__add(struct file_index *idx, const struct file_key *k, struct elf_file *f)
+{
+	size_t i, mask;
+
+	if ((idx->count + 1) * 2 > idx->nr_slots) {
+		size_t nr = idx->nr_slots ? idx->nr_slots * 2 : 256, j;
+		struct file_slot *slots = calloc(nr, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (j = 0; j < idx->nr_slots; j++) {
+			if (!idx->slots[j].used)
+				continue;
+			for (i = file_key__hash(&idx->slots[j].key) & (nr - 1); slots[i].used;
+			     i = (i + 1) & (nr - 1))
+				;
+			slots[i] = idx->slots[j];
+		}
+		free(idx->slots);
+		idx->slots = slots;
+		idx->nr_slots = nr;
+	}
+	mask = idx->nr_slots - 1;
+	for (i = file_key__hash(k) & mask; idx->slots[i].used; i = (i + 1) & mask)
+		if (!memcmp(&idx->slots[i].key, k, sizeof(*k)))
+			break;
+	if (!idx->slots[i].used)
+		idx->count++;
+	idx->slots[i] = (struct file_slot){.key = *k, .file = f, .used = true};
+	return 0;
+}
+
+static void key_devino(struct file_key *k, const struct stat *st)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = KEY_DEVINO;
+	k->v[0] = st->st_dev;
+	k->v[1] = st->st_ino;
+	k->v[2] = st->st_size;
+	k->v[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000u + st->st_mtim.tv_nsec;
+}
+
+static void key_build_id(struct file_key *k, const uint8_t *id, size_t len)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = KEY_BUILDID;
+	k->len = len;
+	memcpy(k->id, id, len);
+}
+
+/* ---- creation ---- */
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *s = NULL;
+	const char *kpath = "/proc/kallsyms";
+	int err = 0;
+
+	if (opts && opts->sz < sizeof(size_t)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	s->strs = strset__new();
+	s->nr_buckets = 256;
+	s->buckets = calloc(s->nr_buckets, sizeof(*s->buckets));
+	if (!s->strs || !s->buckets) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (opts && opts->sz >= offsetof(struct symbolizer_opts, kallsyms_path) + sizeof(char *) &&
+	    opts->kallsyms_path)
+		kpath = opts->kallsyms_path;
+	if (opts && opts->sz >= offsetof(struct symbolizer_opts, no_kernel) + sizeof(bool))
+		s->no_kernel = opts->no_kernel;
+	s->kallsyms_path = strset__intern(s->strs, kpath);
+	s->s_unknown = strset__intern(s->strs, "[unknown]");
+	s->s_anon = strset__intern(s->strs, "[anon]");
+	s->s_vdso = strset__intern(s->strs, "[vdso]");
+	if (!s->kallsyms_path || !s->s_unknown || !s->s_anon || !s->s_vdso) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+cleanup:
+	if (err) {
+		symbolizer__free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+static void proc__free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct elf_file *f, *next;
+	struct proc *p, *pn;
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; s->buckets && i < s->nr_buckets; i++) {
+		for (p = s->buckets[i]; p; p = pn) {
+			pn = p->next;
+			proc__free(p);
+		}
+	}
+	free(s->buckets);
+	for (f = s->all_files; f; f = next) {
+		next = f->next;
+		elf_file__free(f);
+	}
+	free(s->files.slots);
+	symtab__free(&s->ksyms);
+	strset__free(s->strs);
+	free(s);
+}
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
+{
+	*st = s->st;
+}
+
+/* ---- processes ---- */
+
+static struct proc **proc_slot(struct symbolizer *s, pid_t pid)
+{
+	struct proc **pp = &s->buckets[(uint32_t)pid & (s->nr_buckets - 1)];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static struct proc *proc_find(struct symbolizer *s, pid_t pid)
+{
+	if (s->last && s->last->pid == pid)
+		return s->last;
+	return *proc_slot(s, pid);
+}
+
+static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
+{
+	struct proc *p;
+	size_t i;
+
+	if (s->nr_procs + 1 > s->nr_buckets) {
+		size_t nr = s->nr_buckets * 2;
+		struct proc **b = calloc(nr, sizeof(*b)), *q, *qn;
+
+		if (!b)
+			return -ENOMEM;
+		for (i = 0; i < s->nr_buckets; i++) {
+			for (q = s->buckets[i]; q; q = qn) {
+				qn = q->next;
+				q->next = b[(uint32_t)q->pid & (nr - 1)];
+				b[(uint32_t)q->pid & (nr - 1)] = q;
+			}
+		}
+		free(s->buckets);
+		s->buckets = b;
+		s->nr_buckets = nr;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->next = s->buckets[(uint32_t)pid & (s->nr_buckets - 1)];
+	s->buckets[(uint32_t)pid & (s->nr_buckets - 1)] = p;
+	s->nr_procs++;
+	*out = p;
+	return 0;
+}
+
+void symbolizer__forget(struct symbolizer *s, pid_t pid)
+{
+	struct proc **pp, *p;
+
+	if (!s)
+		return;
+	pp = proc_slot(s, pid);
+	p = *pp;
+	if (!p)
+		return;
+	*pp = p->next;
+	if (s->last == p)
+		s->last = NULL;
+	s->nr_procs--;
+	proc__free(p);
+}
+
+/* ---- files ---- */
+
+static int vdso_load(struct symbolizer *s)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	struct map_entry *ents = NULL;
+	size_t nr = 0, bad, i, len;
+	char *text = NULL;
+	int err = 0;
+
+	s->vdso_tried = true;
+	if (!base)
+		return 0;
+	err = file__read_bounded(AT_FDCWD, "/proc/self/maps", MAPS_MAX_BYTES, &text, &len);
+	if (err) {
+		pr_debug("symbolize: cannot read /proc/self/maps: %s\n", strerror(-err));
+		err = err == -ENOMEM ? err : 0;
+		goto cleanup;
+	}
+	err = maps__parse(text, len, s->strs, &ents, &nr, &bad);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < nr; i++) {
+		if (ents[i].start != base || strcmp(ents[i].path, "[vdso]"))
+			continue;
+		s->vdso = elf_file__parse(-1, (const void *)base, ents[i].end - ents[i].start,
+					  s->strs, "[vdso]");
+		if (!s->vdso) {
+			err = errno == ENOMEM ? -ENOMEM : 0;
+			pr_debug("symbolize: cannot parse this process's vdso\n");
+			goto cleanup;
+		}
+		s->vdso->next = s->all_files;
+		s->all_files = s->vdso;
+		break;
+	}
+cleanup:
+	free(text);
+	free(ents);
+	return err;
+}
+
+/*
+ * An O_PATH descriptor of the file behind mapping @e of @pid: the map_files magic link
+ * (the very file mapped, even deleted or in another mount namespace), else the path
+ * resolved inside the process's root without following any symlink. Returns fd or -errno.
+ */
+static int open_mapped(pid_t pid, const struct map_entry *e)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS,
+	};
+	char buf[64];
+	struct stat st;
+	int fd, rootfd = -1, err;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	fd = open(buf, O_PATH | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	err = -errno;
+	if (e->deleted)
+		return err;
+	snprintf(buf, sizeof(buf), "/proc/%d/root", (int)pid);
+	rootfd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return err;
+	fd = syscall(SYS_openat2, rootfd, e->path, &how, sizeof(how));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* a path names whatever is there now: it must still be the file that was mapped */
+	if (fstat(fd, &st) || st.st_ino != e->inode) {
+		close(fd);
+		fd = -1;
+		err = -ESTALE;
+	}
+cleanup:
+	close(rootfd);
+	return fd >= 0 ? fd : err;
+}
+
+static void file_link(struct symbolizer *s, struct elf_file *f)
+{
+	f->next = s->all_files;
+	s->all_files = f;
+}
+
+/*
+ * The parsed file behind mapping @e of @pid, from the cache or parsed now. *@out NULL:
+ * the file cannot be used (counted once in files_unreadable). Returns 0 or -ENOMEM.
+ */
+static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
+		    struct elf_file **out)
+{
+	struct file_key kdev, kbid, kfail;
+	struct elf_file *f = NULL;
+	struct file_slot *slot;
+	uint8_t id[BUILD_ID_MAX];
+	size_t id_len = 0;
+	int pathfd = -1, fd = -1, err = 0;
+	char buf[64];
+	struct stat st;
+
+	*out = NULL;
+	memset(&kfail, 0, sizeof(kfail));
+	kfail.kind = KEY_FAILED;
+	kfail.v[0] = e->dev_major;
+	kfail.v[1] = e->dev_minor;
+	kfail.v[2] = e->inode;
+	kfail.v[3] = (uintptr_t)e->path; /* interned: equal paths, equal pointers */
+	if (file_index__slot(&s->files, &kfail))
+		return 0;
+	pathfd = open_mapped(pid, e);
+	if (pathfd < 0) {
+		pr_debug("symbolize: cannot open %s of pid %d: %s\n", e->path, (int)pid,
+			 strerror(-pathfd));
+		/* most likely the process exited since its maps were read: not the file's fault */
+		if (pathfd == -ENOENT || pathfd == -ESRCH)
+			return 0;
+		goto fail;
+	}
+	if (fstat(pathfd, &st) || !S_ISREG(st.st_mode))
+		goto fail;
+	key_devino(&kdev, &st);
+	slot = file_index__slot(&s->files, &kdev);
+	if (slot) {
+		*out = slot->file->bad ? NULL : slot->file;
+		goto cleanup;
+	}
+	/* reopen for reading only now that it is known to be a regular file */
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pathfd);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_debug("symbolize: cannot open %s of pid %d: %s\n", e->path, (int)pid,
+			 strerror(errno));
+		goto fail;
+	}
+	if (!elf_file__read_build_id(fd, id, &id_len) && id_len) {
+		key_build_id(&kbid, id, id_len);
+		slot = file_index__slot(&s->files, &kbid);
+		if (slot) {
+			/* the same file seen under another device/inode (a container) */
+			err = file_index__add(&s->files, &kdev, slot->file);
+			*out = slot->file;
+			goto cleanup;
+		}
+	}
+	f = elf_file__parse(fd, NULL, 0, s->strs, e->path);
+	if (!f) {
+		if (errno == ENOMEM) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		pr_debug("symbolize: cannot parse %s of pid %d\n", e->path, (int)pid);
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		f->bad = true;
+		s->st.files_unreadable++;
+	} else {
+		s->st.files_cached++;
+	}
+	file_link(s, f);
+	err = file_index__add(&s->files, &kdev, f);
+	if (!err && !f->bad && f->build_id_len) {
+		key_build_id(&kbid, f->build_id, f->build_id_len);
+		err = file_index__add(&s->files, &kbid, f);
+	}
+	if (!f->bad)
+		*out = f;
+	goto cleanup;
+fail:
+	s->st.files_unreadable++;
+	err = file_index__add(&s->files, &kfail, NULL);
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (pathfd >= 0)
+		close(pathfd);
+	return err;
+}
+
+/* ---- snapshots ---- */
+
+static const struct proc_map *maps_find(const struct proc_map *maps, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < maps[lo - 1].end)
+		return &maps[lo - 1];
+	return NULL;
+}
+
+static int proc_map_cmp(const void *a, const void *b)
+{
+	const struct proc_map *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static const char *bracket_name(struct symbolizer *s, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char buf[512];
+	int n;
+
+	base = base ? base + 1 : path;
+	n = snprintf(buf, sizeof(buf), "[%s]", base);
+	if (n < 0)
+		return NULL;
+	return strset__intern_len(s->strs, buf, MIN((size_t)n, sizeof(buf) - 1));
+}
+
+/* Fills @m from @e; NULL name: not kept (nothing a sample can hit). */
+static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry *e,
+			 const struct proc *old, struct proc_map *m)
+{
+	const struct proc_map *prev;
+	int err = 0;
+
+	*m = (struct proc_map){
+		.start = e->start,
+		.end = e->end,
+		.pgoff = e->pgoff,
+		.inode = e->inode,
+	};
+	if (e->path[0] == '[') {
+		m->name = e->path;
+		if (m->name == s->s_vdso) {
+			if (!s->vdso_tried)
+				err = vdso_load(s);
+			m->file = s->vdso;
+			m->path = s->s_vdso;
+		}
+		return err;
+	}
+	if (!(e->perms & MAP_PERM_X))
+		return 0;
+	if (!e->path[0]) {
+		m->name = s->s_anon;
+		return 0;
+	}
+	m->name = bracket_name(s, e->path);
+	if (!m->name)
+		return -ENOMEM;
+	if (e->path[0] != '/')
+		return 0; /* "anon_inode:...", "/memfd:" starts with '/' and is a file */
+	m->path = e->path;
+	prev = old ? maps_find(old->maps, old->nr_maps, e->start) : NULL;
+	if (prev && prev->start == e->start && prev->end == e->end && prev->pgoff == e->pgoff &&
+	    prev->path == e->path && prev->inode == e->inode) {
+		m->file = prev->file;
+		return 0;
+	}
+	return file_get(s, pid, e, &m->file);
+}
+
+int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
+{
+	struct map_entry *ents = NULL;
+	struct proc_map *maps = NULL;
+	struct proc *p;
+	size_t nr = 0, bad = 0, i, n = 0, len;
+	char *text = NULL, path[32];
+	bool sorted = true;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = file__read_bounded(AT_FDCWD, path, MAPS_MAX_BYTES, &text, &len);
+	if (err) {
+		if (err == -ENOMEM)
+			goto cleanup;
+		pr_debug("symbolize: cannot read %s: %s\n", path, strerror(-err));
+		if (err == -ENOENT)
+			err = -ESRCH;
+		/* keep what an earlier snapshot saw: the process may have just exited */
+		if (proc_find(s, pid))
+			goto cleanup;
+		s->st.procs_missing++;
+		if (proc_add(s, pid, &p))
+			err = -ENOMEM;
+		goto cleanup;
+	}
+	err = maps__parse(text, len, s->strs, &ents, &nr, &bad);
+	if (err)
+		goto cleanup;
+	if (bad)
+		pr_debug("symbolize: %s: %zu malformed lines skipped\n", path, bad);
+	maps = calloc(nr + 1, sizeof(*maps));
+	if (!maps) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	p = proc_find(s, pid);
+	for (i = 0; i < nr; i++) {
+		err = proc_map_init(s, pid, &ents[i], p, &maps[n]);
+		if (err)
+			goto cleanup;
+		if (!maps[n].name || maps[n].start == maps[n].end)
+			continue;
+		if (n && maps[n].start < maps[n - 1].start)
+			sorted = false;
+		n++;
+	}
+	if (!sorted)
+		qsort(maps, n, sizeof(*maps), proc_map_cmp);
+	if (!p) {
+		err = proc_add(s, pid, &p);
+		if (err)
+			goto cleanup;
+	}
+	free(p->maps);
+	p->maps = maps;
+	p->nr_maps = n;
+	maps = NULL;
+cleanup:
+	free(maps);
+	free(ents);
+	free(text);
+	return err;
+}
+
+/* ---- lookups ---- */
+
+static int frame_unknown(struct symbolizer *s, struct frame *out)
+{
+	*out = (struct frame){.name = s->s_unknown, .kind = FRAME_UNKNOWN};
+	return 1;
+}
+
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
+		     struct frame *out, size_t cap)
+{
+	uint64_t addr = is_return && ip ? ip - 1 : ip, vaddr;
+	const struct proc_map *m;
+	const struct sym *sym;
+	struct proc *p;
+	int err;
+
+	if (!cap)
+		return -EINVAL;
+	s->st.user_frames++;
+	p = proc_find(s, pid);
+	if (!p) {
+		err = symbolizer__snapshot(s, pid);
+		if (err == -ENOMEM)
+			return err;
+		p = proc_find(s, pid);
+	}
+	if (p)
+		s->last = p;
+	m = p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
+	if (!m) {
+		s->st.user_unresolved++;
+		return frame_unknown(s, out);
+	}
+	if (m->file && elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr)) {
+		sym = symtab__find(&m->file->tab, vaddr);
+		if (sym) {
+			*out = (struct frame){
+				.name = sym->name,
+				.module = m->path,
+				.offset = vaddr + (ip - addr) - sym->start,
+				.kind = FRAME_SYMBOL,
+			};
+			return 1;
+		}
+	}
+	s->st.user_unresolved++;
+	*out = (struct frame){.name = m->name, .module = m->path, .kind = FRAME_MODULE};
+	return 1;
+}
+
+static int kernel_load(struct symbolizer *s)
+{
+	char *text = NULL;
+	bool nonzero;
+	size_t len;
+	int err;
+
+	err = file__read_bounded(AT_FDCWD, s->kallsyms_path, KALLSYMS_MAX_BYTES, &text, &len);
+	if (err) {
+		if (err == -ENOMEM)
+			goto cleanup;
+		pr_warn("symbolize: cannot read %s: %s\n", s->kallsyms_path, strerror(-err));
+		pr_hint("kernel frames will show as [unknown]\n");
+		err = 0;
+		goto cleanup;
+	}
+	err = kallsyms__parse(text, len, s->strs, &s->ksyms, &nonzero);
+	if (err)
+		goto cleanup;
+	if (!nonzero) {
+		pr_warn("symbolize: %s lists no kernel addresses (kernel.kptr_restrict)\n",
+			s->kallsyms_path);
+		pr_hint("run as root with 'sysctl kernel.kptr_restrict=1' (or 0) to name "
+			"kernel frames\n");
+	} else {
+		pr_debug("symbolize: %zu kernel symbols from %s\n", s->ksyms.nr, s->kallsyms_path);
+	}
+cleanup:
+	free(text);
+	s->kernel_tried = err != -ENOMEM;
+	return err;
+}
+
+int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
+		       size_t cap)
+{
+	uint64_t addr = is_return && ip ? ip - 1 : ip;
+	const struct sym *sym;
+	int err;
+
+	if (!cap)
+		return -EINVAL;
+	s->st.kernel_frames++;
+	if (!s->no_kernel && !s->kernel_tried) {
+		err = kernel_load(s);
+		if (err)
+			return err;
+	}
+	sym = s->no_kernel ? NULL : symtab__find(&s->ksyms, addr);
+	if (!sym) {
+		s->st.kernel_unresolved++;
+		return frame_unknown(s, out);
+	}
+	*out = (struct frame){
+		.name = sym->name,
+		.module = sym->module,
+		.offset = ip - sym->start,
+		.kind = FRAME_SYMBOL,
+	};
+	return 1;
+}

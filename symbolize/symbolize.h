@@ -57,8 +57,8 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid);
 
 enum frame_kind {
 	FRAME_SYMBOL = 0, /* resolved to a symbol name */
-	FRAME_MODULE,	  /* inside a known file or mapping, no symbol: "[libfoo.so]" */
-	FRAME_UNKNOWN,	  /* no mapping / no kernel symbol: "[unknown]" */
+	FRAME_MODULE,     /* inside a known file or mapping, no symbol: "[libfoo.so]" */
+	FRAME_UNKNOWN,    /* no mapping / no kernel symbol: "[unknown]" */
 };
 
 struct frame {
@@ -84,13 +84,13 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
-	uint64_t user_frames;	    /* user lookups */
+	uint64_t user_frames;       /* user lookups */
 	uint64_t user_unresolved;   /* of those, FRAME_MODULE or FRAME_UNKNOWN */
-	uint64_t kernel_frames;	    /* kernel lookups */
+	uint64_t kernel_frames;     /* kernel lookups */
 	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
-	uint64_t procs_missing;	    /* PIDs whose maps could not be read (exited) */
+	uint64_t procs_missing;     /* PIDs whose maps could not be read (exited) */
 	uint64_t files_unreadable;  /* mapped files that could not be opened or parsed */
-	uint64_t files_cached;	    /* distinct ELF files parsed */
+	uint64_t files_cached;      /* distinct ELF files parsed */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

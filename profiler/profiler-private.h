@@ -35,7 +35,7 @@ int sampler__add_pid(struct sampler *s, pid_t pid);
 int sampler__add_tid(struct sampler *s, pid_t tid);
 /* Opens one cpu-clock perf event per online CPU and attaches. Returns 0 or -errno. */
 int sampler__attach(struct sampler *s);
-/* Number of CPUs attached. */
+/* Number of CPUs sampled (still known after sampler__detach()). */
 int sampler__nr_cpus(const struct sampler *s);
 /* Stops sampling (detaches everything); maps stay readable. */
 void sampler__detach(struct sampler *s);

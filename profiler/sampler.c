@@ -21,6 +21,7 @@ struct sampler {
 	struct bpf_link **links;
 	int *pfds;
 	int nr_links;
+	int nr_attached; /* CPUs sampled, kept after detach for the summary */
 	long freq;
 	sampler_event_fn event_cb;
 	void *event_ctx;
@@ -226,6 +227,7 @@ int sampler__attach(struct sampler *s)
 		}
 		s->pfds[s->nr_links++] = fd;
 	}
+	s->nr_attached = s->nr_links;
 	if (!s->nr_links) {
 		pr_err("no online CPU to sample\n");
 		err = -ENODEV;
@@ -258,7 +260,7 @@ cleanup:
 
 int sampler__nr_cpus(const struct sampler *s)
 {
-	return s->nr_links;
+	return s->nr_attached;
 }
 
 void sampler__detach(struct sampler *s)

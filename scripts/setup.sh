@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Installs what scorch needs to build, test and benchmark on Debian 12, and only
+# what is missing. Run as root.
+set -eu
+
+pkgs=(
+	build-essential cmake pkg-config clang llvm
+	libbpf-dev libelf-dev libdw-dev libunwind-dev libzstd-dev zlib1g-dev bpftool
+	libxml2-utils perl python3 chromium
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "setup: all packages present"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "setup: missing packages: ${missing[*]}" >&2
+	echo "hint: run this script as root (sudo $0)" >&2
+	exit 1
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Bad input gets one clear line and the documented exit code; SIGINT still writes
+# the output; files are replaced atomically.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+
+expect() { # expect CODE PATTERN -- args...
+	local code=$1 pat=$2 rc=0
+	shift 3
+	"$SCORCH" "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	[ "$rc" -eq "$code" ] || fail "'scorch $*' exited $rc, expected $code: $(cat "$TMP/err")"
+	grep -qE "$pat" "$TMP/err" || fail "'scorch $*': stderr lacks /$pat/: $(cat "$TMP/err")"
+}
+
+"$SCORCH" record --help | grep -q '^examples:' || fail "--help does not end with examples"
+"$SCORCH" --version | grep -q '^scorch ' || fail "--version"
+expect 2 "unknown command" -- nosuch
+expect 2 "unknown option '--bogus'" -- record --bogus
+expect 2 "exclude each other" -- record -U -K
+expect 2 "invalid duration 'abc'" -- record -d abc
+expect 2 "invalid duration '-1'" -- record -d -1
+expect 2 "invalid frequency '0'" -- record -F 0
+expect 2 "invalid PID 'x'" -- record -p 1,x
+expect 2 "needs a value" -- record -p
+expect 2 "cannot be combined" -- record -a -p 1
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not root: the rest needs root"
+	[ "${CI:-}" = true ] && fail "CI must run as root"
+	exit 0
+fi
+require_bpf
+
+# a PID that cannot exist (above pid_max)
+expect 1 "no such process: 2147483647" -- record -p 2147483647
+expect 1 "cannot run 'does-not-exist-scorch'" -- record -o "$TMP/x.folded" -- does-not-exist-scorch
+[ ! -e "$TMP/x.folded" ] || fail "a failed run left an output file"
+ls "$TMP" | grep -q 'tmp\.' && fail "a failed run left a temporary file"
+expect 1 "above kernel.perf_event_max_sample_rate" -- record -F 999999 -d 1
+
+# SIGINT stops a recording and still writes it; exit 0. Sync on the "sampling" line.
+mkfifo "$TMP/err.fifo"
+"$SCORCH" record -a -o "$TMP/int.folded" 2>"$TMP/err.fifo" &
+rec=$!
+exec 8<"$TMP/err.fifo"
+read -r -t 30 line <&8 || fail "record did not start"
+case "$line" in *sampling*) ;; *) fail "unexpected first line: $line" ;; esac
+[ ! -e "$TMP/int.folded" ] || fail "output exists before the recording ends"
+kill -INT "$rec"
+cat <&8 >"$TMP/int.err"
+exec 8<&-
+rc=0
+wait "$rec" || rc=$?
+[ "$rc" -eq 0 ] || fail "SIGINT: exit $rc: $(cat "$TMP/int.err")"
+grep -q 'samples at 99 Hz' "$TMP/int.err" || fail "SIGINT: no summary: $(cat "$TMP/int.err")"
+[ -f "$TMP/int.folded" ] || fail "SIGINT: no output written"
+
+# SIGTERM likewise; folded output to stdout without -o
+"$SCORCH" record -a -d 0.5 -q >"$TMP/stdout.folded" 2>"$TMP/err" || fail "stdout: $(cat "$TMP/err")"
+[ ! -s "$TMP/err" ] || fail "-q printed: $(cat "$TMP/err")"
+echo PASS

@@ -4,6 +4,7 @@
 #define SCORCH_FLAMEGRAPH_PRIVATE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "flamegraph.h"
@@ -19,5 +20,47 @@ size_t folded__escape_frame(char *dst, const char *name);
 /* Calls @fn for every stack in bytewise order; stops at and returns the first nonzero. */
 typedef int (*folded_each_fn)(const char *line, size_t len, uint64_t count, void *ctx);
 int folded__for_each(const struct folded *f, folded_each_fn fn, void *ctx);
+
+/* opts.c */
+int flamegraph__palette_by_name(const char *name, enum flamegraph_palette *out);
+bool flamegraph__valid_bgcolors(const char *s);
+
+/*
+ * The graph keeps stacks, not a tree: each stack is a run of 32-bit name ids
+ * in one array. The writer sorts the stacks frame by frame (names compared
+ * bytewise) and merges them in one pass, like a trie walk in preorder; so a
+ * function never appears as two siblings, and memory is 4 bytes per input frame.
+ */
+struct fg_stack {
+	uint64_t count;
+	uint64_t off; /* into frames[] */
+	uint32_t len;
+};
+
+struct flamegraph {
+	struct flamegraph_opts opts;
+	struct strset *strs;
+	const char **names; /* by id, escaped, NUL-terminated */
+	uint32_t *name_len;
+	uint64_t *name_hash;
+	size_t nr_names, cap_names, cap_name_aux;
+	uint32_t *name_slots; /* open addressing, id + 1; 0 is empty */
+	size_t nr_name_slots;
+	uint32_t *frames;
+	size_t nr_frames, cap_frames;
+	struct fg_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	size_t max_len;
+	unsigned __int128 sum;
+	size_t bad_lines, frac_lines, diff_lines;
+	char *scratch;
+	size_t scratch_cap;
+	uint32_t *ids;
+	size_t cap_ids;
+	bool written;
+};
+
+/* stacks.c: parses one folded line (with or without its newline). Returns 0 or -ENOMEM. */
+int flamegraph__add_line(struct flamegraph *fg, const char *line, size_t len);
 
 #endif /* SCORCH_FLAMEGRAPH_PRIVATE_H */

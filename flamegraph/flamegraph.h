@@ -3,6 +3,8 @@
 #ifndef SCORCH_FLAMEGRAPH_H
 #define SCORCH_FLAMEGRAPH_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,5 +41,130 @@ int folded__write(const struct folded *f, FILE *out);
 /* Number of distinct stacks and the sum of their counts (saturating). */
 size_t folded__nr_stacks(const struct folded *f);
 uint64_t folded__total(const struct folded *f);
+
+/*
+ * SVG flame graphs.
+ *
+ * Options follow flamegraph.pl's names and meanings (see the README). Strings
+ * are borrowed: they must outlive every call that uses the options. Start from
+ * flamegraph_opts__init() (the defaults), then set fields or apply long options
+ * by name with flamegraph_opts__set().
+ */
+enum flamegraph_palette {
+	FG_PAL_HOT = 0,
+	FG_PAL_MEM,
+	FG_PAL_IO,
+	FG_PAL_WAKEUP,
+	FG_PAL_CHAIN,
+	FG_PAL_JAVA,
+	FG_PAL_JS,
+	FG_PAL_PERL,
+	FG_PAL_RED,
+	FG_PAL_GREEN,
+	FG_PAL_BLUE,
+	FG_PAL_AQUA,
+	FG_PAL_YELLOW,
+	FG_PAL_PURPLE,
+	FG_PAL_ORANGE,
+};
+
+struct flamegraph_opts {
+	size_t sz;			/* sizeof(struct flamegraph_opts) */
+	const char *title;		/* NULL: "Flame Graph", "Icicle Graph" or "Flame Chart" */
+	const char *subtitle;		/* NULL: none */
+	unsigned int width;		/* image width in px (1200) */
+	unsigned int height;		/* frame height in px (16) */
+	double minwidth;		/* omit frames narrower than this (0.1) ... */
+	bool minwidth_percent;		/* ... px, or percent of the total when nonzero */
+	const char *fonttype;		/* font-family ("Verdana") */
+	double fontsize;		/* 12 */
+	double fontwidth;		/* average glyph width / fontsize (0.59) */
+	const char *countname;		/* "samples" */
+	const char *nametype;		/* "Function:" */
+	enum flamegraph_palette colors; /* hot */
+	const char *bgcolors;	  /* NULL: per palette; yellow, blue, green, grey or #rrggbb */
+	bool hash;		  /* colours from a name hash with independent hue and shade */
+	bool cp;		  /* consistent palette: read and update palette_file */
+	const char *palette_file; /* for cp ("palette.map" in the working directory) */
+	bool reverse;		  /* reverse every stack (leaf becomes root) */
+	bool inverted;		  /* icicle graph: root at the top */
+	bool flamechart;	  /* keep input order; merge adjacent equal prefixes only */
+	bool negate;	   /* swap differential hues (accepted; diffs are not rendered yet) */
+	const char *notes; /* text for an XML comment */
+	uint64_t total;	   /* 100 % denominator when larger than the sum (0: the sum) */
+	double factor;	   /* multiplies displayed counts (1) */
+};
+
+/* Fills @opts with the defaults above (sz included). */
+void flamegraph_opts__init(struct flamegraph_opts *opts);
+
+/*
+ * Applies one long option, named without its leading "--" (e.g. "minwidth",
+ * "colors", "hash"; "color" is accepted for "colors", as flamegraph.pl does).
+ * @value is NULL for flags and borrowed otherwise. Returns 0, -ENOENT when
+ * @name is not a flame-graph option, -EINVAL for a bad value (logged).
+ */
+int flamegraph_opts__set(struct flamegraph_opts *opts, const char *name, const char *value);
+
+/*
+ * A getopt_long table of every flame-graph option, terminated by a zero entry,
+ * for commands that accept them next to their own (record -o x.svg). Each
+ * entry's .val is FLAMEGRAPH_OPT_BASE + index and .flag is NULL; on such a value
+ * call flamegraph_opts__set(opts, flamegraph_long_options[val - FLAMEGRAPH_OPT_BASE].name,
+ * optarg), or simply flamegraph_opts__set_getopt(opts, val, optarg).
+ */
+#define FLAMEGRAPH_OPT_BASE 0x4600
+extern const struct option flamegraph_long_options[];
+/* Returns -ENOENT when @val is not one of ours, else as flamegraph_opts__set(). */
+int flamegraph_opts__set_getopt(struct flamegraph_opts *opts, int val, const char *optarg);
+/* Prints the option help lines (two-space indented) for a command's --help. */
+void flamegraph__print_options_help(FILE *out);
+
+/*
+ * A flame graph under construction: stacks are added from folded text, from a
+ * struct folded or one by one, then rendered. Memory is about 4 bytes per frame
+ * of input plus the distinct names; nothing is kept per output frame.
+ */
+struct flamegraph;
+
+/* Returns a new graph using a copy of @opts (NULL: defaults), or NULL with errno set. */
+struct flamegraph *flamegraph__new(const struct flamegraph_opts *opts);
+void flamegraph__free(struct flamegraph *fg);
+
+/*
+ * Reads folded text from @in (@name is used in messages, e.g. the file name or
+ * "<stdin>"). Line grammar: STACK WS COUNT, where COUNT is the last
+ * whitespace-separated field, a decimal integer, or a decimal fraction rounded
+ * to the nearest integer (warned once). A line with two trailing counts
+ * (differential input, "stack before after") is rendered from the second count
+ * with a warning; diff colours are not drawn yet. Blank lines are ignored;
+ * other lines that do not parse are skipped, counted and reported with pr_warn.
+ * Frames are escaped as in the folded contract. Returns 0 or -errno (read
+ * error or out of memory); bad lines are not errors.
+ */
+int flamegraph__read(struct flamegraph *fg, FILE *in, const char *name);
+/* Adds every stack of @f. Returns 0 or -ENOMEM. */
+int flamegraph__add_folded(struct flamegraph *fg, const struct folded *f);
+/* Adds one stack (root first, escaped as folded__add does). Returns 0, -EINVAL, -ENOMEM. */
+int flamegraph__add_stack(struct flamegraph *fg, const char *const *frames, size_t nr,
+			  uint64_t count);
+/* Lines skipped as unparsable so far. */
+size_t flamegraph__nr_bad_lines(const struct flamegraph *fg);
+
+/*
+ * Renders the SVG to @out. Deterministic: equal input and options give equal
+ * bytes. Returns 0; -ENODATA when there are no samples (an SVG saying "No stack
+ * counts found" is still written); -errno on a write error or out of memory.
+ * May be called once per graph (it sorts the stacks in place).
+ */
+int flamegraph__write_svg(struct flamegraph *fg, FILE *out);
+
+/*
+ * Convenience for record: renders @f with @opts (NULL: defaults) to @path,
+ * written atomically (temporary file, then rename); "-" or NULL is stdout.
+ * Returns as flamegraph__write_svg(); errors are logged with the file name.
+ */
+int flamegraph__write_svg_path(const struct folded *f, const struct flamegraph_opts *opts,
+			       const char *path);
 
 #endif /* SCORCH_FLAMEGRAPH_H */

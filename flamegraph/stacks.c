@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/* flamegraph: folded-text reader and the compact stack store the SVG writer merges. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "flamegraph.h"
+#include "flamegraph-private.h"
+
+struct flamegraph *flamegraph__new(const struct flamegraph_opts *opts)
+{
+	struct flamegraph *fg = calloc(1, sizeof(*fg));
+
+	if (!fg)
+		goto nomem;
+	flamegraph_opts__init(&fg->opts);
+	if (opts)
+		memcpy(&fg->opts, opts, MIN(opts->sz ? opts->sz : sizeof(*opts), sizeof(*opts)));
+	fg->opts.sz = sizeof(fg->opts);
+	fg->strs = strset__new();
+	fg->nr_name_slots = 1024;
+	fg->name_slots = calloc(fg->nr_name_slots, sizeof(*fg->name_slots));
+	if (!fg->strs || !fg->name_slots)
+		goto nomem;
+	return fg;
+nomem:
+	flamegraph__free(fg);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void flamegraph__free(struct flamegraph *fg)
+{
+	if (!fg)
+		return;
+	strset__free(fg->strs);
+	free(fg->names);
+	free(fg->name_len);
+	free(fg->name_hash);
+	free(fg->name_slots);
+	free(fg->frames);
+	free(fg->stacks);
+	free(fg->scratch);
+	free(fg->ids);
+	free(fg);
+}
+
+size_t flamegraph__nr_bad_lines(const struct flamegraph *fg)
+{
+	return fg ? fg->bad_lines : 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int names_rehash(struct flamegraph *fg)
+{
+	size_t nr = fg->nr_name_slots * 2, i, j;
+	uint32_t *slots = calloc(nr, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < fg->nr_names; i++) {
+		for (j = fg->name_hash[i] & (nr - 1); slots[j]; j = (j + 1) & (nr - 1))
+			;
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(fg->name_slots);
+	fg->name_slots = slots;
+	fg->nr_name_slots = nr;
+	return 0;
+}
+
+/* Returns the id of the (already escaped) name @s[0..len), adding it when new; -ENOMEM. */
+static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
+{
+	uint64_t h = hash__bytes(s, len, 0);
+	size_t mask = fg->nr_name_slots - 1, i;
+	uint32_t id;
+	const char *copy;
+
+	for (i = h & mask; (id = fg->name_slots[i]); i = (i + 1) & mask) {
+		id--;
+		if (fg->name_hash[id] == h && fg->name_len[id] == len &&
+		    !memcmp(fg->names[id], s, len))
+			return id;
+	}
+	if (fg->nr_names >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if (grow((void **)&fg->names, &fg->cap_names, fg->nr_names + 1, sizeof(*fg->names)))
+		return -ENOMEM;
+	/* the three arrays share cap_names: grow the other two to the same capacity */
+	if (!fg->name_len || fg->cap_names != fg->cap_name_aux) {
+		uint32_t *l = realloc(fg->name_len, fg->cap_names * sizeof(*l));
+		uint64_t *hh;
+
+		if (!l)
+			return -ENOMEM;
+		fg->name_len = l;
+		hh = realloc(fg->name_hash, fg->cap_names * sizeof(*hh));
+		if (!hh)
+			return -ENOMEM;
+		fg->name_hash = hh;
+		fg->cap_name_aux = fg->cap_names;
+	}
+	if (len > UINT32_MAX)
+		return -ENOMEM;
+	copy = strset__intern_len(fg->strs, s, len);
+	if (!copy)
+		return -ENOMEM;
+	id = (uint32_t)fg->nr_names++;
+	fg->names[id] = copy;
+	fg->name_len[id] = (uint32_t)len;
+	fg->name_hash[id] = h;
+	fg->name_slots[i] = id + 1;
+	if (fg->nr_names * 2 > fg->nr_name_slots && names_rehash(fg))
+		return -ENOMEM;
+	return id;
+}
+
+/* Stores the stack of fg->ids[0..nr). */
+static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count)
+{
+	size_t i;
+
+	if (!count)
+		return 0;
+	if (grow((void **)&fg->frames, &fg->cap_frames, fg->nr_frames + nr, sizeof(*fg->frames)) ||
+	    grow((void **)&fg->stacks, &fg->cap_stacks, fg->nr_stacks + 1, sizeof(*fg->stacks)))
+		return -ENOMEM;
+	if (fg->opts.reverse) {
+		for (i = 0; i < nr; i++)
+			fg->frames[fg->nr_frames + i] = fg->ids[nr - 1 - i];
+	} else {
+		memcpy(fg->frames + fg->nr_frames, fg->ids, nr * sizeof(*fg->ids));
+	}
+	fg->stacks[fg->nr_stacks++] = (struct fg_stack){
+		.count = count,
+		.off = fg->nr_frames,
+		.len = (uint32_t)nr,
+	};
+	fg->nr_frames += nr;
+	fg->sum += count;
+	if (nr > fg->max_len)
+		fg->max_len = nr;
+	return 0;
+}
+
+/* Splits @s[0..len) on ';', escapes and interns each frame into fg->ids. */
+static int split_stack(struct flamegraph *fg, const char *s, size_t len, size_t *nr_out)
+{
+	size_t nr = 0, flen, i;
+	const char *end = s + len, *p;
+	int64_t id;
+
+	if (grow((void **)&fg->scratch, &fg->scratch_cap, len + sizeof(FOLDED_EMPTY_FRAME), 1))
+		return -ENOMEM;
+	for (;;) {
+		p = memchr(s, ';', (size_t)(end - s));
+		if (!p)
+			p = end;
+		flen = 0;
+		for (i = 0; s + i < p; i++) {
+			unsigned char c = (unsigned char)s[i];
+
+			if (c == '\n' || c == '\r')
+				continue;
+			fg->scratch[flen++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+		}
+		if (!flen) {
+			memcpy(fg->scratch, FOLDED_EMPTY_FRAME, sizeof(FOLDED_EMPTY_FRAME) - 1);
+			flen = sizeof(FOLDED_EMPTY_FRAME) - 1;
+		}
+		id = name_id(fg, fg->scratch, flen);
+		if (id < 0)
+			return -ENOMEM;
+		if (grow((void **)&fg->ids, &fg->cap_ids, nr + 1, sizeof(*fg->ids)))
+			return -ENOMEM;
+		fg->ids[nr++] = (uint32_t)id;
+		if (p == end)
+			break;
+		s = p + 1;
+	}
+	*nr_out = nr;
+	return 0;
+}
+
+int flamegraph__add_stack(struct flamegraph *fg, const char *const *frames, size_t nr,
+			  uint64_t count)
+{
+	size_t i, n;
+	int64_t id;
+
+	if (!fg || !frames || !nr)
+		return -EINVAL;
+	if (grow((void **)&fg->ids, &fg->cap_ids, nr, sizeof(*fg->ids)))
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		if (!frames[i])
+			return -EINVAL;
+		n = strlen(frames[i]);
+		if (grow((void **)&fg->scratch, &fg->scratch_cap, n + sizeof(FOLDED_EMPTY_FRAME),
+			 1))
+			return -ENOMEM;
+		n = folded__escape_frame(fg->scratch, frames[i]);
+		id = name_id(fg, fg->scratch, n);
+		if (id < 0)
+			return -ENOMEM;
+		fg->ids[i] = (uint32_t)id;
+	}
+	return push_stack(fg, nr, count);
+}
+
+static int add_line_cb(const char *line, size_t len, uint64_t count, void *ctx)
+{
+	struct flamegraph *fg = ctx;
+	size_t nr;
+	int err = split_stack(fg, line, len, &nr);
+
+	return err ? err : push_stack(fg, nr, count);
+}
+
+int flamegraph__add_folded(struct flamegraph *fg, const struct folded *f)
+{
+	if (!fg || !f)
+		return -EINVAL;
+	return folded__for_each(f, add_line_cb, fg);
+}
+
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * Parses the count token @s[0..len): digits, optionally "." and digits (rounded
+ * half up). Returns 0, 1 when a fraction was rounded, or -EINVAL / -ERANGE.
+ */
+static int parse_count(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	int frac = 0;
+
+	if (!len || s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (i < len && s[i] == '.') {
+		size_t j = ++i;
+
+		for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (j < i && s[j] >= '5') {
+			if (v == UINT64_MAX)
+				return -ERANGE;
+			v++;
+		}
+		frac = j < i;
+	}
+	if (i != len)
+		return -EINVAL;
+	*out = v;
+	return frac;
+}
+
+/* Finds the last whitespace-separated token of @s[0..*len); shrinks *len to the text before it. */
+static bool last_token(const char *s, size_t *len, const char **tok, size_t *tok_len)
+{
+	size_t end = *len, start;
+
+	while (end && is_ws(s[end - 1]))
+		end--;
+	start = end;
+	while (start && !is_ws(s[start - 1]))
+		start--;
+	if (!start || start == end)
+		return false;
+	*tok = s + start;
+	*tok_len = end - start;
+	while (start && is_ws(s[start - 1]))
+		start--;
+	*len = start;
+	return true;
+}
+
+int flamegraph__add_line(struct flamegraph *fg, const char *line, size_t len)
+{
+	const char *tok, *tok2;
+	size_t tok_len, tok2_len, stack_len, nr;
+	uint64_t count, count1;
+	int r, r1, err;
+
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	for (stack_len = 0; stack_len < len && is_ws(line[stack_len]); stack_len++)
+		;
+	if (stack_len == len)
+		return 0; /* blank */
+	stack_len = len;
+	if (!last_token(line, &stack_len, &tok, &tok_len))
+		goto bad;
+	r = parse_count(tok, tok_len, &count);
+	if (r < 0)
+		goto bad;
+	/* "stack before after": differential input; widths come from "after" */
+	{
+		size_t l2 = stack_len;
+
+		if (last_token(line, &l2, &tok2, &tok2_len) &&
+		    (r1 = parse_count(tok2, tok2_len, &count1)) >= 0) {
+			fg->diff_lines++;
+			stack_len = l2;
+			r |= r1;
+		}
+	}
+	if (!stack_len)
+		goto bad;
+	if (r > 0)
+		fg->frac_lines++;
+	err = split_stack(fg, line, stack_len, &nr);
+	return err ? err : push_stack(fg, nr, count);
+bad:
+	fg->bad_lines++;
+	return 0;
+}
+
+int flamegraph__read(struct flamegraph *fg, FILE *in, const char *name)
+{
+	size_t bad = fg->bad_lines, frac = fg->frac_lines, diff = fg->diff_lines, cap = 0;
+	char *line = NULL;
+	ssize_t n;
+	int err = 0;
+
+	errno = 0;
+	while ((n = getline(&line, &cap, in)) >= 0) {
+		err = flamegraph__add_line(fg, line, (size_t)n);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(in)) {
+		err = errno ? -errno : -EIO;
+		pr_err("flamegraph: cannot read %s: %s\n", name, strerror(-err));
+		goto cleanup;
+	}
+	if (fg->bad_lines > bad)
+		pr_warn("flamegraph: %s: ignored %zu lines with invalid format\n", name,
+			fg->bad_lines - bad);
+	if (fg->frac_lines > frac)
+		pr_warn("flamegraph: %s: %zu lines have fractional counts, rounded to integers\n",
+			name, fg->frac_lines - frac);
+	if (fg->diff_lines > diff) {
+		pr_warn("flamegraph: %s: %zu lines have two counts (differential input); widths "
+			"use "
+			"the second count and differential colours are not drawn\n",
+			name, fg->diff_lines - diff);
+	}
+cleanup:
+	if (err == -ENOMEM)
+		pr_err("flamegraph: out of memory reading %s\n", name);
+	free(line);
+	return err;
+}

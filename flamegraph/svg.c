@@ -1,0 +1,1056 @@
+// SPDX-License-Identifier: MIT
+/* flamegraph: merges the stacks frame by frame and streams a self-contained SVG. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "flamegraph.h"
+#include "flamegraph-private.h"
+
+#define XPAD	 10
+#define FRAMEPAD 1
+#define ROOT_ID	 UINT32_MAX
+#define FG_NS	 "urn:scorch:flamegraph"
+
+/* flamegraph.js, embedded at build time (see CMakeLists.txt) */
+extern const char flamegraph_js[];
+
+struct rgb {
+	unsigned char r, g, b;
+};
+
+/* ---- text: UTF-8 repair and XML escaping ---- */
+
+/*
+ * Copies @in[0..len) to @out (capacity 3 * len) replacing invalid UTF-8 and
+ * characters XML 1.0 forbids (U+FFFE, U+FFFF) by U+FFFD and control bytes by
+ * '?'. Returns the bytes written; *ncp gets the number of code points.
+ */
+static size_t utf8_clean(const char *in, size_t len, char *out, size_t *ncp)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t i = 0, o = 0, cps = 0;
+
+	while (i < len) {
+		unsigned c = s[i], need, cp, k;
+
+		cps++;
+		if (c < 0x80) {
+			out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3;
+			cp = c & 0x07;
+		} else {
+			goto bad;
+		}
+		if (i + need >= len)
+			goto bad;
+		for (k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				goto bad;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+			goto bad;
+		memcpy(out + o, s + i, need + 1);
+		o += need + 1;
+		i += need + 1;
+		continue;
+	bad:
+		memcpy(out + o, "\xef\xbf\xbd", 3);
+		o += 3;
+		i++;
+	}
+	*ncp = cps;
+	return o;
+}
+
+/* Byte length of the first @n code points of valid UTF-8 @s[0..len). */
+static size_t utf8_prefix(const char *s, size_t len, size_t n)
+{
+	size_t i = 0;
+
+	while (i < len && n) {
+		i++;
+		while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		n--;
+	}
+	return i;
+}
+
+/* Writes clean text @s[0..len) escaped for XML character data and attribute values. */
+static void put_escaped(FILE *out, const char *s, size_t len)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i < len; i++) {
+		const char *rep;
+
+		switch (s[i]) {
+		case '&':
+			rep = "&amp;";
+			break;
+		case '<':
+			rep = "&lt;";
+			break;
+		case '>':
+			rep = "&gt;";
+			break;
+		case '"':
+			rep = "&quot;";
+			break;
+		case '\'':
+			rep = "&#39;";
+			break;
+		default:
+			continue;
+		}
+		fwrite(s + start, 1, i - start, out);
+		fputs(rep, out);
+		start = i + 1;
+	}
+	fwrite(s + start, 1, len - start, out);
+}
+
+struct textbuf {
+	char *buf;
+	size_t cap;
+};
+
+static int textbuf_reserve(struct textbuf *t, size_t len)
+{
+	if (len <= t->cap)
+		return 0;
+	free(t->buf);
+	t->cap = MAX(len, 256);
+	t->buf = malloc(t->cap);
+	if (!t->buf) {
+		t->cap = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Writes any user string, repaired and escaped. */
+static int put_text(FILE *out, struct textbuf *t, const char *s)
+{
+	size_t len = strlen(s), ncp;
+
+	if (textbuf_reserve(t, 3 * len + 1))
+		return -ENOMEM;
+	put_escaped(out, t->buf, utf8_clean(s, len, t->buf, &ncp));
+	return 0;
+}
+
+/* ---- numbers ---- */
+
+/* Formats @v with thousands separators into @buf (>= 32 bytes). */
+static const char *fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *fmt_count(char *buf, uint64_t v, double factor)
+{
+	double d;
+
+	if (factor == 1)
+		return fmt_u64(buf, v);
+	d = round((double)v * factor);
+	if (d >= 18446744073709551615.0) {
+		snprintf(buf, 32, "%.3g", d);
+		return buf;
+	}
+	return fmt_u64(buf, (uint64_t)d);
+}
+
+/* ---- colours ---- */
+
+static double unit(uint64_t h)
+{
+	return (double)(h >> 11) / 9007199254740992.0; /* [0, 1) from the top 53 bits */
+}
+
+static struct rgb basic_color(enum flamegraph_palette pal, double v1, double v2, double v3)
+{
+	struct rgb c;
+
+	switch (pal) {
+	case FG_PAL_MEM:
+		c = (struct rgb){0, (unsigned char)(190 + 50 * v2), (unsigned char)(210 * v1)};
+		break;
+	case FG_PAL_IO:
+		c.r = c.g = (unsigned char)(80 + 60 * v1);
+		c.b = (unsigned char)(190 + 55 * v2);
+		break;
+	case FG_PAL_RED:
+		c.r = (unsigned char)(200 + 55 * v1);
+		c.g = c.b = (unsigned char)(50 + 80 * v1);
+		break;
+	case FG_PAL_GREEN:
+		c.r = c.b = (unsigned char)(50 + 60 * v1);
+		c.g = (unsigned char)(200 + 55 * v1);
+		break;
+	case FG_PAL_BLUE:
+		c.r = c.g = (unsigned char)(80 + 60 * v1);
+		c.b = (unsigned char)(205 + 50 * v1);
+		break;
+	case FG_PAL_YELLOW:
+		c.r = c.g = (unsigned char)(175 + 55 * v1);
+		c.b = (unsigned char)(50 + 20 * v1);
+		break;
+	case FG_PAL_PURPLE:
+		c.r = c.b = (unsigned char)(190 + 65 * v1);
+		c.g = (unsigned char)(80 + 60 * v1);
+		break;
+	case FG_PAL_AQUA:
+		c.r = (unsigned char)(50 + 60 * v1);
+		c.g = c.b = (unsigned char)(165 + 55 * v1);
+		break;
+	case FG_PAL_ORANGE:
+		c.r = (unsigned char)(190 + 65 * v1);
+		c.g = (unsigned char)(90 + 65 * v1);
+		c.b = 0;
+		break;
+	default: /* hot */
+		c.r = (unsigned char)(205 + 50 * v3);
+		c.g = (unsigned char)(230 * v1);
+		c.b = (unsigned char)(55 * v2);
+		break;
+	}
+	return c;
+}
+
+static bool has(const char *s, size_t len, const char *needle)
+{
+	return memmem(s, len, needle, strlen(needle)) != NULL;
+}
+
+static bool java_package(const char *s, size_t len)
+{
+	static const char *const pkgs[] = {"java/", "javax/", "jdk/", "net/",
+					   "org/",  "com/",   "io/",  "sun/"};
+	size_t i, n;
+
+	if (len && s[0] == 'L') {
+		s++;
+		len--;
+	}
+	for (i = 0; i < ARRAY_SIZE(pkgs); i++) {
+		n = strlen(pkgs[i]);
+		if (len >= n && !memcmp(s, pkgs[i], n))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The semantic palettes pick a basic palette per name; @annot is the
+ * annotation letter (k, j, i, w) or 0, @s[0..len) the name without it.
+ */
+static enum flamegraph_palette pick_palette(enum flamegraph_palette pal, const char *s, size_t len,
+					    char annot)
+{
+	const char *slash;
+
+	switch (pal) {
+	case FG_PAL_JAVA:
+		if (annot == 'j')
+			return FG_PAL_GREEN;
+		if (annot == 'i')
+			return FG_PAL_AQUA;
+		if (java_package(s, len) || has(s, len, ":::"))
+			return FG_PAL_GREEN;
+		if (has(s, len, "::"))
+			return FG_PAL_YELLOW;
+		if (annot == 'k')
+			return FG_PAL_ORANGE;
+		return FG_PAL_RED;
+	case FG_PAL_JS:
+		if (annot == 'j')
+			return memchr(s, '/', len) ? FG_PAL_GREEN : FG_PAL_AQUA;
+		if (has(s, len, "::"))
+			return FG_PAL_YELLOW;
+		slash = memchr(s, '/', len);
+		if (slash && has(slash, len - (size_t)(slash - s), ".js"))
+			return FG_PAL_GREEN;
+		if (memchr(s, ':', len))
+			return FG_PAL_AQUA;
+		if (len == 1 && s[0] == ' ')
+			return FG_PAL_GREEN;
+		if (annot == 'k')
+			return FG_PAL_ORANGE;
+		return FG_PAL_RED;
+	case FG_PAL_PERL:
+		if (has(s, len, "::"))
+			return FG_PAL_YELLOW;
+		if (has(s, len, "Perl") || has(s, len, ".pl"))
+			return FG_PAL_GREEN;
+		if (annot == 'k')
+			return FG_PAL_ORANGE;
+		return FG_PAL_RED;
+	case FG_PAL_WAKEUP:
+		return FG_PAL_AQUA;
+	case FG_PAL_CHAIN:
+		return annot == 'w' ? FG_PAL_AQUA : FG_PAL_BLUE;
+	default:
+		return pal;
+	}
+}
+
+/* Splits a trailing _[k] _[j] _[i] _[w] annotation off @name; returns its letter or 0. */
+static char annotation(const char *name, size_t *len)
+{
+	size_t n = *len;
+
+	if (n >= 4 && name[n - 4] == '_' && name[n - 3] == '[' && name[n - 1] == ']' &&
+	    strchr("kjiw", name[n - 2]) && name[n - 2]) {
+		*len = n - 4;
+		return name[n - 2];
+	}
+	return 0;
+}
+
+static struct rgb frame_color(const struct flamegraph_opts *o, const char *s, size_t len,
+			      char annot)
+{
+	enum flamegraph_palette pal;
+	uint64_t h1, h2;
+	double v1, v2;
+
+	if (len == 1 && s[0] == '-' && !annot)
+		return (struct rgb){200, 200, 200};
+	if (len == 2 && s[0] == '-' && s[1] == '-' && !annot)
+		return (struct rgb){160, 160, 160};
+	pal = pick_palette(o->colors, s, len, annot);
+	h1 = hash__bytes(s, len, 0x5c07c4);
+	v1 = unit(h1);
+	if (o->hash) {
+		/* hue and shade from independent hashes, like flamegraph.pl's --hash */
+		h2 = hash__bytes(s, len, 0x9e3779b97f4a7c15ULL);
+		v2 = unit(h2);
+		return basic_color(pal, v1, v2, v2);
+	}
+	/* one value per name: the same function has the same colour in every graph */
+	return basic_color(pal, v1, v1, v1);
+}
+
+/* ---- consistent palette (--cp): "name->rgb(r,g,b)" lines ---- */
+
+struct cp_entry {
+	const char *name;
+	struct rgb c;
+};
+
+struct cpal {
+	struct strset *strs;
+	struct cp_entry *slots; /* keyed by interned pointer */
+	size_t nr_slots, nr;
+	bool dirty;
+};
+
+static size_t cp_slot(const struct cpal *cp, const char *interned)
+{
+	size_t i = hash__bytes(&interned, sizeof(interned), 0) & (cp->nr_slots - 1);
+
+	while (cp->slots[i].name && cp->slots[i].name != interned)
+		i = (i + 1) & (cp->nr_slots - 1);
+	return i;
+}
+
+static int cp_put(struct cpal *cp, const char *name, size_t len, struct rgb c)
+{
+	const char *in;
+	size_t i;
+
+	if ((cp->nr + 1) * 2 > cp->nr_slots) {
+		struct cp_entry *old = cp->slots;
+		size_t n = cp->nr_slots;
+
+		cp->nr_slots = n ? n * 2 : 1024;
+		cp->slots = calloc(cp->nr_slots, sizeof(*cp->slots));
+		if (!cp->slots) {
+			cp->slots = old;
+			cp->nr_slots = n;
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++)
+			if (old[i].name)
+				cp->slots[cp_slot(cp, old[i].name)] = old[i];
+		free(old);
+	}
+	in = strset__intern_len(cp->strs, name, len);
+	if (!in)
+		return -ENOMEM;
+	i = cp_slot(cp, in);
+	if (!cp->slots[i].name)
+		cp->nr++;
+	cp->slots[i] = (struct cp_entry){in, c};
+	return 0;
+}
+
+static const struct cp_entry *cp_get(struct cpal *cp, const char *name, size_t len)
+{
+	const char *in;
+	size_t i;
+
+	if (!cp->nr)
+		return NULL;
+	in = strset__intern_len(cp->strs, name, len);
+	if (!in)
+		return NULL;
+	i = cp_slot(cp, in);
+	return cp->slots[i].name ? &cp->slots[i] : NULL;
+}
+
+static int cp_load(struct cpal *cp, const char *path)
+{
+	char *buf = NULL, *line, *next, *arrow;
+	size_t len, bad = 0;
+	unsigned r, g, b;
+	int err, n;
+
+	cp->strs = strset__new();
+	if (!cp->strs)
+		return -ENOMEM;
+	err = file__read_bounded(AT_FDCWD, path, 256u << 20, &buf, &len);
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		pr_err("flamegraph: cannot read palette %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		arrow = NULL;
+		for (char *p = strstr(line, "->"); p; p = strstr(p + 1, "->"))
+			arrow = p;
+		if (!arrow || sscanf(arrow, "->rgb(%u,%u,%u)%n", &r, &g, &b, &n) != 3 || arrow[n] ||
+		    r > 255 || g > 255 || b > 255) {
+			if (*line)
+				bad++;
+			continue;
+		}
+		err = cp_put(cp, line, (size_t)(arrow - line),
+			     (struct rgb){(unsigned char)r, (unsigned char)g, (unsigned char)b});
+		if (err)
+			goto cleanup;
+	}
+	if (bad)
+		pr_warn("flamegraph: %s: ignored %zu lines with invalid format\n", path, bad);
+cleanup:
+	free(buf);
+	return err;
+}
+
+static int cmp_cp(const void *a, const void *b)
+{
+	return strcmp(((const struct cp_entry *)a)->name, ((const struct cp_entry *)b)->name);
+}
+
+static int cp_save(struct cpal *cp, const char *path)
+{
+	struct cp_entry *all = NULL;
+	struct out_file of;
+	size_t i, n = 0;
+	int err;
+
+	if (!cp->dirty)
+		return 0;
+	all = malloc(MAX(cp->nr, 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < cp->nr_slots; i++)
+		if (cp->slots[i].name)
+			all[n++] = cp->slots[i];
+	qsort(all, n, sizeof(*all), cmp_cp);
+	err = out__open(&of, path);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < n; i++)
+		fprintf(of.fp, "%s->rgb(%u,%u,%u)\n", all[i].name, all[i].c.r, all[i].c.g,
+			all[i].c.b);
+	err = out__close(&of, true);
+cleanup:
+	free(all);
+	return err;
+}
+
+static void cp_free(struct cpal *cp)
+{
+	strset__free(cp->strs);
+	free(cp->slots);
+}
+
+/* ---- merging: one pass over the sorted stacks ---- */
+
+struct open_frame {
+	uint32_t name;
+	bool waker; /* below a "--" frame (chain graphs) */
+	uint64_t start, self;
+};
+
+typedef int (*flow_fn)(void *ctx, size_t depth, const struct open_frame *f, uint64_t width);
+
+/*
+ * Walks the stacks in order and reports every merged frame when it closes
+ * (children before parents, siblings left to right), the root (depth 0,
+ * ROOT_ID) last. A frame is merged with the previous stack's frame at the
+ * same depth when the whole prefix up to it is equal, so after a frame-wise
+ * sort that is a trie walk; in input order it is flamegraph.pl's flame chart.
+ */
+static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, flow_fn fn, void *ctx)
+{
+	struct open_frame *path = malloc((fg->max_len + 1) * sizeof(*path));
+	size_t depth = 0, i, k;
+	uint64_t x = 0;
+	int err = 0;
+
+	if (!path)
+		return -ENOMEM;
+	path[0] = (struct open_frame){.name = ROOT_ID};
+	for (i = 0; i < fg->nr_stacks; i++) {
+		const struct fg_stack *s = &fg->stacks[i];
+		const uint32_t *fr = fg->frames + s->off;
+		uint64_t c = s->count >> shift;
+
+		if (!c)
+			continue;
+		for (k = 0; k < depth && k < s->len && path[k + 1].name == fr[k]; k++)
+			;
+		for (; depth > k; depth--) {
+			err = fn(ctx, depth, &path[depth], x - path[depth].start);
+			if (err)
+				goto cleanup;
+		}
+		for (; depth < s->len; depth++) {
+			path[depth + 1] = (struct open_frame){
+				.name = fr[depth],
+				.waker = path[depth].waker || path[depth].name == dashdash,
+				.start = x,
+			};
+		}
+		path[depth].self += c;
+		x += c;
+	}
+	for (; depth; depth--) {
+		err = fn(ctx, depth, &path[depth], x - path[depth].start);
+		if (err)
+			goto cleanup;
+	}
+	err = fn(ctx, 0, &path[0], x);
+cleanup:
+	free(path);
+	return err;
+}
+
+/* ---- sorting ---- */
+
+static int cmp_names(const void *a, const void *b, void *arg)
+{
+	const struct flamegraph *fg = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	size_t lx = fg->name_len[x], ly = fg->name_len[y];
+	int c = memcmp(fg->names[x], fg->names[y], MIN(lx, ly));
+
+	if (c)
+		return c;
+	return lx < ly ? -1 : lx > ly;
+}
+
+static int cmp_stacks(const void *a, const void *b, void *arg)
+{
+	const struct flamegraph *fg = arg;
+	const struct fg_stack *x = a, *y = b;
+	const uint32_t *fx = fg->frames + x->off, *fy = fg->frames + y->off;
+	size_t n = MIN(x->len, y->len), i;
+
+	for (i = 0; i < n; i++)
+		if (fx[i] != fy[i])
+			return fx[i] < fy[i] ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	/* equal stacks: keep the order total and deterministic */
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Renumbers names in bytewise order, so comparing ids compares names, then sorts the stacks. */
+static int sort_stacks(struct flamegraph *fg)
+{
+	uint32_t *order = NULL, *rank = NULL;
+	const char **names = NULL;
+	uint32_t *lens = NULL;
+	size_t i;
+	int err = 0;
+
+	order = malloc(MAX(fg->nr_names, 1) * sizeof(*order));
+	rank = malloc(MAX(fg->nr_names, 1) * sizeof(*rank));
+	names = malloc(MAX(fg->nr_names, 1) * sizeof(*names));
+	lens = malloc(MAX(fg->nr_names, 1) * sizeof(*lens));
+	if (!order || !rank || !names || !lens) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < fg->nr_names; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, fg->nr_names, sizeof(*order), cmp_names, fg);
+	for (i = 0; i < fg->nr_names; i++) {
+		rank[order[i]] = (uint32_t)i;
+		names[i] = fg->names[order[i]];
+		lens[i] = fg->name_len[order[i]];
+	}
+	for (i = 0; i < fg->nr_frames; i++)
+		fg->frames[i] = rank[fg->frames[i]];
+	memcpy(fg->names, names, fg->nr_names * sizeof(*names));
+	memcpy(fg->name_len, lens, fg->nr_names * sizeof(*lens));
+	/* the name index is stale now; the graph takes no more stacks */
+	qsort_r(fg->stacks, fg->nr_stacks, sizeof(*fg->stacks), cmp_stacks, fg);
+cleanup:
+	free(order);
+	free(rank);
+	free(names);
+	free(lens);
+	return err;
+}
+
+/* ---- SVG ---- */
+
+struct render {
+	struct flamegraph *fg;
+	const struct flamegraph_opts *o;
+	FILE *out;
+	struct textbuf tb;
+	struct cpal cp;
+	double timemax;	 /* 100 % */
+	double min_time; /* frames narrower (in counts) are omitted */
+	double pxper;	 /* px per count */
+	double imgh, ypad1, ypad2, ypad3;
+	size_t max_depth, nr_frames;
+};
+
+static int measure_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t width)
+{
+	struct render *r = ctx;
+
+	if ((double)width < r->min_time)
+		return 0;
+	r->nr_frames++;
+	if (depth > r->max_depth)
+		r->max_depth = depth;
+	return 0;
+}
+
+static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t width)
+{
+	struct render *r = ctx;
+	const struct flamegraph_opts *o = r->o;
+	const char *name;
+	size_t len, clen, ncp, chars, keep;
+	double x1, x2, y1, y2, pct;
+	char annot = 0, cnt[48], self[48];
+	struct rgb c;
+
+	if ((double)width < r->min_time)
+		return 0;
+	if (f->name == ROOT_ID) {
+		name = "all";
+		len = 3;
+	} else {
+		name = r->fg->names[f->name];
+		len = r->fg->name_len[f->name];
+		annot = annotation(name, &len);
+		if (!annot && f->waker && o->colors == FG_PAL_CHAIN)
+			annot = 'w';
+	}
+	if (o->cp && f->name != ROOT_ID) {
+		size_t full = r->fg->name_len[f->name];
+		const struct cp_entry *e = cp_get(&r->cp, name, full);
+
+		if (e) {
+			c = e->c;
+		} else {
+			c = frame_color(o, name, len, annot);
+			if (cp_put(&r->cp, name, full, c))
+				return -ENOMEM;
+			r->cp.dirty = true;
+		}
+	} else if (f->name == ROOT_ID) {
+		c = frame_color(o, "all", 3, 0);
+	} else {
+		c = frame_color(o, name, len, annot);
+	}
+
+	x1 = XPAD + (double)f->start * r->pxper;
+	x2 = XPAD + (double)(f->start + width) * r->pxper;
+	if (o->inverted) {
+		y1 = r->ypad1 + r->ypad3 + (double)depth * o->height;
+		y2 = y1 + o->height - FRAMEPAD;
+	} else {
+		y1 = r->imgh - r->ypad2 - (double)(depth + 1) * o->height + FRAMEPAD;
+		y2 = r->imgh - r->ypad2 - (double)depth * o->height;
+	}
+	pct = r->timemax > 0 ? 100.0 * (double)width / r->timemax : 0;
+
+	if (textbuf_reserve(&r->tb, 3 * len + 8))
+		return -ENOMEM;
+	clen = utf8_clean(name, len, r->tb.buf, &ncp);
+
+	fprintf(r->out, "<g fg:x=\"%" PRIu64 "\" fg:w=\"%" PRIu64 "\"><title>", f->start, width);
+	put_escaped(r->out, r->tb.buf, clen);
+	fprintf(r->out, " (%s ", fmt_count(cnt, width, o->factor));
+	if (put_text(r->out, &r->tb, o->countname))
+		return -ENOMEM;
+	fprintf(r->out, ", %.2f%%", pct);
+	if (f->self)
+		fprintf(r->out, ", self %s", fmt_count(self, f->self, o->factor));
+	fprintf(r->out,
+		")</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+		"fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.2f\">",
+		x1, y1, x2 - x1, y2 - y1, c.r, c.g, c.b, x1 + 3, 3 + (y1 + y2) / 2);
+	/* put_text() reused the buffer: clean the name again for the label */
+	clen = utf8_clean(name, len, r->tb.buf, &ncp);
+	chars = (size_t)((x2 - x1) / (o->fontsize * o->fontwidth));
+	if (chars >= 3) {
+		if (ncp <= chars) {
+			put_escaped(r->out, r->tb.buf, clen);
+		} else {
+			keep = utf8_prefix(r->tb.buf, clen, chars - 2);
+			put_escaped(r->out, r->tb.buf, keep);
+			fputs("..", r->out);
+		}
+	}
+	fputs("</text></g>\n", r->out);
+	return ferror(r->out) ? -EIO : 0;
+}
+
+static const char *bg_stops(const struct flamegraph_opts *o, const char **to)
+{
+	const char *bg = o->bgcolors;
+
+	if (!bg) {
+		switch (o->colors) {
+		case FG_PAL_HOT:
+		case FG_PAL_JAVA:
+		case FG_PAL_JS:
+		case FG_PAL_PERL:
+			bg = "yellow";
+			break;
+		case FG_PAL_IO:
+		case FG_PAL_WAKEUP:
+		case FG_PAL_CHAIN:
+			bg = "blue";
+			break;
+		case FG_PAL_MEM:
+			bg = "green";
+			break;
+		default:
+			bg = "grey";
+		}
+	}
+	if (!strcmp(bg, "yellow"))
+		return *to = "#eeeeb0", "#eeeeee";
+	if (!strcmp(bg, "blue"))
+		return *to = "#e0e0ff", "#eeeeee";
+	if (!strcmp(bg, "green"))
+		return *to = "#e0ffe0", "#eef2ee";
+	if (!strcmp(bg, "grey"))
+		return *to = "#e8e8e8", "#f8f8f8";
+	return *to = bg, bg; /* validated #rrggbb: flat */
+}
+
+/* Writes @s keeping only characters that cannot change the meaning of a CSS font-family. */
+static void put_font(FILE *out, const char *s)
+{
+	bool any = false;
+
+	for (; *s; s++) {
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr(" ,_-", *s)) {
+			fputc(*s, out);
+			any = true;
+		}
+	}
+	if (!any)
+		fputs("sans-serif", out);
+}
+
+/* An XML comment may not contain "--" nor end in "-". */
+static int put_comment_text(FILE *out, struct textbuf *t, const char *s)
+{
+	size_t len = strlen(s), ncp, n, i;
+
+	if (textbuf_reserve(t, 3 * len + 1))
+		return -ENOMEM;
+	n = utf8_clean(s, len, t->buf, &ncp);
+	for (i = 0; i < n; i++) {
+		fputc(t->buf[i], out);
+		if (t->buf[i] == '-' && (i + 1 == n || t->buf[i + 1] == '-'))
+			fputc(' ', out);
+	}
+	return 0;
+}
+
+static int write_head(struct render *r, double width, double height, const char *title)
+{
+	const struct flamegraph_opts *o = r->o;
+	const char *from, *to;
+	int err = 0;
+
+	from = bg_stops(o, &to);
+	fprintf(r->out,
+		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" onload=\"init(evt)\" "
+		"viewBox=\"0 0 %.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"xmlns:xlink=\"http://www.w3.org/1999/xlink\" xmlns:fg=\"" FG_NS "\">\n"
+		"<!-- Flame graph rendered by scorch flamegraph. -->\n",
+		width, height, width, height);
+	if (o->notes) {
+		fputs("<!-- NOTES: ", r->out);
+		err = put_comment_text(r->out, &r->tb, o->notes);
+		fputs(" -->\n", r->out);
+	}
+	fprintf(r->out,
+		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"%s\" offset=\"5%%\"/><stop stop-color=\"%s\" offset=\"95%%\"/>"
+		"</linearGradient></defs>\n"
+		"<style type=\"text/css\">\n"
+		"text { font-family:",
+		from, to);
+	put_font(r->out, o->fonttype);
+	fprintf(r->out,
+		"; font-size:%gpx; fill:rgb(0,0,0); }\n"
+		"#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
+		"#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
+		"#subtitle { text-anchor:middle; fill:rgb(160,160,160); }\n"
+		"#title { text-anchor:middle; font-size:%gpx; }\n"
+		"#unzoom { cursor:pointer; }\n"
+		"#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
+		".hide { display:none; }\n"
+		".parent { opacity:0.5; }\n"
+		"</style>\n",
+		o->fontsize, o->fontsize + 5);
+	fprintf(r->out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n",
+		flamegraph_js);
+	fprintf(r->out,
+		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"url(#background)\"/>\n"
+		"<text id=\"title\" x=\"%.2f\" y=\"%.2f\">",
+		width, height, width / 2, o->fontsize * 2);
+	err = err ?: put_text(r->out, &r->tb, title);
+	fputs("</text>\n", r->out);
+	if (o->subtitle) {
+		fprintf(r->out, "<text id=\"subtitle\" x=\"%.2f\" y=\"%.2f\">", width / 2,
+			o->fontsize * 4);
+		err = err ?: put_text(r->out, &r->tb, o->subtitle);
+		fputs("</text>\n", r->out);
+	}
+	return err;
+}
+
+static int write_empty(struct render *r, const char *title)
+{
+	const struct flamegraph_opts *o = r->o;
+	double h = o->fontsize * 8;
+	int err = write_head(r, o->width, h, title);
+
+	fprintf(r->out,
+		"<text id=\"error\" x=\"%.2f\" y=\"%.2f\" style=\"text-anchor:middle\">"
+		"ERROR: No stack counts found</text>\n</svg>\n",
+		o->width / 2.0, h / 2 + o->fontsize);
+	return err;
+}
+
+static const char *default_title(const struct flamegraph_opts *o)
+{
+	if (o->title)
+		return o->title;
+	if (o->flamechart)
+		return "Flame Chart";
+	return o->inverted ? "Icicle Graph" : "Flame Graph";
+}
+
+static int find_dashdash(const struct flamegraph *fg, uint32_t *out)
+{
+	size_t i;
+
+	*out = ROOT_ID - 1;
+	for (i = 0; i < fg->nr_names; i++) {
+		if (fg->name_len[i] == 2 && !memcmp(fg->names[i], "--", 2)) {
+			*out = (uint32_t)i;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
+{
+	struct render r = {.fg = fg, .out = out};
+	const struct flamegraph_opts *o;
+	unsigned __int128 sum;
+	uint32_t dashdash;
+	unsigned shift = 0;
+	double area;
+	int err = 0;
+
+	if (!fg || !out)
+		return -EINVAL;
+	o = r.o = &fg->opts;
+	sum = fg->sum;
+	area = (double)o->width - 2 * XPAD;
+	if (fg->written)
+		return -EALREADY;
+	fg->written = true;
+	if (o->cp) {
+		err = cp_load(&r.cp, o->palette_file);
+		if (err)
+			goto cleanup;
+	}
+	if (!sum) {
+		err = write_empty(&r, default_title(o));
+		if (!err)
+			err = -ENODATA;
+		goto cleanup;
+	}
+	while (sum > UINT64_MAX) {
+		shift++;
+		sum = fg->sum >> shift;
+	}
+	if (shift) {
+		/* recount what survives the scaling exactly */
+		size_t i;
+
+		sum = 0;
+		for (i = 0; i < fg->nr_stacks; i++)
+			sum += fg->stacks[i].count >> shift;
+		while (sum > UINT64_MAX) {
+			shift++;
+			sum = 0;
+			for (i = 0; i < fg->nr_stacks; i++)
+				sum += fg->stacks[i].count >> shift;
+		}
+		pr_warn("flamegraph: the counts add up to more than 2^64; all counts were divided "
+			"by 2^%u\n",
+			shift);
+	}
+	if (!o->flamechart) {
+		err = sort_stacks(fg);
+		if (err)
+			goto cleanup;
+	}
+	find_dashdash(fg, &dashdash);
+
+	r.timemax = (double)(uint64_t)sum;
+	if (o->total) {
+		if ((double)o->total >= r.timemax)
+			r.timemax = (double)o->total;
+		else
+			pr_warn("flamegraph: ignoring --total %" PRIu64
+				": smaller than the sum of counts\n",
+				o->total);
+	}
+	r.pxper = area / r.timemax;
+	r.min_time = o->minwidth_percent ? o->minwidth / 100 * r.timemax : o->minwidth / r.pxper;
+	r.ypad1 = o->fontsize * 3;
+	r.ypad2 = o->fontsize * 2 + 10;
+	r.ypad3 = o->subtitle ? o->fontsize * 2 : 0;
+
+	err = flow(fg, shift, dashdash, measure_cb, &r);
+	if (err)
+		goto cleanup;
+	r.imgh = (double)(r.max_depth + 1) * o->height + r.ypad1 + r.ypad2 + r.ypad3;
+	err = write_head(&r, o->width, r.imgh, default_title(o));
+	if (err)
+		goto cleanup;
+	fprintf(out,
+		"<text id=\"details\" x=\"%d\" y=\"%.2f\"> </text>\n"
+		"<text id=\"unzoom\" x=\"%d\" y=\"%.2f\" class=\"hide\">Reset Zoom</text>\n"
+		"<text id=\"search\" x=\"%.2f\" y=\"%.2f\">Search</text>\n"
+		"<text id=\"ignorecase\" x=\"%.2f\" y=\"%.2f\">ic</text>\n"
+		"<text id=\"matched\" x=\"%.2f\" y=\"%.2f\"> </text>\n",
+		XPAD, r.imgh - r.ypad2 / 2, XPAD, o->fontsize * 2, o->width - XPAD - 100.0,
+		o->fontsize * 2, o->width - XPAD - 16.0, o->fontsize * 2, o->width - XPAD - 100.0,
+		r.imgh - r.ypad2 / 2);
+	fprintf(out,
+		"<g id=\"frames\" fg:total=\"%.0f\" fg:xpad=\"%d\" fg:width=\"%.0f\" "
+		"fg:fontsize=\"%g\" fg:fontwidth=\"%g\" fg:inverted=\"%d\" fg:nametype=\"",
+		r.timemax, XPAD, area, o->fontsize, o->fontwidth, o->inverted ? 1 : 0);
+	err = put_text(out, &r.tb, o->nametype);
+	if (err)
+		goto cleanup;
+	fputs("\">\n", out);
+	err = flow(fg, shift, dashdash, emit_cb, &r);
+	if (err)
+		goto cleanup;
+	fputs("</g>\n</svg>\n", out);
+	pr_debug("flamegraph: %zu stacks, %zu names, %zu frames drawn\n", fg->nr_stacks,
+		 fg->nr_names, r.nr_frames);
+	if (o->cp)
+		err = cp_save(&r.cp, o->palette_file);
+cleanup:
+	if (!err && (fflush(out) || ferror(out)))
+		err = errno ? -errno : -EIO;
+	if (err == -ENOMEM)
+		pr_err("flamegraph: out of memory rendering the SVG\n");
+	free(r.tb.buf);
+	cp_free(&r.cp);
+	return err;
+}
+
+int flamegraph__write_svg_path(const struct folded *f, const struct flamegraph_opts *opts,
+			       const char *path)
+{
+	struct flamegraph *fg = NULL;
+	struct out_file of = {0};
+	int err;
+
+	fg = flamegraph__new(opts);
+	if (!fg) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = flamegraph__add_folded(fg, f);
+	if (err)
+		goto cleanup;
+	err = out__open(&of, path);
+	if (err)
+		goto cleanup;
+	err = flamegraph__write_svg(fg, of.fp);
+	if (err && err != -ENODATA)
+		pr_err("flamegraph: cannot write %s: %s\n", path ? path : "<stdout>",
+		       strerror(-err));
+	/* the "No stack counts found" SVG is still a valid result to keep */
+	{
+		int cerr = out__close(&of, !err || err == -ENODATA);
+
+		err = err ?: cerr;
+	}
+cleanup:
+	flamegraph__free(fg);
+	return err;
+}

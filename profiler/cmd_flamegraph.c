@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "flamegraph.h"
+#include "cmds.h"
+
+struct fg_cmd_opts {
+	const char *output; /* NULL: stdout */
+	struct flamegraph_opts fg;
+	int verbose;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: scorch flamegraph [options] [FILE...] [-o OUT.svg]\n"
+		"\n"
+		"Renders folded stacks (\"frame;frame;... COUNT\" lines) as a self-contained,\n"
+		"interactive SVG. Reads standard input when no FILE or \"-\" is given; several\n"
+		"FILEs merge. Options have flamegraph.pl's names and meanings.\n"
+		"\n"
+		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout)\n"
+		"  -v, --verbose       more messages\n"
+		"  -h, --help          this help\n");
+	flamegraph__print_options_help(out);
+	fprintf(out,
+		"\n"
+		"exit status: 0 success, 1 error (including input with no stack counts:\n"
+		"an SVG saying so is still written), 2 usage error\n"
+		"\n"
+		"examples:\n"
+		"  scorch flamegraph cpu.folded -o cpu.svg\n"
+		"  perf script | stackcollapse-perf.pl | scorch flamegraph > cpu.svg\n"
+		"  scorch flamegraph a.folded b.folded -o merged.svg\n"
+		"  scorch flamegraph --colors java --minwidth 0.5%% --title 'at 30 s' j.folded "
+		"-o j.svg\n");
+}
+
+static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
+{
+	struct option *longopts = NULL;
+	size_t nr_fg = 0, i;
+	int c, err = 0;
+
+	for (; flamegraph_long_options[nr_fg].name; nr_fg++)
+		;
+	longopts = calloc(nr_fg + 4, sizeof(*longopts));
+	if (!longopts)
+		return -ENOMEM;
+	longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
+	longopts[1] = (struct option){"verbose", no_argument, NULL, 'v'};
+	longopts[2] = (struct option){"help", no_argument, NULL, 'h'};
+	for (i = 0; i < nr_fg; i++)
+		longopts[3 + i] = flamegraph_long_options[i];
+
+	optind = 1;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = strcmp(optarg, "-") ? optarg : NULL;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			err = 1;
+			goto cleanup;
+		default:
+			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
+			if (err == -ENOENT) {
+				pr_hint("run 'scorch flamegraph --help' for the options\n");
+				err = -EINVAL;
+			}
+			if (err)
+				goto cleanup;
+		}
+	}
+cleanup:
+	free(longopts);
+	return err;
+}
+
+/* Reads one input; "-" is standard input. Returns 0 or -errno (logged). */
+static int read_input(struct flamegraph *fg, const char *path)
+{
+	FILE *in = NULL;
+	int fd = -1, err;
+
+	if (!strcmp(path, "-"))
+		return flamegraph__read(fg, stdin, "<stdin>");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("flamegraph: cannot open %s: %s\n", path, strerror(errno));
+		goto cleanup;
+	}
+	in = fdopen(fd, "r");
+	if (!in) {
+		err = -errno;
+		pr_err("flamegraph: cannot read %s: %s\n", path, strerror(errno));
+		goto cleanup;
+	}
+	fd = -1;
+	err = flamegraph__read(fg, in, path);
+cleanup:
+	if (in)
+		fclose(in);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	struct fg_cmd_opts o = {0};
+	struct flamegraph *fg = NULL;
+	struct out_file out = {0};
+	int err, i;
+
+	flamegraph_opts__init(&o.fg);
+	err = parse_args(argc, argv, &o);
+	if (err)
+		return err > 0 ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	if (o.verbose)
+		log__set_level(LOG_DEBUG);
+
+	fg = flamegraph__new(&o.fg);
+	if (!fg) {
+		err = -errno;
+		pr_err("flamegraph: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	if (optind == argc) {
+		if (isatty(STDIN_FILENO))
+			pr_info("flamegraph: reading folded stacks from standard input\n");
+		err = read_input(fg, "-");
+	}
+	for (i = optind; i < argc && !err; i++)
+		err = read_input(fg, argv[i]);
+	if (err)
+		goto cleanup;
+
+	err = out__open(&out, o.output);
+	if (err)
+		goto cleanup;
+	err = flamegraph__write_svg(fg, out.fp);
+	if (err == -ENODATA) {
+		pr_err("flamegraph: no stack counts found in the input\n");
+		/* the SVG saying so is still written, as flamegraph.pl does */
+		err = out__close(&out, true) ?: -ENODATA;
+		goto cleanup;
+	}
+	if (err)
+		pr_err("flamegraph: cannot write %s: %s\n", o.output ? o.output : "standard output",
+		       strerror(-err));
+	err = out__close(&out, !err) ?: err;
+cleanup:
+	if (err)
+		out__close(&out, false);
+	flamegraph__free(fg);
+	return err ? EXIT_ERROR : EXIT_OK;
+}

@@ -81,15 +81,17 @@ int parse__double(const char *s, double min, double max, double *out);
 
 /*
  * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout).
- * For a file, data goes to a temporary file in the same directory, and
+ * An existing device or FIFO (/dev/null) is written in place. For a regular
+ * file, data goes to a temporary file in the same directory, and
  * out__close(.., commit=true) flushes, fsyncs and renames it over @path, so an
  * interrupted run never leaves half a file; commit=false removes it.
  * Both return 0 or -errno and log a one-line error naming the file.
  */
 struct out_file {
 	FILE *fp;
-	char *path; /* NULL for stdout */
+	char *path; /* NULL for stdout or a device written in place */
 	char *tmp_path;
+	bool direct; /* fp is a device or FIFO opened in place */
 };
 int out__open(struct out_file *out, const char *path);
 int out__close(struct out_file *out, bool commit);

@@ -10,11 +10,27 @@
 
 int out__open(struct out_file *out, const char *path)
 {
+	struct stat st;
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
 	if (!path || !strcmp(path, "-")) {
 		out->fp = stdout;
+		return 0;
+	}
+	/* a device or FIFO (/dev/null, a pipe) is written in place, never replaced */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			pr_err("cannot write %s: it is a directory\n", path);
+			return -EISDIR;
+		}
+		out->fp = fopen(path, "we");
+		if (!out->fp) {
+			err = -errno;
+			pr_err("cannot open %s: %s\n", path, strerror(errno));
+			return err;
+		}
+		out->direct = true;
 		return 0;
 	}
 	out->path = strdup(path);
@@ -55,9 +71,12 @@ int out__close(struct out_file *out, bool commit)
 	if (!out->path) {
 		if (fflush(out->fp) || ferror(out->fp)) {
 			err = -(errno ? errno : EIO);
-			pr_err("cannot write to standard output: %s\n", strerror(-err));
+			pr_err("cannot write to %s: %s\n", out->direct ? "the output" : "standard output",
+			       strerror(-err));
 		}
-		out->fp = NULL;
+		if (out->direct && fclose(out->fp) && !err)
+			err = -errno;
+		memset(out, 0, sizeof(*out));
 		return err;
 	}
 	if (commit && (fflush(out->fp) || ferror(out->fp) || fsync(fileno(out->fp)))) {

@@ -53,6 +53,7 @@ struct record {
 	struct folded *folded;
 	struct strset *names; /* kernel names with their _[k] suffix */
 	struct launch launch;
+	struct out_file out; /* opened before sampling starts: fail before, not after */
 	int *pidfds;
 	bool *gone;
 	const char **frames;
@@ -98,8 +99,9 @@ static void usage(FILE *out)
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
 		"                             files are replaced atomically\n"
-		"      --max-stacks N         distinct stacks kept in the kernel (default: sized\n"
-		"                             from frequency x duration x CPUs)\n"
+		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
+		"                             about 1.1 KiB each (default: frequency x duration x\n"
+		"                             CPUs within 4096..65536; 32768 without -d)\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
@@ -355,6 +357,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * Entries of the stack and count maps (both preallocated): at most one new stack
+ * per sample is assumed, within [4096, 65536] (about 4.5 to 72 MiB of kernel
+ * memory); without a duration, 32768.
+ */
 static uint32_t map_entries(const struct record *r, int nr_cpus)
 {
 	const struct record_opts *o = &r->opts;
@@ -363,10 +370,9 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 	if (o->max_stacks)
 		return o->max_stacks;
 	if (!o->duration)
-		return 262144;
-	/* each sample may bring a new user and a new kernel stack */
-	n = 2.0 * o->freq * o->duration * nr_cpus + 1024;
-	return n > (1 << 20) ? 1 << 20 : (uint32_t)n;
+		return 32768;
+	n = (double)o->freq * o->duration * nr_cpus + 1024;
+	return n < 4096 ? 4096 : n > 65536 ? 65536 : (uint32_t)n;
 }
 
 static void on_event(void *ctx, const struct scorch_event *e)
@@ -573,7 +579,8 @@ static double report_summary(struct record *r, const uint64_t *st)
 			" unreadable at the end\n",
 			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
 			r->drain_lost);
-		pr_hint("raise --max-stacks (now %u) or lower -F\n", map_entries(r, 1));
+		pr_hint("raise --max-stacks (now %u) or lower -F\n",
+			map_entries(r, sampler__nr_cpus(r->sampler)));
 	}
 	if (o->quiet)
 		return lost_pct;
@@ -600,17 +607,13 @@ static double report_summary(struct record *r, const uint64_t *st)
 
 static int write_output(struct record *r)
 {
-	struct out_file out;
 	int err;
 
-	err = out__open(&out, r->opts.output);
-	if (err)
-		return err;
-	err = folded__write(r->folded, out.fp);
+	err = folded__write(r->folded, r->out.fp);
 	if (err)
 		pr_err("cannot write %s: %s\n", r->opts.output ? r->opts.output : "standard output",
 		       strerror(-err));
-	return out__close(&out, !err) ?: err;
+	return out__close(&r->out, !err) ?: err;
 }
 
 static int finish_command(struct record *r)
@@ -657,6 +660,9 @@ static int record_run(struct record *r)
 	int err;
 
 	err = preflight(r);
+	if (err)
+		return err;
+	err = out__open(&r->out, o->output);
 	if (err)
 		return err;
 	r->sym = symbolizer__new(&yopts);
@@ -761,6 +767,7 @@ int cmd_record(int argc, char **argv)
 			if (r.pidfds[i] >= 0)
 				close(r.pidfds[i]);
 	}
+	out__close(&r.out, false); /* no-op once written */
 	sampler__free(r.sampler);
 	symbolizer__free(r.sym);
 	folded__free(r.folded);

@@ -69,18 +69,18 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	s->skel->rodata->follow_forks = opts->follow_forks;
 
 	/*
-	 * Stacks and counts are allocated on demand (no prealloc), so a generous
-	 * max_entries costs only the bucket array until stacks actually arrive.
+	 * Preallocated maps: an on-demand (BPF_F_NO_PREALLOC) insert from the timer
+	 * interrupt fails with -ENOMEM whenever the per-CPU allocation cache has not
+	 * been refilled yet, which loses samples in bursts of new stacks. The cost is
+	 * memory up front (about 1.1 KiB per stack entry), so record sizes the maps
+	 * from frequency x duration x CPUs, within limits (--max-stacks overrides).
 	 */
 	bpf_map__set_max_entries(s->skel->maps.stacks, entries);
-	bpf_map__set_map_flags(s->skel->maps.stacks, BPF_F_NO_PREALLOC);
 	bpf_map__set_max_entries(s->skel->maps.counts, entries);
-	bpf_map__set_map_flags(s->skel->maps.counts, BPF_F_NO_PREALLOC);
 	/* a followed command may fork many children */
 	bpf_map__set_max_entries(s->skel->maps.pids, opts->follow_forks ? 65536 : nfilter);
 	bpf_map__set_max_entries(s->skel->maps.tids, nfilter);
-	bpf_map__set_max_entries(s->skel->maps.procs, 65536);
-	bpf_map__set_map_flags(s->skel->maps.procs, BPF_F_NO_PREALLOC);
+	bpf_map__set_max_entries(s->skel->maps.procs, 32768);
 	bpf_program__set_autoload(s->skel->progs.oncpu_fork, opts->follow_forks);
 
 	err = oncpu_bpf__load(s->skel);

@@ -10,6 +10,9 @@
  *   --threads N  N worker threads named "split-w0".. run the split; the main thread
  *                only waits (default 0: the main thread runs it, so stacks reach main)
  *   --kernel     also spend time in the kernel: burn_kernel() reads /dev/zero
+ *   --recurse N  instead of the split, burn in burn_a at the bottom of recurse()
+ *                called N-1 times recursively, for depths 1..N in turn: N distinct
+ *                stacks, as deep as N + 4 frames
  * Prints "ready PID [TID...]" on stdout once the burning starts, then stays silent.
  */
 #ifndef _GNU_SOURCE
@@ -26,6 +29,7 @@
 
 static double seconds = 3.0;
 static int kernel_mode;
+static int recurse_max;
 static volatile unsigned long sink;
 static unsigned long chunk = 20000; /* spin iterations between clock reads */
 
@@ -91,9 +95,20 @@ __attribute__((noinline)) void burn_kernel(long long ns)
 	close(fd);
 }
 
+__attribute__((noinline)) void recurse(int depth, long long ns)
+{
+	if (depth <= 1) {
+		burn_a(ns);
+		return;
+	}
+	recurse(depth - 1, ns);
+	sink++; /* no tail call: every level keeps its frame */
+}
+
 __attribute__((noinline)) void run_rounds(unsigned int seed)
 {
 	double end = wall() + seconds;
+	int depth = 0;
 
 	while (wall() < end) {
 		/* xorshift: round lengths 1..9 ms of CPU time */
@@ -102,6 +117,11 @@ __attribute__((noinline)) void run_rounds(unsigned int seed)
 		seed ^= seed << 5;
 		long long round = 1000000LL + (seed % 8000) * 1000LL;
 
+		if (recurse_max) {
+			depth = depth % recurse_max + 1;
+			recurse(depth, round / 4);
+			continue;
+		}
 		burn_a(round * 50 / 100);
 		burn_b(round * 30 / 100);
 		burn_c(round * 20 / 100);
@@ -151,12 +171,14 @@ int main(int argc, char **argv)
 			nthreads = strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--kernel"))
 			kernel_mode = 1;
+		else if (!strcmp(argv[i], "--recurse") && i + 1 < argc)
+			recurse_max = strtol(argv[++i], NULL, 10);
 		else {
-			fprintf(stderr, "usage: split [--seconds S] [--threads N] [--kernel]\n");
+			fprintf(stderr, "usage: split [--seconds S] [--threads N] [--kernel] [--recurse N]\n");
 			return 2;
 		}
 	}
-	if (nthreads < 0 || nthreads > 64 || seconds <= 0) {
+	if (nthreads < 0 || nthreads > 64 || seconds <= 0 || recurse_max < 0 || recurse_max > 100000) {
 		fprintf(stderr, "split: bad arguments\n");
 		return 2;
 	}

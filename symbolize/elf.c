@@ -67,7 +67,7 @@ static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct elf_file *f)
 	}
 }
 
-static int load_phdrs(Elf *elf, struct elf_file *f, const char *what)
+static int load_phdrs(Elf *elf, uint64_t size, struct elf_file *f, const char *what)
 {
 	size_t n, i;
 	GElf_Phdr ph;
@@ -89,6 +89,10 @@ static int load_phdrs(Elf *elf, struct elf_file *f, const char *what)
 			read_build_id(elf, &ph, f);
 		if (ph.p_type != PT_LOAD || !ph.p_filesz || f->nr_segs >= ELF_MAX_LOADS)
 			continue;
+		if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
+			pr_debug("symbolize: %s: truncated (segment %zu past the end)\n", what, i);
+			return -EINVAL;
+		}
 		f->segs[f->nr_segs++] = (struct load_seg){
 			.offset = ph.p_offset,
 			.filesz = ph.p_filesz,
@@ -197,7 +201,8 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 	return 0;
 }
 
-static int load_syms(Elf *elf, struct elf_file *f, struct strset *strs, const char *what)
+static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_file *f,
+		     struct strset *strs, const char *what)
 {
 	struct sym_raw *raw = NULL;
 	struct sec_info *secs = NULL;
@@ -208,6 +213,12 @@ static int load_syms(Elf *elf, struct elf_file *f, struct strset *strs, const ch
 
 	if (elf_getshdrnum(elf, &nr_secs)) {
 		pr_debug("symbolize: %s: cannot read section headers: %s\n", what, elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (nr_secs && (ehdr->e_shoff > size ||
+			(size - ehdr->e_shoff) / MAX(ehdr->e_shentsize, 1) < nr_secs)) {
+		pr_debug("symbolize: %s: truncated (section headers past the end)\n", what);
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -239,6 +250,7 @@ static int load_syms(Elf *elf, struct elf_file *f, struct strset *strs, const ch
 	}
 	/* .symtab if it names any function, else .dynsym */
 	for (pass = 0; pass < 2 && !nr; pass++) {
+		f->full = !pass;
 		for (i = 1; i < nr_secs; i++) {
 			scn = elf_getscn(elf, i);
 			if (!scn || !gelf_getshdr(scn, &sh)) {
@@ -297,6 +309,7 @@ struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct 
 	struct elf_file *f = NULL;
 	char *copy = NULL;
 	Elf *elf = NULL;
+	size_t raw_size = 0;
 	GElf_Ehdr ehdr;
 	int err = 0;
 
@@ -332,10 +345,15 @@ struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct 
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = load_phdrs(elf, f, what);
+	if (!elf_rawfile(elf, &raw_size)) {
+		pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	err = load_phdrs(elf, raw_size, f, what);
 	if (err)
 		goto cleanup;
-	err = load_syms(elf, f, strs, what);
+	err = load_syms(elf, &ehdr, raw_size, f, strs, what);
 cleanup:
 	elf_end(elf);
 	free(copy);

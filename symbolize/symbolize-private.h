@@ -96,7 +96,8 @@ struct elf_file {
 	size_t nr_segs;
 	uint8_t build_id[BUILD_ID_MAX];
 	size_t build_id_len;
-	bool bad; /* could not be parsed: every address is "[basename]" */
+	bool bad;  /* could not be parsed: every address is "[basename]" */
+	bool full; /* symbols from .symtab (else .dynsym, or none) */
 };
 
 /*

@@ -388,6 +388,31 @@ static void file_link(struct symbolizer *s, struct elf_file *f)
 }
 
 /*
+ * @cached has the build-id of @fd but only .dynsym: a stripped copy was seen first. If
+ * @fd has the full .symtab, its table replaces the cached one in place (same build-id,
+ * same layout), so every mapping already pointing at @cached benefits. Returns -ENOMEM
+ * or 0 (the cached table stays when @fd is no better).
+ */
+static int file_upgrade(struct symbolizer *s, int fd, const char *path, struct elf_file *cached)
+{
+	struct elf_file *f = elf_file__parse(fd, NULL, 0, s->strs, path);
+	struct symtab tmp;
+
+	if (!f)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	s->st.files_cached++;
+	if (f->full) {
+		tmp = cached->tab;
+		cached->tab = f->tab;
+		f->tab = tmp;
+		cached->full = true;
+		pr_debug("symbolize: %s: full symbol table for a stripped file\n", path);
+	}
+	elf_file__free(f);
+	return 0;
+}
+
+/*
  * The parsed file behind mapping @e of @pid, from the cache or parsed now. *@out NULL:
  * the file cannot be used (counted once in files_unreadable). Returns 0 or -ENOMEM.
  */
@@ -440,9 +465,16 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	if (!elf_file__read_build_id(fd, id, &id_len) && id_len) {
 		key_build_id(&kbid, id, id_len);
 		slot = file_index__slot(&s->files, &kbid);
-		if (slot) {
-			/* the same file seen under another device/inode (a container) */
+		/* the same file seen under another device/inode (a container's copy) */
+		if (slot && slot->file->full) {
 			err = file_index__add(&s->files, &kdev, slot->file);
+			*out = slot->file;
+			goto cleanup;
+		}
+		if (slot) {
+			err = file_upgrade(s, fd, e->path, slot->file);
+			if (!err)
+				err = file_index__add(&s->files, &kdev, slot->file);
 			*out = slot->file;
 			goto cleanup;
 		}

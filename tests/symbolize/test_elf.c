@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/symbolize: user-space lookups against fixture binaries built by CMake (PIE,
+ * non-PIE, shared library, stripped copy), after the process exits, in our own process
+ * (vdso, pseudo mappings, dlopen), and on corrupt ELF files that must not crash us.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "symbolize-private.h"
+
+struct fixture {
+	pid_t pid;
+	int in_fd;
+	uint64_t exe_func, exe_local, ends_with_call, after_call;
+	uint64_t lib_func, lib_local, lib_before_gap, lib_after_gap;
+	uint64_t ret;
+};
+
+static const char *dir;
+
+static void fixture_start(const char *name, struct fixture *fx)
+{
+	int in[2], out[2];
+	char path[4096], line[256], key[64];
+	uint64_t v;
+	FILE *f;
+
+	memset(fx, 0, sizeof(*fx));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK(!pipe2(in, O_CLOEXEC) && !pipe2(out, O_CLOEXEC));
+	fx->pid = fork();
+	CHECK(fx->pid >= 0);
+	if (!fx->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	fx->in_fd = in[1];
+	f = fdopen(out[0], "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strcmp(line, "ready\n"))
+			break;
+		CHECK(sscanf(line, "%63s %" SCNx64, key, &v) == 2);
+		if (!strcmp(key, "exe_func"))
+			fx->exe_func = v;
+		else if (!strcmp(key, "exe_local"))
+			fx->exe_local = v;
+		else if (!strcmp(key, "ends_with_call"))
+			fx->ends_with_call = v;
+		else if (!strcmp(key, "after_call"))
+			fx->after_call = v;
+		else if (!strcmp(key, "lib_func"))
+			fx->lib_func = v;
+		else if (!strcmp(key, "lib_local"))
+			fx->lib_local = v;
+		else if (!strcmp(key, "lib_before_gap"))
+			fx->lib_before_gap = v;
+		else if (!strcmp(key, "lib_after_gap"))
+			fx->lib_after_gap = v;
+		else if (!strcmp(key, "ret"))
+			fx->ret = v;
+	}
+	fclose(f);
+	CHECK(fx->exe_func && fx->exe_local && fx->ends_with_call && fx->after_call);
+	CHECK(fx->lib_func && fx->lib_local && fx->lib_before_gap && fx->lib_after_gap && fx->ret);
+}
+
+static void fixture_stop(struct fixture *fx)
+{
+	int status;
+
+	kill(fx->pid, SIGKILL);
+	CHECK(waitpid(fx->pid, &status, 0) == fx->pid);
+	close(fx->in_fd);
+}
+
+static struct frame user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return)
+{
+	struct frame fr;
+
+	CHECK(symbolizer__user(s, pid, ip, is_return, &fr, 1) == 1);
+	CHECK(fr.name);
+	CHECK(fr.kind == FRAME_SYMBOL || fr.kind == FRAME_MODULE || fr.kind == FRAME_UNKNOWN);
+	return fr;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+
+	return s && a >= b && !strcmp(s + a - b, suffix);
+}
+
+static void check_sym(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
+		      const char *name, uint64_t offset, const char *module_suffix, int line)
+{
+	struct frame fr = user(s, pid, ip, is_return);
+
+	if (fr.kind != FRAME_SYMBOL || strcmp(fr.name, name) || fr.offset != offset ||
+	    !ends_with(fr.module, module_suffix)) {
+		fprintf(stderr,
+			"%s:%d: %#" PRIx64 "%s: got %s+%#" PRIx64 " (%s, kind %d), want "
+			"%s+%#" PRIx64 " (*%s)\n",
+			__FILE__, line, ip, is_return ? " (return)" : "", fr.name, fr.offset,
+			fr.module ? fr.module : "no module", fr.kind, name, offset, module_suffix);
+		exit(1);
+	}
+}
+
+#define CHECK_SYM(s, pid, ip, ret, name, off, mod)                                                 \
+	check_sym(s, pid, ip, ret, name, off, mod, __LINE__)
+
+/* The [vdso] range of @pid from its maps. */
+static bool vdso_range(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	struct strset *strs = strset__new();
+	struct map_entry *e = NULL;
+	size_t len, nr = 0, bad, i;
+	char path[64], *text;
+	bool found = false;
+
+	CHECK(strs);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	CHECK(!file__read_bounded(AT_FDCWD, path, MAPS_MAX_BYTES, &text, &len));
+	CHECK(!maps__parse(text, len, strs, &e, &nr, &bad));
+	for (i = 0; i < nr && !found; i++) {
+		if (!strcmp(e[i].path, "[vdso]")) {
+			*start = e[i].start;
+			*end = e[i].end;
+			found = true;
+		}
+	}
+	free(e);
+	free(text);
+	strset__free(strs);
+	return found;
+}
+
+/* Every address of the vdso names a __vdso_ function or "[vdso]"; some name one. */
+static void check_vdso(struct symbolizer *s, pid_t pid)
+{
+	uint64_t start, end, a;
+	size_t named = 0;
+	struct frame fr;
+
+	if (!vdso_range(pid, &start, &end)) {
+		printf("no vdso in pid %d\n", (int)pid);
+		return;
+	}
+	for (a = start; a < end; a += 4) {
+		fr = user(s, pid, a, false);
+		CHECK(fr.kind != FRAME_UNKNOWN);
+		if (fr.kind == FRAME_MODULE) {
+			CHECK_STR(fr.name, "[vdso]");
+			continue;
+		}
+		CHECK_STR(fr.module, "[vdso]");
+		if (!strncmp(fr.name, "__vdso_", 7))
+			named++;
+	}
+	CHECK(named > 0);
+}
+
+static void test_fixture(struct symbolizer *s, const char *exe, bool second)
+{
+	struct symbolizer_stats st0, st;
+	struct symbolizer *s2;
+	char exe_suffix[64];
+	struct fixture fx;
+	struct frame fr;
+
+	snprintf(exe_suffix, sizeof(exe_suffix), "/%s", exe);
+	fixture_start(exe, &fx);
+	symbolizer__stats(s, &st0);
+	CHECK(!symbolizer__snapshot(s, fx.pid));
+	symbolizer__stats(s, &st);
+	/* the exe, libsymfix.so, libc, ld.so; the second fixture shares all but its exe */
+	if (second)
+		CHECK_U64(st.files_cached, st0.files_cached + 1);
+	else
+		CHECK(st.files_cached >= 4);
+	CHECK_U64(st.files_unreadable, st0.files_unreadable);
+
+	CHECK_SYM(s, fx.pid, fx.exe_func, false, "symfix_exe_func", 0, exe_suffix);
+	CHECK_SYM(s, fx.pid, fx.exe_func + 1, false, "symfix_exe_func", 1, exe_suffix);
+	CHECK_SYM(s, fx.pid, fx.exe_local, false, "symfix_exe_local", 0, exe_suffix);
+	CHECK_SYM(s, fx.pid, fx.after_call, false, "symfix_after_call", 0, exe_suffix);
+	/* the return address is just past symfix_ends_with_call's last instruction */
+	CHECK_SYM(s, fx.pid, fx.ret, true, "symfix_ends_with_call", fx.ret - fx.ends_with_call,
+		  exe_suffix);
+	fr = user(s, fx.pid, fx.ret, false);
+	CHECK(strcmp(fr.name, "symfix_ends_with_call"));
+
+	/* the global name wins over the hidden alias at the same address */
+	CHECK_SYM(s, fx.pid, fx.lib_func, false, "symfix_lib_func", 0, "/libsymfix.so");
+	CHECK_SYM(s, fx.pid, fx.lib_func + 2, true, "symfix_lib_func", 2, "/libsymfix.so");
+	CHECK_SYM(s, fx.pid, fx.lib_local, false, "symfix_lib_local", 0, "/libsymfix.so");
+	CHECK_SYM(s, fx.pid, fx.lib_after_gap, false, "symfix_lib_after_gap", 0, "/libsymfix.so");
+	/* the padding before the aligned function: in the mapping, in no symbol */
+	CHECK(fx.lib_after_gap - fx.lib_before_gap > 32);
+	fr = user(s, fx.pid, fx.lib_after_gap - 8, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[libsymfix.so]");
+	CHECK(ends_with(fr.module, "/libsymfix.so"));
+	/* nothing mapped */
+	fr = user(s, fx.pid, 0x1000, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	CHECK_STR(fr.name, "[unknown]");
+	CHECK(!fr.module);
+	fr = user(s, fx.pid, 0, true);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	check_vdso(s, fx.pid);
+
+	/* never snapshotted: the first lookup takes the snapshot */
+	s2 = symbolizer__new(NULL);
+	CHECK(s2);
+	CHECK_SYM(s2, fx.pid, fx.lib_func, false, "symfix_lib_func", 0, "/libsymfix.so");
+	CHECK_SYM(s2, fx.pid, fx.exe_func, false, "symfix_exe_func", 0, exe_suffix);
+	symbolizer__stats(s2, &st);
+	CHECK_U64(st.user_frames, 2);
+	CHECK_U64(st.user_unresolved, 0);
+	CHECK_U64(st.procs_missing, 0);
+	symbolizer__free(s2);
+
+	/* gone: what the snapshot kept still resolves; a new snapshot keeps it */
+	fixture_stop(&fx);
+	CHECK(symbolizer__snapshot(s, fx.pid) == -ESRCH);
+	CHECK_SYM(s, fx.pid, fx.exe_func, false, "symfix_exe_func", 0, exe_suffix);
+	CHECK_SYM(s, fx.pid, fx.lib_local, false, "symfix_lib_local", 0, "/libsymfix.so");
+	CHECK_SYM(s, fx.pid, fx.ret, true, "symfix_ends_with_call", fx.ret - fx.ends_with_call,
+		  exe_suffix);
+
+	/* gone and never seen: unknown frames, counted, not an error */
+	s2 = symbolizer__new(NULL);
+	CHECK(s2);
+	fr = user(s2, fx.pid, fx.exe_func, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	fr = user(s2, fx.pid, fx.lib_func, true);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	symbolizer__stats(s2, &st);
+	CHECK_U64(st.procs_missing, 1);
+	CHECK_U64(st.user_frames, 2);
+	CHECK_U64(st.user_unresolved, 2);
+	symbolizer__free(s2);
+
+	/* forget drops the mappings; the pid then counts as missing */
+	symbolizer__forget(s, fx.pid);
+	fr = user(s, fx.pid, fx.exe_func, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, data, len) == (ssize_t)len);
+	CHECK(!close(fd));
+}
+
+static void *read_whole(const char *path, size_t *len)
+{
+	char *buf;
+
+	CHECK(!file__read_bounded(AT_FDCWD, path, 64u << 20, &buf, len));
+	return buf;
+}
+
+/* Maps @path executable in this process; returns the address. */
+static uint64_t map_exec(const char *path, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	CHECK(fd >= 0);
+	p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	CHECK(p != MAP_FAILED);
+	close(fd);
+	return (uintptr_t)p;
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* The section header of @type in an ELF64 image, or NULL. */
+static Elf64_Shdr *find_shdr(char *img, size_t len, uint32_t type)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	size_t i;
+
+	CHECK(len >= sizeof(*eh) && !memcmp(eh->e_ident, ELFMAG, SELFMAG));
+	CHECK(eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len);
+	for (i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff) + i;
+
+		if (sh->sh_type == type)
+			return sh;
+	}
+	return NULL;
+}
+
+/* Corrupt files mapped executable: "[basename]", counted unreadable, no crash. */
+static void test_corrupt(void)
+{
+	static const char *const names[] = {"garbage.so", "truncated.so", "badhdr.so", "badlink.so",
+					    "badsize.so"};
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st0, st;
+	char path[4096], *lib, *img;
+	uint64_t addr[5];
+	size_t len, i;
+	Elf64_Shdr *sh;
+	struct frame fr;
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
+	lib = read_whole(path, &len);
+	CHECK(len > 8192);
+	img = malloc(len);
+	CHECK(img);
+
+	for (i = 0; i < len; i++)
+		img[i] = (char)rng();
+	snprintf(path, sizeof(path), "%s/garbage.so", dir);
+	write_file(path, img, 8192);
+	/* truncated, with its own build-id (else it may borrow the intact file's symbols) */
+	memcpy(img, lib, 4096);
+	for (i = 0; i + 32 < 4096; i++) {
+		if (!memcmp(img + i, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU", 16)) {
+			img[i + 16] ^= 0xff;
+			break;
+		}
+	}
+	CHECK(i + 32 < 4096);
+	snprintf(path, sizeof(path), "%s/truncated.so", dir);
+	write_file(path, img, 4096);
+	/* a valid ELF header, then garbage */
+	memcpy(img, lib, sizeof(Elf64_Ehdr));
+	snprintf(path, sizeof(path), "%s/badhdr.so", dir);
+	write_file(path, img, 8192);
+	/* .symtab's string table link out of range */
+	memcpy(img, lib, len);
+	sh = find_shdr(img, len, SHT_SYMTAB);
+	CHECK(sh);
+	sh->sh_link = 0x7fff;
+	snprintf(path, sizeof(path), "%s/badlink.so", dir);
+	write_file(path, img, len);
+	/* .symtab far larger than the file */
+	memcpy(img, lib, len);
+	sh = find_shdr(img, len, SHT_SYMTAB);
+	sh->sh_size = 1ull << 40;
+	snprintf(path, sizeof(path), "%s/badsize.so", dir);
+	write_file(path, img, len);
+
+	for (i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		addr[i] = map_exec(path, i == 1 ? 4096 : 8192);
+	}
+	symbolizer__stats(s, &st0);
+	CHECK(!symbolizer__snapshot(s, getpid()));
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.files_unreadable, st0.files_unreadable + 5);
+	for (i = 0; i < 5; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "[%s]", names[i]);
+		fr = user(s, getpid(), addr[i] + 0x10, false);
+		CHECK(fr.kind == FRAME_MODULE);
+		CHECK_STR(fr.name, want);
+		CHECK(ends_with(fr.module, names[i]));
+		fr = user(s, getpid(), addr[i] + 0x1000 - 1, true);
+		CHECK(fr.kind == FRAME_MODULE);
+		munmap((void *)(uintptr_t)addr[i], i == 1 ? 4096 : 8192);
+	}
+	/* a refresh does not count them again */
+	CHECK(!symbolizer__snapshot(s, getpid()));
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.files_unreadable, st0.files_unreadable + 5);
+	symbolizer__free(s);
+	free(img);
+	free(lib);
+}
+
+/*
+ * Random byte flips in a good library, parsed from memory: whatever libelf makes of it,
+ * we never read out of bounds (run under ASan) and every answer is well-formed.
+ */
+static void test_fuzz(void)
+{
+	struct strset *strs = strset__new();
+	char path[4096], *lib, *img;
+	size_t len, i, j, parsed = 0;
+	struct elf_file *f;
+	uint64_t vaddr;
+
+	CHECK(strs);
+	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
+	lib = read_whole(path, &len);
+	img = malloc(len);
+	CHECK(img);
+	for (i = 0; i < 3000; i++) {
+		size_t flips = 1 + rng() % 16;
+
+		memcpy(img, lib, len);
+		for (j = 0; j < flips; j++) {
+			/* mostly the headers and tables at both ends of the file */
+			size_t at = rng() % 4 ? (rng() % 2 ? rng() % 1024 : len - 1 - rng() % 3072)
+					      : rng() % len;
+			img[at] = (char)rng();
+		}
+		f = elf_file__parse(-1, img, len - (i % 7 ? 0 : rng() % len), strs, "fuzz");
+		if (!f) {
+			CHECK(errno == EINVAL);
+			continue;
+		}
+		parsed++;
+		for (j = 0; j < 64; j++) {
+			const struct sym *sym;
+
+			if (!elf_file__offset_to_vaddr(f, rng() % (len + 4096), &vaddr))
+				continue;
+			sym = symtab__find(&f->tab, vaddr);
+			CHECK(!sym || (sym->name && vaddr >= sym->start && vaddr < sym->end));
+		}
+		elf_file__free(f);
+	}
+	printf("fuzz: %zu of 3000 mutants parsed\n", parsed);
+	CHECK(parsed > 0);
+	free(img);
+	free(lib);
+	strset__free(strs);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Our own process: dlopen'ed stripped library, build-id sharing, pseudo mappings. */
+static void test_self(void)
+{
+	void (*addrs)(void **, void **, void **, void **);
+	void *func, *local, *before_gap, *after_gap, *h, *anon, *data;
+	struct symbolizer_stats st0, st;
+	uint64_t heap_start, heap_end;
+	char path[4096], copy[4096], copy2[4096], *lib;
+	struct symbolizer *s;
+	pid_t self = getpid();
+	Dl_info info;
+	struct frame fr;
+	size_t len;
+	int local_var = 0;
+
+	snprintf(path, sizeof(path), "%s/libsymfix-stripped.so", dir);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h);
+	*(void **)&addrs = dlsym(h, "symfix_lib_addrs");
+	CHECK(addrs);
+	addrs(&func, &local, &before_gap, &after_gap);
+	anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	data = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(anon != MAP_FAILED && data != MAP_FAILED);
+
+	s = symbolizer__new(NULL);
+	CHECK(s);
+	CHECK(!symbolizer__snapshot(s, self));
+	/* .dynsym only: exported names resolve, the static function cannot */
+	CHECK_SYM(s, self, (uintptr_t)func, false, "symfix_lib_func", 0, "/libsymfix-stripped.so");
+	CHECK_SYM(s, self, (uintptr_t)after_gap + 3, true, "symfix_lib_after_gap", 3,
+		  "/libsymfix-stripped.so");
+	fr = user(s, self, (uintptr_t)local, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[libsymfix-stripped.so]");
+	CHECK(ends_with(fr.module, "/libsymfix-stripped.so"));
+	/* this test binary and its libraries */
+	CHECK_SYM(s, self, (uintptr_t)test_self, false, "test_self", 0, "/test_symbolize_elf");
+	CHECK_SYM(s, self, (uintptr_t)symbolizer__user + 1, false, "symbolizer__user", 1,
+		  "/test_symbolize_elf");
+	CHECK(dladdr((void *)getpid, &info) && info.dli_sname);
+	fr = user(s, self, (uintptr_t)getpid, false);
+	CHECK(fr.kind == FRAME_SYMBOL);
+	printf("getpid -> %s in %s (dladdr: %s)\n", fr.name, fr.module, info.dli_sname);
+	CHECK(ends_with(fr.module,
+			info.dli_fname + (strrchr(info.dli_fname, '/') - info.dli_fname)));
+
+	fr = user(s, self, (uintptr_t)anon + 100, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[anon]");
+	CHECK(!fr.module);
+	fr = user(s, self, (uintptr_t)data + 100, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	fr = user(s, self, (uintptr_t)&local_var, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[stack]");
+	CHECK(!fr.module);
+	if (vdso_range(self, &heap_start, &heap_end))
+		check_vdso(s, self);
+
+	/*
+	 * Same build-id under other inodes (as in containers). The first unstripped copy is
+	 * parsed once and its .symtab upgrades the stripped library seen before; a second
+	 * copy is not parsed at all.
+	 */
+	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
+	lib = read_whole(path, &len);
+	snprintf(copy, sizeof(copy), "%s/libsymfix-copy.so", dir);
+	write_file(copy, lib, len);
+	snprintf(copy2, sizeof(copy2), "%s/libsymfix-copy2.so", dir);
+	write_file(copy2, lib, len);
+	CHECK(dladdr(func, &info));
+	{
+		uint64_t off = (uintptr_t)func - (uintptr_t)info.dli_fbase, at, at2;
+
+		symbolizer__stats(s, &st0);
+		at = map_exec(copy, len);
+		CHECK(!symbolizer__snapshot(s, self));
+		symbolizer__stats(s, &st);
+		CHECK_U64(st.files_cached, st0.files_cached + 1);
+		/* the text segment's file offsets equal its addresses in this library */
+		CHECK_SYM(s, self, at + off, false, "symfix_lib_func", 0, "/libsymfix-copy.so");
+		CHECK_SYM(s, self, (uintptr_t)local, false, "symfix_lib_local", 0,
+			  "/libsymfix-stripped.so");
+		at2 = map_exec(copy2, len);
+		CHECK(!symbolizer__snapshot(s, self));
+		symbolizer__stats(s, &st);
+		CHECK_U64(st.files_cached, st0.files_cached + 1);
+		CHECK_SYM(s, self, at2 + off, false, "symfix_lib_func", 0, "/libsymfix-copy2.so");
+		munmap((void *)(uintptr_t)at, len);
+		munmap((void *)(uintptr_t)at2, len);
+	}
+	free(lib);
+
+	/* performance: many lookups in one process, no allocation per lookup */
+	{
+		uint64_t base = (uintptr_t)getpid, span = 1u << 20, sum = 0;
+		size_t i, n = 2000000;
+		double t0, t1;
+
+		CHECK(dladdr((void *)getpid, &info));
+		base = (uintptr_t)info.dli_fbase;
+		t0 = now();
+		for (i = 0; i < n; i++) {
+			fr = user(s, self, base + rng() % span, i & 1);
+			sum += fr.kind;
+		}
+		t1 = now();
+		printf("perf: %zu lookups in %s in %.3f s (%.0f ns each)\n", n, info.dli_fname,
+		       t1 - t0, (t1 - t0) * 1e9 / n);
+		t0 = now();
+		symbolizer__free(s);
+		s = symbolizer__new(NULL);
+		CHECK(s);
+		CHECK(!symbolizer__snapshot(s, self));
+		t1 = now();
+		symbolizer__stats(s, &st);
+		printf("perf: cold snapshot of this process: %.1f ms (%" PRIu64 " files)\n",
+		       (t1 - t0) * 1e3, st.files_cached);
+		(void)sum;
+	}
+	symbolizer__free(s);
+	munmap(anon, 4096);
+	munmap(data, 4096);
+	dlclose(h);
+}
+
+int main(int argc, char **argv)
+{
+	struct symbolizer *s;
+
+	CHECK(argc == 2);
+	dir = argv[1];
+	if (getenv("SCORCH_TEST_DEBUG"))
+		log__set_level(LOG_DEBUG);
+	s = symbolizer__new(NULL);
+	CHECK(s);
+	test_fixture(s, "symfix-pie", false);
+	test_fixture(s, "symfix-nopie", true);
+	symbolizer__free(s);
+	test_self();
+	test_corrupt();
+	test_fuzz();
+	printf("ok\n");
+	return 0;
+}

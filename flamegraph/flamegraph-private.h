@@ -32,9 +32,15 @@ bool flamegraph__valid_bgcolors(const char *s);
  * function never appears as two siblings, and memory is 4 bytes per input frame.
  */
 struct fg_stack {
+	uint64_t key; /* the first two frames, for sorting without a cache miss */
 	uint64_t count;
 	uint64_t off; /* into frames[] */
 	uint32_t len;
+};
+
+struct fg_name_slot {
+	uint32_t id;  /* id + 1; 0 is empty */
+	uint32_t tag; /* high half of the name's hash */
 };
 
 struct flamegraph {
@@ -44,7 +50,7 @@ struct flamegraph {
 	uint32_t *name_len;
 	uint64_t *name_hash;
 	size_t nr_names, cap_names, cap_name_aux;
-	uint32_t *name_slots; /* open addressing, id + 1; 0 is empty */
+	struct fg_name_slot *name_slots; /* open addressing */
 	size_t nr_name_slots;
 	uint32_t *frames;
 	size_t nr_frames, cap_frames;

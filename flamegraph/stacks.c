@@ -71,14 +71,15 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 static int names_rehash(struct flamegraph *fg)
 {
 	size_t nr = fg->nr_name_slots * 2, i, j;
-	uint32_t *slots = calloc(nr, sizeof(*slots));
+	struct fg_name_slot *slots = calloc(nr, sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < fg->nr_names; i++) {
-		for (j = fg->name_hash[i] & (nr - 1); slots[j]; j = (j + 1) & (nr - 1))
+		for (j = fg->name_hash[i] & (nr - 1); slots[j].id; j = (j + 1) & (nr - 1))
 			;
-		slots[j] = (uint32_t)i + 1;
+		slots[j].id = (uint32_t)i + 1;
+		slots[j].tag = (uint32_t)(fg->name_hash[i] >> 32);
 	}
 	free(fg->name_slots);
 	fg->name_slots = slots;
@@ -86,17 +87,43 @@ static int names_rehash(struct flamegraph *fg)
 	return 0;
 }
 
+/*
+ * Name hash for the lookup table only (never stored or shown): eight bytes a
+ * step, which matters at tens of millions of frames. Stable, unseeded.
+ */
+static uint64_t name_hash(const char *s, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, w;
+
+	while (len >= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+		s += 8;
+		len -= 8;
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, s, len);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
 /* Returns the id of the (already escaped) name @s[0..len), adding it when new; -ENOMEM. */
 static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
 {
-	uint64_t h = hash__bytes(s, len, 0);
+	uint64_t h = name_hash(s, len);
 	size_t mask = fg->nr_name_slots - 1, i;
 	uint32_t id;
 	const char *copy;
 
-	for (i = h & mask; (id = fg->name_slots[i]); i = (i + 1) & mask) {
+	for (i = h & mask; (id = fg->name_slots[i].id); i = (i + 1) & mask) {
 		id--;
-		if (fg->name_hash[id] == h && fg->name_len[id] == len &&
+		if (fg->name_slots[i].tag == (uint32_t)(h >> 32) && fg->name_len[id] == len &&
 		    !memcmp(fg->names[id], s, len))
 			return id;
 	}
@@ -127,8 +154,9 @@ static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
 	fg->names[id] = copy;
 	fg->name_len[id] = (uint32_t)len;
 	fg->name_hash[id] = h;
-	fg->name_slots[i] = id + 1;
-	if (fg->nr_names * 2 > fg->nr_name_slots && names_rehash(fg))
+	fg->name_slots[i].id = id + 1;
+	fg->name_slots[i].tag = (uint32_t)(h >> 32);
+	if (fg->nr_names * 4 > fg->nr_name_slots * 3 && names_rehash(fg))
 		return -ENOMEM;
 	return id;
 }
@@ -165,7 +193,8 @@ static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count)
 static int split_stack(struct flamegraph *fg, const char *s, size_t len, size_t *nr_out)
 {
 	size_t nr = 0, flen, i;
-	const char *end = s + len, *p;
+	const char *end = s + len, *p, *name;
+	unsigned int ctl;
 	int64_t id;
 
 	if (grow((void **)&fg->scratch, &fg->scratch_cap, len + sizeof(FOLDED_EMPTY_FRAME), 1))
@@ -174,22 +203,32 @@ static int split_stack(struct flamegraph *fg, const char *s, size_t len, size_t 
 		p = memchr(s, ';', (size_t)(end - s));
 		if (!p)
 			p = end;
-		flen = 0;
-		for (i = 0; s + i < p; i++) {
-			unsigned char c = (unsigned char)s[i];
+		flen = (size_t)(p - s);
+		/* branch-free test (it vectorizes): escape only frames that need it */
+		ctl = 0;
+		for (i = 0; i < flen; i++)
+			ctl |= ((unsigned char)s[i] < 0x20) | ((unsigned char)s[i] == 0x7f);
+		name = s;
+		if (ctl) {
+			flen = 0;
+			for (i = 0; s + i < p; i++) {
+				unsigned char c = (unsigned char)s[i];
 
-			if (c == '\n' || c == '\r')
-				continue;
-			fg->scratch[flen++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+				if (c == '\n' || c == '\r')
+					continue;
+				fg->scratch[flen++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+			}
+			name = fg->scratch;
 		}
 		if (!flen) {
-			memcpy(fg->scratch, FOLDED_EMPTY_FRAME, sizeof(FOLDED_EMPTY_FRAME) - 1);
+			name = FOLDED_EMPTY_FRAME;
 			flen = sizeof(FOLDED_EMPTY_FRAME) - 1;
 		}
-		id = name_id(fg, fg->scratch, flen);
+		id = name_id(fg, name, flen);
 		if (id < 0)
 			return -ENOMEM;
-		if (grow((void **)&fg->ids, &fg->cap_ids, nr + 1, sizeof(*fg->ids)))
+		if (nr == fg->cap_ids &&
+		    grow((void **)&fg->ids, &fg->cap_ids, nr + 1, sizeof(*fg->ids)))
 			return -ENOMEM;
 		fg->ids[nr++] = (uint32_t)id;
 		if (p == end)
@@ -284,7 +323,11 @@ static int parse_count(const char *s, size_t len, uint64_t *out)
 	return frac;
 }
 
-/* Finds the last whitespace-separated token of @s[0..*len); shrinks *len to the text before it. */
+/*
+ * Finds a trailing count token (digits and dots after whitespace) of
+ * @s[0..*len) and shrinks *len to the text before it and its whitespace.
+ * Looks no further back than the token, so a long stack costs nothing here.
+ */
 static bool last_token(const char *s, size_t *len, const char **tok, size_t *tok_len)
 {
 	size_t end = *len, start;
@@ -292,9 +335,9 @@ static bool last_token(const char *s, size_t *len, const char **tok, size_t *tok
 	while (end && is_ws(s[end - 1]))
 		end--;
 	start = end;
-	while (start && !is_ws(s[start - 1]))
+	while (start && ((s[start - 1] >= '0' && s[start - 1] <= '9') || s[start - 1] == '.'))
 		start--;
-	if (!start || start == end)
+	if (!start || start == end || !is_ws(s[start - 1]))
 		return false;
 	*tok = s + start;
 	*tok_len = end - start;

@@ -588,10 +588,15 @@ static int cmp_stacks(const void *a, const void *b, void *arg)
 {
 	const struct flamegraph *fg = arg;
 	const struct fg_stack *x = a, *y = b;
-	const uint32_t *fx = fg->frames + x->off, *fy = fg->frames + y->off;
-	size_t n = MIN(x->len, y->len), i;
+	const uint32_t *fx, *fy;
+	size_t n, i;
 
-	for (i = 0; i < n; i++)
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	fx = fg->frames + x->off;
+	fy = fg->frames + y->off;
+	n = MIN(x->len, y->len);
+	for (i = 2; i < n; i++)
 		if (fx[i] != fy[i])
 			return fx[i] < fy[i] ? -1 : 1;
 	if (x->len != y->len)
@@ -627,6 +632,13 @@ static int sort_stacks(struct flamegraph *fg)
 	}
 	for (i = 0; i < fg->nr_frames; i++)
 		fg->frames[i] = rank[fg->frames[i]];
+	for (i = 0; i < fg->nr_stacks; i++) {
+		const uint32_t *fr = fg->frames + fg->stacks[i].off;
+
+		/* ids are < UINT32_MAX, so id + 1 fits; a missing second frame sorts first */
+		fg->stacks[i].key =
+			(uint64_t)fr[0] << 32 | (fg->stacks[i].len > 1 ? fr[1] + 1ULL : 0);
+	}
 	memcpy(fg->names, names, fg->nr_names * sizeof(*names));
 	memcpy(fg->name_len, lens, fg->nr_names * sizeof(*lens));
 	/* the name index is stale now; the graph takes no more stacks */

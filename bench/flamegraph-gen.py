@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# bench: deterministic synthetic folded stacks (depth 3..MAXDEPTH, little prefix sharing).
+import random
+import sys
+
+
+def main():
+    lines = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
+    maxdepth = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    rnd = random.Random(seed)
+    comms = ["java", "python3", "node", "postgres", "nginx", "redis-server", "kworker/0:1", "sshd"]
+    mods = ["net/http", "io/netty", "libc.so.6", "vmlinux", "app/core", "std::rt", "org/apache"]
+    vocab = ["%s.%s_%d" % (rnd.choice(mods), rnd.choice(["run", "read", "write", "poll", "do_sys",
+                                                         "handle", "alloc", "parse", "lock"]), i)
+             for i in range(20000)]
+    out = sys.stdout
+    buf = []
+    for _ in range(lines):
+        depth = rnd.randint(3, maxdepth)
+        # a shared trunk of 0..3 frames from a small set, then random frames
+        trunk = rnd.randint(0, 3)
+        frames = [rnd.choice(comms)] + vocab[:trunk] + rnd.choices(vocab, k=depth - 1 - trunk)
+        buf.append("%s %d\n" % (";".join(frames), rnd.randint(1, 100)))
+        if len(buf) >= 10000:
+            out.write("".join(buf))
+            buf.clear()
+    out.write("".join(buf))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# tests/flamegraph: golden and property tests of `scorch flamegraph` (layout, merge,
+# palettes, annotations, pruning, reverse, inverted, flamechart, escaping, hostile input).
+# usage: test_cli.py FG_CLI [--update]   (FG_CLI: the scorch flamegraph command)
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+CLI = sys.argv[1]
+UPDATE = "--update" in sys.argv
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(HERE, "golden")
+SVG = "{http://www.w3.org/2000/svg}"
+FG = "{urn:scorch:flamegraph}"
+failures = []
+
+
+def run(args, stdin=b"", expect_rc=0):
+    p = subprocess.run([CLI] + args, input=stdin, capture_output=True)
+    if expect_rc is not None and p.returncode != expect_rc:
+        raise AssertionError("rc %d (want %d) for %s\nstderr: %s" %
+                             (p.returncode, expect_rc, args, p.stderr.decode(errors="replace")))
+    return p
+
+
+def render(inp, args=(), expect_rc=0):
+    """Renders folded text @inp (str or bytes) and returns (svg bytes, stderr str)."""
+    if isinstance(inp, str):
+        inp = inp.encode()
+    p = run(list(args), inp, expect_rc)
+    xmllint(p.stdout)
+    return p.stdout, p.stderr.decode(errors="replace")
+
+
+def xmllint(data):
+    with tempfile.NamedTemporaryFile(suffix=".svg") as f:
+        f.write(data)
+        f.flush()
+        p = subprocess.run(["xmllint", "--noout", "--nonet", f.name], capture_output=True)
+        if p.returncode:
+            raise AssertionError("xmllint: " + p.stderr.decode(errors="replace"))
+
+
+class Frame:
+    def __init__(self, g):
+        self.title = g.find(SVG + "title").text
+        self.name = self.title[:self.title.rindex(" (")]
+        r = g.find(SVG + "rect")
+        self.x, self.y = float(r.get("x")), float(r.get("y"))
+        self.width, self.height = float(r.get("width")), float(r.get("height"))
+        self.fill = r.get("fill")
+        self.fx, self.fw = int(g.get(FG + "x")), int(g.get(FG + "w"))
+        self.label = g.find(SVG + "text").text or ""
+
+    def rgb(self):
+        return tuple(int(v) for v in re.match(r"rgb\((\d+),(\d+),(\d+)\)", self.fill).groups())
+
+
+def frames(svg):
+    root = ET.fromstring(svg)
+    g = root.find(".//" + SVG + "g[@id='frames']")
+    return [Frame(c) for c in g]
+
+
+def by_name(fr, name):
+    return [f for f in fr if f.name == name]
+
+
+def one(fr, name):
+    m = by_name(fr, name)
+    assert len(m) == 1, "%d frames named %r" % (len(m), name)
+    return m[0]
+
+
+def golden(name, svg):
+    """Compares @svg, with the (shared, large) script elided, to golden/NAME.svg with diff -u."""
+    text = re.sub(rb"<!\[CDATA\[.*?\]\]>", b"<![CDATA[ (script) ]]>", svg, flags=re.S)
+    path = os.path.join(GOLDEN, name + ".svg")
+    if UPDATE:
+        with open(path, "wb") as f:
+            f.write(text)
+        return
+    with tempfile.NamedTemporaryFile(suffix=".svg") as f:
+        f.write(text)
+        f.flush()
+        p = subprocess.run(["diff", "-u", path, f.name], capture_output=True)
+        if p.returncode:
+            raise AssertionError("golden %s differs:\n%s" % (name, p.stdout.decode(errors="replace")))
+
+
+SMALL = "main;foo;bar 10\nmain;foo 5\nmain;baz 3\njava;Thread.run 3\n" \
+        "java;Thread.run.lambda;b 2\njava;Thread.run;a 4\n"
+
+
+def close(a, b, eps=0.06):
+    return abs(a - b) <= eps
+
+
+def test_layout():
+    svg, _ = render(SMALL)
+    golden("layout", svg)
+    fr = frames(svg)
+    total = 27
+    allf = one(fr, "all")
+    assert allf.fw == total and allf.fx == 0 and close(allf.width, 1180) and allf.x == 10
+    # alphabetical siblings: java (9) left of main (18)
+    java, main = one(fr, "java"), one(fr, "main")
+    assert java.fx == 0 and java.fw == 9 and main.fx == 9 and main.fw == 18
+    assert close(main.width, 1180 * 18 / total) and close(main.x, 10 + 1180 * 9 / total)
+    foo, bar = one(fr, "foo"), one(fr, "bar")
+    # foo's self time (5) sits left of its child bar (10)
+    assert foo.fw == 15 and bar.fx == foo.fx + 5 and bar.fw == 10
+    assert "self 5" in foo.title and foo.title.startswith("foo (15 samples, 55.56%")
+    # rows: the root at the bottom, one frame height (16) per level, 15 px rects
+    assert allf.y > main.y > foo.y > bar.y and close(allf.y - main.y, 16) and allf.height == 15
+    assert allf.title == "all (27 samples, 100.00%)"
+
+
+def test_merge_frame_wise():
+    # flamegraph.pl splits Thread.run in two here (whole-line sort puts Thread.run.lambda between)
+    svg, _ = render(SMALL)
+    fr = frames(svg)
+    tr = one(fr, "Thread.run")
+    assert tr.fw == 7 and "self 3" in tr.title
+    assert one(fr, "a").fx >= tr.fx and one(fr, "a").fx + 4 <= tr.fx + tr.fw
+    # order of input lines does not matter, and duplicates merge
+    lines = SMALL.strip().split("\n")
+    shuffled = "\n".join(reversed(lines)) + "\n" + "main;baz 0\n"
+    svg2, _ = render(shuffled)
+    assert svg2 == svg
+    dup = "\n".join(lines + ["main;foo;bar 1", "main;foo;bar 2"]) + "\n"
+    assert one(frames(render(dup)[0]), "bar").fw == 13
+
+
+def test_deterministic_and_multi_input():
+    with tempfile.TemporaryDirectory() as d:
+        a, b = os.path.join(d, "a.folded"), os.path.join(d, "b.folded")
+        with open(a, "w") as f:
+            f.write("main;foo 3\nmain;bar 1\n")
+        with open(b, "w") as f:
+            f.write("main;foo 2\nother 4\n")
+        out = os.path.join(d, "o.svg")
+        run([a, b, "-o", out])
+        run([a, b, "-o", out + "2"])
+        with open(out, "rb") as f:
+            s1 = f.read()
+        with open(out + "2", "rb") as f:
+            assert f.read() == s1
+        fr = frames(s1)
+        assert one(fr, "foo").fw == 5 and one(fr, "all").fw == 10
+        # stdin with "-" among files
+        p = run([a, "-"], b"main;foo 2\nother 4\n")
+        assert p.stdout == s1
+        assert not [n for n in os.listdir(d) if ".tmp." in n]
+
+
+def test_palettes_and_annotations():
+    inp = ("java;Ljava/lang/Thread.run_[j];Interp_[i];JVM::gc;vfs_read_[k] 5\n"
+           "java;org/x/Y.z:::m;-;cpu_idle 2\n"
+           "java;com/a/B.c;--;waker_[w] 1\n")
+    svg, _ = render(inp, ["--colors", "java"])
+    golden("java", svg)
+    fr = frames(svg)
+    t = one(fr, "Ljava/lang/Thread.run")   # _[j] stripped from the name and label
+    assert t.label.startswith("Ljava/lang/Thread.run") and "_[" not in t.title
+    r, g, b = t.rgb()
+    assert g >= 200 and r <= 110, "JIT frame should be green: %s" % t.fill
+    r, g, b = one(fr, "Interp").rgb()
+    assert 165 <= g == b and r <= 110, "inlined frame should be aqua"
+    r, g, b = one(fr, "JVM::gc").rgb()
+    assert r == g and b <= 70, "C++ frame should be yellow"
+    r, g, b = one(fr, "vfs_read").rgb()
+    assert r >= 190 and b == 0, "kernel frame should be orange"
+    r, g, b = one(fr, "java").rgb()
+    assert r >= 200 and g == b, "other user frame should be red"
+    assert one(fr, "-").fill == "rgb(200,200,200)" and one(fr, "--").fill == "rgb(160,160,160)"
+    # same name, same colour, in any graph and position
+    svg2, _ = render("x;JVM::gc 1\n", ["--colors", "java"])
+    assert one(frames(svg2), "JVM::gc").fill == one(fr, "JVM::gc").fill
+    # every palette renders, and the flat ones stay in their hue
+    for pal in ["hot", "mem", "io", "wakeup", "chain", "java", "js", "perl", "red", "green",
+                "blue", "aqua", "yellow", "purple", "orange"]:
+        s, _ = render(SMALL, ["--colors", pal])
+        for f in frames(s):
+            r, g, b = f.rgb()
+            if pal == "red":
+                assert r >= 200 and g == b
+            if pal == "blue":
+                assert b >= 205 and r == g
+            if pal == "hot":
+                assert r >= 205 and b <= 55
+    # chain: frames after "--" are wakers (aqua), the rest blue
+    s, _ = render("a;--;w 1\n", ["--colors", "chain"])
+    r, g, b = one(frames(s), "w").rgb()
+    assert g == b and r <= 110
+    r, g, b = one(frames(s), "a").rgb()
+    assert r == g and b >= 205
+    # js: _[j] with a path is green, without aqua
+    s, _ = render("node;/app/x.js:10_[j];LazyCompile_[j] 1\n", ["--colors", "js"])
+    assert one(frames(s), "/app/x.js:10").rgb()[1] >= 200
+    r, g, b = one(frames(s), "LazyCompile").rgb()
+    assert g == b and r <= 110
+    # --hash and default both deterministic; --bgcolors
+    s1, _ = render(SMALL, ["--hash"])
+    assert s1 == render(SMALL, ["--hash"])[0]
+    s, _ = render(SMALL, ["--bgcolors", "#123abc"])
+    assert b'stop-color="#123abc"' in s
+    assert run(["--bgcolors", "url(x)"], SMALL.encode(), 2)
+    assert run(["--colors", "bogus"], SMALL.encode(), 2)
+
+
+def test_cp_palette_file():
+    with tempfile.TemporaryDirectory() as d:
+        pal = os.path.join(d, "palette.map")
+        with open(pal, "w") as f:
+            f.write("foo->rgb(1,2,3)\nbad line\n")
+        s, err = render(SMALL, ["--cp", "--palette-file", pal])
+        assert one(frames(s), "foo").fill == "rgb(1,2,3)"
+        with open(pal) as f:
+            lines = f.read().splitlines()
+        assert "foo->rgb(1,2,3)" in lines and any(l.startswith("bar->rgb(") for l in lines)
+        assert lines == sorted(lines)
+        bar = [l for l in lines if l.startswith("bar->")][0][5:]
+        s2, _ = render("zzz;bar 1\n", ["--cp", "--palette-file", pal, "--colors", "blue"])
+        assert one(frames(s2), "bar").fill == bar   # consistent even with another palette
+
+
+def test_minwidth():
+    inp = "main;big 10000\nmain;small 1\nmain;small;deeper 1\nmain;mid 100\n"
+    fr = frames(render(inp, ["--minwidth", "0"])[0])
+    assert len(fr) == 6
+    fr = frames(render(inp)[0])          # 0.1 px of 1180 px = 10101*0.1/1180 = 0.86 samples
+    assert len(fr) == 6
+    fr = frames(render(inp, ["--minwidth", "1"])[0])   # 1 px = 8.6 samples: small goes
+    assert not by_name(fr, "small") and not by_name(fr, "deeper") and by_name(fr, "mid")
+    svg = render(inp, ["--minwidth", "1.5%"])[0]       # 151.5 samples: mid goes too
+    golden("minwidth", svg)
+    fr = frames(svg)
+    assert sorted(f.name for f in fr) == ["all", "big", "main"]
+    # height shrinks to the surviving depth: 3 rows
+    h = float(ET.fromstring(svg).get("height"))
+    assert h == 3 * 16 + 12 * 3 + 12 * 2 + 10
+    run(["--minwidth", "abc"], b"a 1\n", 2)
+
+
+def test_reverse_inverted_flamechart():
+    inp = "main;foo;leaf 3\nmain;bar;leaf 2\nmain;bar 1\n"
+    svg = render(inp, ["--reverse"])[0]
+    golden("reverse", svg)
+    fr = frames(svg)
+    leaf = one(fr, "leaf")
+    assert leaf.fw == 5 and by_name(fr, "bar")[0].fw in (1, 2)
+    assert len(by_name(fr, "main")) == 3
+    svg = render(inp, ["--inverted"])[0]
+    golden("inverted", svg)
+    fr = frames(svg)
+    assert one(fr, "all").y < one(fr, "main").y < one(fr, "foo").y
+    assert b"<title>" in svg and b">Icicle Graph<" in svg
+    assert one(fr, "all").y == 12 * 3
+    # inverted + subtitle: frames start below the subtitle
+    fr = frames(render(inp, ["--inverted", "--subtitle", "sub"])[0])
+    assert one(fr, "all").y == 12 * 3 + 12 * 2
+    # flame chart: input order, only adjacent equal prefixes merge
+    chart = "t;b 1\nt;a 2\nt;a;x 1\nt;b 4\n"
+    svg = render(chart, ["--flamechart"])[0]
+    golden("flamechart", svg)
+    fr = frames(svg)
+    bs = sorted(by_name(fr, "b"), key=lambda f: f.fx)
+    assert [(f.fx, f.fw) for f in bs] == [(0, 1), (4, 4)]
+    assert one(fr, "a").fx == 1 and one(fr, "a").fw == 3 and one(fr, "t").fw == 8
+    assert b">Flame Chart<" in svg
+
+
+def test_escaping_hostile():
+    evil = [b'<script>alert(1)</script>', b'a&b"c\'d', b']]><x/>', b'<!-- -- -->', b"x\x1b[31my",
+            b"nul\x00byte", b"bad\xff\xfeutf8\xc3", b"surrogate\xed\xa0\x80", b"tab\there",
+            "\ufffe".encode(), "ok\u00e9\U0001f600".encode()]
+    data = b"".join(b"proc;%s %d\n" % (e, i + 1) for i, e in enumerate(evil))
+    data += b"raw;bad\xff\xfe\xc3;\xed\xa0\x80;\xf4\x90\x80\x80;\xc0\xaf 7\n"
+    args = ["--title", "<b>T&itle</b> \"q\" \x01", "--subtitle", "]]></text><script>x</script>",
+            "--countname", "<i>s</i>", "--nametype", "\"+alert(1)+\"", "--notes",
+            "a -- b <c> -", "--fonttype", "x;}</style><script>alert(1)</script>"]
+    svg, _ = render(data, args)
+    golden("escaping", svg)
+    root = ET.fromstring(svg)
+    assert len(root.findall(".//" + SVG + "script")) == 1
+    assert svg.count(b"<script") == 1 and svg.count(b"alert(1)</script>") == 0
+    assert root.find(".//" + SVG + "text[@id='title']").text == '<b>T&itle</b> "q" ?'
+    assert root.find(".//" + SVG + "g[@id='frames']").get(FG + "nametype") == '"+alert(1)+"'
+    fr = frames(svg)
+    names = [f.name for f in fr]
+    assert '<script>alert(1)</script>' in names and "x?[31my" in names and "tab?here" in names
+    assert "nul?byte" in names
+    assert all("\x00" not in n and "\x1b" not in n for n in names)
+    assert "bad\ufffd\ufffdutf8\ufffd" in names
+    assert "\ufffd" * 3 in names  # U+FFFE is not allowed in XML: each byte replaced
+    assert "ok\u00e9\U0001f600" in names
+    assert any("<i>s</i>" in f.title for f in fr)
+    style = root.find(SVG + "style").text
+    assert re.fullmatch(r"[A-Za-z0-9 ,_-]+", style.split("font-family:")[1].split(";")[0])
+    comments = re.findall(rb"<!--(.*?)-->", svg, re.S)
+    assert any(b"NOTES" in c for c in comments)
+
+
+def test_deep_and_huge_counts():
+    deep = ";".join("f%d" % i for i in range(5000)) + " 3\n"
+    svg, _ = render(deep, ["--minwidth", "0"])
+    fr = frames(svg)
+    assert len(fr) == 5001 and one(fr, "f4999").fw == 3
+    svg, err = render("a;b 18446744073709551615\na;c 18446744073709551614\nd 5\n")
+    fr = frames(svg)
+    shift = int(re.search(r"divided by 2\^(\d+)", err).group(1))
+    b, c, a = 18446744073709551615 >> shift, 18446744073709551614 >> shift, 5 >> shift
+    assert one(fr, "all").fw == a + b + c and one(fr, "b").fw == b
+    assert one(fr, "b").title.startswith("b (%s samples, 50.00%%" % format(b, ","))
+    svg, err = render("a 18446744073709551616\nb 1\n")
+    assert "ignored 1 lines" in err and one(frames(svg), "all").fw == 1
+
+
+def test_input_grammar():
+    inp = ("# comment line\n\n   \nmain;f 1.5\nmain;g\t2\r\nmain;h 1 4\nbad\nnum 12x\n"
+           "sp ace;x y  3  \n ;a 1\n")
+    svg, err = render(inp)
+    fr = frames(svg)
+    assert "ignored 3 lines" in err and "fractional" in err and "differential" in err
+    assert one(fr, "f").fw == 2 and one(fr, "g").fw == 2 and one(fr, "h").fw == 4
+    assert one(fr, "x y").fw == 3 and one(fr, "sp ace").fw == 3
+    assert one(fr, " ").fw == 1  # leading space is kept, as flamegraph.pl does
+    # --total, --factor
+    svg, _ = render("a 10\n", ["--total", "40", "--factor", "2.5"])
+    a = one(frames(svg), "a")
+    assert a.title.startswith("a (25 samples, 25.00%") and close(a.width, 1180 / 4)
+    svg, err = render("a 10\n", ["--total", "5"])
+    assert "ignoring --total" in err
+
+
+def test_empty_and_errors():
+    p = run([], b"", 1)
+    xmllint(p.stdout)
+    assert b"No stack counts found" in p.stdout and b"no stack counts" in p.stderr
+    p = run([], b"garbage\n", 1)
+    assert b"ignored 1 lines" in p.stderr
+    p = run(["/nonexistent/x.folded"], b"", 1)
+    assert b"/nonexistent/x.folded" in p.stderr and not p.stdout
+    p = run(["/"], b"", 1)
+    assert b"cannot read /" in p.stderr
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "e.svg")
+        run(["-o", out], b"", 1)
+        with open(out, "rb") as f:
+            assert b"No stack counts found" in f.read()
+        # a failed read leaves no output file behind
+        run(["/nonexistent", "-o", out + "2"], b"", 1)
+        assert not os.path.exists(out + "2")
+        assert not [n for n in os.listdir(d) if ".tmp." in n]
+    p = run(["-o", "/nonexistent/dir/x.svg"], b"a 1\n", 1)
+    assert b"/nonexistent/dir/x.svg" in p.stderr
+    run(["--nosuchoption"], b"", 2)
+    run(["--width", "0"], b"", 2)
+    p = run(["--help"], b"", 0)
+    assert b"EXAMPLES" in p.stdout.upper() and b"--minwidth" in p.stdout
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
+    if UPDATE:
+        os.makedirs(GOLDEN, exist_ok=True)
+    for name, fn in tests:
+        try:
+            fn()
+            print("ok   " + name)
+        except Exception as e:  # noqa: BLE001 -- report every failure, then exit 1
+            import traceback
+            failures.append(name)
+            print("FAIL " + name)
+            traceback.print_exc()
+    if failures:
+        print("%d failed: %s" % (len(failures), " ".join(failures)))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

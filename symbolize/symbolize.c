@@ -439,15 +439,17 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 		return 0;
 	pathfd = open_mapped(pid, e);
 	if (pathfd < 0) {
-		pr_debug("symbolize: cannot open %s of pid %d: %s\n", e->path, (int)pid,
-			 strerror(-pathfd));
-		/* most likely the process exited since its maps were read: not the file's fault */
-		if (pathfd == -ENOENT || pathfd == -ESRCH)
-			return 0;
-		goto fail;
+		err = pathfd;
+		goto cleanup;
 	}
-	if (fstat(pathfd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
+	if (fstat(pathfd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
 	key_devino(&kdev, &st);
 	slot = file_index__slot(&s->files, &kdev);
 	if (slot) {
@@ -458,9 +460,8 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pathfd);
 	fd = open(buf, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		pr_debug("symbolize: cannot open %s of pid %d: %s\n", e->path, (int)pid,
-			 strerror(errno));
-		goto fail;
+		err = -errno;
+		goto cleanup;
 	}
 	if (!elf_file__read_build_id(fd, id, &id_len) && id_len) {
 		key_build_id(&kbid, id, id_len);
@@ -480,11 +481,12 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 		}
 	}
 	f = elf_file__parse(fd, NULL, 0, s->strs, e->path);
+	if (!f && errno == ENOMEM) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	if (!f) {
-		if (errno == ENOMEM) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
+		/* cached as bad, under its identity, so that it is counted and tried once */
 		pr_debug("symbolize: cannot parse %s of pid %d\n", e->path, (int)pid);
 		f = calloc(1, sizeof(*f));
 		if (!f) {
@@ -504,11 +506,18 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	}
 	if (!f->bad)
 		*out = f;
-	goto cleanup;
-fail:
-	s->st.files_unreadable++;
-	err = file_index__add(&s->files, &kfail, NULL);
 cleanup:
+	if (err && err != -ENOMEM) {
+		pr_debug("symbolize: cannot open %s of pid %d: %s\n", e->path, (int)pid,
+			 strerror(-err));
+		/* ENOENT, ESRCH: most likely the process exited since its maps were read */
+		if (err == -ENOENT || err == -ESRCH) {
+			err = 0;
+		} else {
+			s->st.files_unreadable++;
+			err = file_index__add(&s->files, &kfail, NULL);
+		}
+	}
 	if (fd >= 0)
 		close(fd);
 	if (pathfd >= 0)

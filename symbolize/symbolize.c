@@ -50,6 +50,8 @@ struct proc_map {
 struct proc {
 	struct proc *next; /* hash chain */
 	pid_t pid;
+	uint64_t start_time; /* /proc/PID/stat starttime, 0 unknown: tells PID reuse apart */
+	bool miss_refreshed; /* a lookup outside every mapping re-read the maps once */
 	struct proc_map *maps;
 	size_t nr_maps;
 };
@@ -610,6 +612,65 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 	return file_get(s, pid, e, &m->file);
 }
 
+/* The start time of @pid (clock ticks after boot), or 0 if it cannot be read. */
+static uint64_t proc_start_time(pid_t pid)
+{
+	char path[32], *text = NULL, *p, *tok, *save = NULL;
+	uint64_t v = 0;
+	size_t len;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (file__read_bounded(AT_FDCWD, path, 4096, &text, &len))
+		return 0;
+	/* "pid (comm) state ...": comm may hold anything, so count fields after the last ')' */
+	p = strrchr(text, ')');
+	for (field = 3, tok = p ? strtok_r(p + 1, " \n", &save) : NULL; tok;
+	     tok = strtok_r(NULL, " \n", &save), field++) {
+		if (field == 22) {
+			if (parse__u64(tok, 10, &v))
+				v = 0;
+			break;
+		}
+	}
+	free(text);
+	return v;
+}
+
+/*
+ * Adds to the new mappings @maps (sorted, *@n of them) those of @old
+ * that no new mapping overlaps: a library unmapped since the last snapshot still names
+ * the samples taken while it was there. Returns 0 or -ENOMEM.
+ */
+static int maps_merge(struct proc_map **maps, size_t *n, const struct proc_map *old, size_t nr_old)
+{
+	struct proc_map *v = *maps, *tmp;
+	size_t i, nr = *n, lo, hi, mid;
+
+	tmp = realloc(v, (nr + nr_old + 1) * sizeof(*v));
+	if (!tmp)
+		return -ENOMEM;
+	v = tmp;
+	*maps = v;
+	for (i = 0; i < nr_old; i++) {
+		/* the last new mapping starting below old[i].end is the only one to check */
+		for (lo = 0, hi = *n; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (v[mid].start < old[i].end)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && v[lo - 1].end > old[i].start)
+			continue;
+		v[nr++] = old[i];
+	}
+	if (nr != *n)
+		qsort(v, nr, sizeof(*v), proc_map_cmp);
+	*n = nr;
+	return 0;
+}
+
 int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 {
 	struct map_entry *ents = NULL;
@@ -617,6 +678,7 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 	struct proc *p;
 	size_t nr = 0, bad = 0, i, n = 0, len;
 	char *text = NULL, path[32];
+	uint64_t start_time;
 	bool sorted = true;
 	int err;
 
@@ -659,11 +721,18 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 	}
 	if (!sorted)
 		qsort(maps, n, sizeof(*maps), proc_map_cmp);
+	start_time = proc_start_time(pid);
+	if (p && p->start_time && p->start_time == start_time) {
+		err = maps_merge(&maps, &n, p->maps, p->nr_maps);
+		if (err)
+			goto cleanup;
+	}
 	if (!p) {
 		err = proc_add(s, pid, &p);
 		if (err)
 			goto cleanup;
 	}
+	p->start_time = start_time;
 	free(p->maps);
 	p->maps = maps;
 	p->nr_maps = n;
@@ -705,6 +774,14 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_retur
 	if (p)
 		s->last = p;
 	m = p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
+	if (!m && p && p->nr_maps && !p->miss_refreshed) {
+		/* mapped after the snapshot (dlopen, JIT)? Look once more, once per process */
+		p->miss_refreshed = true;
+		err = symbolizer__snapshot(s, pid);
+		if (err == -ENOMEM)
+			return err;
+		m = maps_find(p->maps, p->nr_maps, addr);
+	}
 	if (!m) {
 		s->st.user_unresolved++;
 		return frame_unknown(s, out);

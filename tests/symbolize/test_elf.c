@@ -322,6 +322,39 @@ static Elf64_Shdr *find_shdr(char *img, size_t len, uint32_t type)
 	return NULL;
 }
 
+/* Mappings made after the snapshot, and mappings gone since. */
+static void test_refresh(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	pid_t self = getpid();
+	struct frame fr;
+	void *late, *later;
+
+	CHECK(s);
+	CHECK(!symbolizer__snapshot(s, self));
+	late = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(late != MAP_FAILED);
+	/* a miss re-reads the maps, once per process */
+	fr = user(s, self, (uintptr_t)late + 8, false);
+	CHECK_STR(fr.name, "[anon]");
+	later = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(later != MAP_FAILED);
+	fr = user(s, self, (uintptr_t)later + 8, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	/* an explicit snapshot sees it; one that no longer sees @late keeps it */
+	CHECK(!munmap(late, 4096));
+	CHECK(!symbolizer__snapshot(s, self));
+	fr = user(s, self, (uintptr_t)later + 8, false);
+	CHECK_STR(fr.name, "[anon]");
+	fr = user(s, self, (uintptr_t)late + 8, false);
+	CHECK_STR(fr.name, "[anon]");
+	/* still a lookup-time binary search on the merged, sorted mappings */
+	CHECK_SYM(s, self, (uintptr_t)test_refresh, false, "test_refresh", 0,
+		  "/test_symbolize_elf");
+	CHECK(!munmap(later, 4096));
+	symbolizer__free(s);
+}
+
 /* Corrupt files mapped executable: "[basename]", counted unreadable, no crash. */
 static void test_corrupt(void)
 {
@@ -603,6 +636,7 @@ int main(int argc, char **argv)
 	test_fixture(s, "symfix-nopie", true);
 	symbolizer__free(s);
 	test_self();
+	test_refresh();
 	test_corrupt();
 	test_fuzz();
 	printf("ok\n");

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -167,6 +168,14 @@ static void test_truncations(void)
 	strset__free(strs);
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* A well-known text symbol of the running kernel resolves to its name (or an alias). */
 static int test_real(void)
 {
@@ -176,8 +185,9 @@ static int test_real(void)
 	uint64_t addr = 0, a;
 	const char *name = NULL;
 	struct frame fr;
-	size_t len, i;
+	size_t len, i, sum = 0;
 	char type, sym[256];
+	double t0, t1;
 	bool found;
 
 	CHECK(s);
@@ -203,9 +213,18 @@ static int test_real(void)
 		symbolizer__free(s);
 		return 77;
 	}
+	t0 = now();
 	fr = lookup(s, addr + 1, false);
+	t1 = now();
+	printf("perf: first kernel lookup (loads /proc/kallsyms): %.1f ms\n", (t1 - t0) * 1e3);
 	CHECK(fr.kind == FRAME_SYMBOL);
 	CHECK_U64(fr.offset, 1);
+	t0 = now();
+	for (i = 0; i < 1000000; i++)
+		sum += lookup(s, addr + (i * 2654435761u) % (16u << 20), i & 1).kind;
+	t1 = now();
+	printf("perf: 1000000 kernel lookups: %.3f s (%.0f ns each)\n", t1 - t0, (t1 - t0) * 1e3);
+	(void)sum;
 	CHECK(!fr.module);
 	/* an alias at the same address may win: it must be a text symbol at that address */
 	found = !strcmp(fr.name, name);

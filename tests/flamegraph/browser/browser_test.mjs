@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+// tests/flamegraph: drives headless Chromium over the DevTools protocol (no npm
+// packages: Node's built-in WebSocket) to check the SVG's zoom, search, details
+// line and URL state with real mouse and key input.
+// usage: node --experimental-websocket browser_test.mjs FG_CLI
+// Exit 77 (skip) when chromium is missing, unless CI=true.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const cli = process.argv[2];
+const chromium = process.env.CHROMIUM || ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
+const onCI = process.env.CI === "true";
+if (!chromium) {
+	console.error("chromium not found" + (onCI ? " (CI=true: failing)" : ": skipping"));
+	process.exit(onCI ? 1 : 77);
+}
+if (typeof WebSocket === "undefined") {
+	console.error("this node has no WebSocket: run with --experimental-websocket (node >= 20.10)");
+	process.exit(1);
+}
+
+const INPUT = [
+	"main;foo;bar 10", "main;foo 5", "main;baz 3", "java;Thread.run 3",
+	"java;Thread.run.lambda;b 2", "java;Thread.run;a 4",
+].join("\n") + "\n";
+
+const dir = mkdtempSync(join(tmpdir(), "fg-browser-"));
+const svgPath = join(dir, "test.svg");
+const r = spawnSync(cli, ["-o", svgPath], { input: INPUT });
+if (r.status !== 0) {
+	console.error("rendering failed: " + r.stderr);
+	process.exit(1);
+}
+
+let failures = 0;
+function check(cond, what, got) {
+	if (cond) {
+		console.log("ok   " + what);
+	} else {
+		failures++;
+		console.log("FAIL " + what + (got === undefined ? "" : ": got " + JSON.stringify(got)));
+	}
+}
+
+const browser = spawn(chromium, [
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+	"--remote-debugging-port=0", "--user-data-dir=" + join(dir, "profile"),
+	"--window-size=1300,400", "about:blank",
+], { stdio: ["ignore", "ignore", "pipe"] });
+
+const port = await new Promise((resolve, reject) => {
+	let err = "";
+	const t = setTimeout(() => reject(new Error("chromium did not start: " + err)), 30000);
+	browser.stderr.on("data", (d) => {
+		err += d;
+		const m = /DevTools listening on ws:\/\/[^:]+:(\d+)\//.exec(err);
+		if (m) {
+			clearTimeout(t);
+			resolve(m[1]);
+		}
+	});
+	browser.on("exit", (code) => reject(new Error("chromium exited " + code + ": " + err)));
+});
+
+const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+const page = targets.find((t) => t.type === "page");
+const ws = new WebSocket(page.webSocketDebuggerUrl);
+await new Promise((res, rej) => { ws.onopen = res; ws.onerror = rej; });
+
+let nextId = 1;
+const pending = new Map();
+const listeners = [];
+const exceptions = [];
+ws.onmessage = (ev) => {
+	const msg = JSON.parse(ev.data);
+	if (msg.id && pending.has(msg.id)) {
+		const { resolve, reject } = pending.get(msg.id);
+		pending.delete(msg.id);
+		if (msg.error)
+			reject(new Error(JSON.stringify(msg.error)));
+		else
+			resolve(msg.result);
+	} else if (msg.method) {
+		if (msg.method === "Runtime.exceptionThrown")
+			exceptions.push(msg.params.exceptionDetails);
+		for (const l of listeners.slice())
+			l(msg);
+	}
+};
+function send(method, params = {}) {
+	const id = nextId++;
+	ws.send(JSON.stringify({ id, method, params }));
+	return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+}
+function waitEvent(method, ms = 10000) {
+	return new Promise((resolve, reject) => {
+		const t = setTimeout(() => reject(new Error("timeout waiting for " + method)), ms);
+		const l = (msg) => {
+			if (msg.method === method) {
+				clearTimeout(t);
+				listeners.splice(listeners.indexOf(l), 1);
+				resolve(msg.params);
+			}
+		};
+		listeners.push(l);
+	});
+}
+async function js(expr) {
+	const res = await send("Runtime.evaluate", { expression: expr, returnByValue: true });
+	if (res.exceptionDetails)
+		throw new Error("evaluate failed: " + JSON.stringify(res.exceptionDetails));
+	return res.result.value;
+}
+async function load(url) {
+	const loaded = waitEvent("Page.loadEventFired");
+	await send("Page.navigate", { url });
+	await loaded;
+}
+// The on-screen centre of the frame called @name (and not hidden).
+async function frameCenter(name) {
+	return js(`(() => {
+		const g = [...document.querySelectorAll("#frames > g")].find((g) =>
+			g.querySelector("title").textContent.startsWith(${JSON.stringify(name)} + " (") &&
+			!g.classList.contains("hide"));
+		const b = g.querySelector("rect").getBoundingClientRect();
+		return { x: b.x + Math.min(b.width / 2, 20), y: b.y + b.height / 2 };
+	})()`);
+}
+async function elementCenter(id) {
+	return js(`(() => { const b = document.getElementById(${JSON.stringify(id)}).getBoundingClientRect();
+		return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`);
+}
+async function click(p) {
+	const base = { x: p.x, y: p.y, button: "left", clickCount: 1 };
+	await send("Input.dispatchMouseEvent", { type: "mouseMoved", x: p.x, y: p.y });
+	await send("Input.dispatchMouseEvent", { type: "mousePressed", ...base });
+	await send("Input.dispatchMouseEvent", { type: "mouseReleased", ...base });
+}
+function frameState(name) {
+	return js(`(() => {
+		const g = [...document.querySelectorAll("#frames > g")].find((g) =>
+			g.querySelector("title").textContent.startsWith(${JSON.stringify(name)} + " ("));
+		const r = g.querySelector("rect");
+		return { x: Number(r.getAttribute("x")), width: Number(r.getAttribute("width")),
+			cls: g.getAttribute("class") || "", fill: r.getAttribute("fill"),
+			label: g.querySelector("text").textContent };
+	})()`);
+}
+const text = (id) => js(`document.getElementById(${JSON.stringify(id)}).textContent`);
+const visible = (id) => js(`getComputedStyle(document.getElementById(${JSON.stringify(id)})).display !== "none"`);
+
+// Answers the search prompt (Ctrl-F, F3 or the Search button) with @term.
+async function searchWith(trigger, term) {
+	const dialog = waitEvent("Page.javascriptDialogOpening");
+	const done = trigger();
+	const d = await dialog;
+	check(d.type === "prompt", "search opens a prompt", d.type);
+	await send("Page.handleJavaScriptDialog", { accept: true, promptText: term });
+	await done;
+}
+async function key(code, keyCode, modifiers) {
+	const k = { windowsVirtualKeyCode: keyCode, code, key: code.replace(/^Key/, "").toLowerCase(), modifiers };
+	await send("Input.dispatchKeyEvent", { type: "rawKeyDown", ...k });
+	await send("Input.dispatchKeyEvent", { type: "keyUp", ...k });
+}
+
+const url = "file://" + svgPath;
+try {
+	await send("Page.enable");
+	await send("Runtime.enable");
+	await load(url);
+
+	// hover: details line and tooltip text
+	const mainAt = await frameCenter("main");
+	await send("Input.dispatchMouseEvent", { type: "mouseMoved", x: mainAt.x, y: mainAt.y });
+	check((await text("details")) === "Function: main (18 samples, 66.67%)", "hover fills the details line",
+		await text("details"));
+	check(!(await visible("unzoom")), "Reset Zoom hidden before zooming");
+
+	// click zooms: main spans the frame area, its subtree rescales, others hide
+	await click(mainAt);
+	let st = await frameState("main");
+	check(st.x === 10 && st.width === 1180, "clicked frame spans the full width", st);
+	st = await frameState("foo");
+	// main = baz (9..12) + foo (12..27); bar is foo's right part (17..27)
+	check(Math.abs(st.width - 1180 * 15 / 18) < 0.1 && Math.abs(st.x - (10 + 1180 * 3 / 18)) < 0.1,
+		"child rescaled to the zoom", st);
+	st = await frameState("bar");
+	check(Math.abs(st.x - (10 + 1180 * 8 / 18)) < 0.1 && Math.abs(st.width - 1180 * 10 / 18) < 0.1,
+		"grandchild rescaled with its offset", st);
+	check((await frameState("java")).cls.includes("hide"), "sibling subtree hidden");
+	st = await frameState("all");
+	check(st.cls.includes("parent") && st.width === 1180, "root shown as a parent", st);
+	check(await visible("unzoom"), "Reset Zoom shown");
+	const search1 = await js("location.search");
+	check(/[?&]x=9(&|$)/.test(search1) && /[?&]y=\d+/.test(search1), "zoom kept in the URL", search1);
+
+	// Ctrl-F search inside the zoom: "a" (under java) is hidden, so not counted
+	await searchWith(() => key("KeyF", 70, 2), "^(foo|baz|a)$");
+	check((await text("matched")) === "Matched: 100%", "matched % is relative to the zoom", await text("matched"));
+	check((await frameState("foo")).fill === "rgb(230,0,230)", "matches highlighted");
+	check((await text("search")) === "Reset Search", "search button turns into Reset Search");
+
+	// Reset Zoom: search reruns over the whole graph (15 + 3 + 4 of 27)
+	await click(await elementCenter("unzoom"));
+	st = await frameState("main");
+	check(Math.abs(st.width - 1180 * 18 / 27) < 0.1, "Reset Zoom restores widths", st);
+	check(!(await visible("unzoom")), "Reset Zoom hidden again");
+	check((await text("matched")) === "Matched: 81.5%", "matched % recomputed after unzoom", await text("matched"));
+
+	// nested matches count once: foo (15) contains bar (10) -> 15 / 27
+	await click(await elementCenter("search")); // resets
+	check((await text("search")) === "Search", "Reset Search clears the search");
+	await searchWith(() => await_center("search"), "foo|bar");
+	check((await text("matched")) === "Matched: 55.6%", "nested matches not double-counted", await text("matched"));
+
+	// F3, invalid regex: reported, nothing thrown
+	await searchWith(() => key("F3", 114, 0), "foo(");
+	check((await text("matched")).startsWith("Invalid regex"), "invalid regex reported", await text("matched"));
+	check(exceptions.length === 0, "no script exceptions", exceptions.map((e) => e.text));
+
+	// Ctrl-I: ignore case
+	await searchWith(() => key("F3", 114, 0), "FOO");
+	check((await text("matched")) === "Matched: 0.0%", "search is case-sensitive by default", await text("matched"));
+	await key("KeyI", 73, 2);
+	check((await text("matched")) === "Matched: 55.6%", "Ctrl-I toggles ignore-case", await text("matched"));
+
+	// reload with zoom and search in the URL
+	await load(url + "?" + search1.slice(1).replace(/&?s=[^&]*/, "") + "&s=baz");
+	st = await frameState("main");
+	check(st.x === 10 && st.width === 1180, "zoom restored from the URL", st);
+	check((await text("matched")) === "Matched: 16.7%", "search restored from the URL", await text("matched"));
+	check(exceptions.length === 0, "still no script exceptions", exceptions.map((e) => e.text));
+} catch (e) {
+	failures++;
+	console.log("FAIL " + e.stack);
+} finally {
+	ws.close();
+	browser.kill();
+	await new Promise((res) => (browser.exitCode !== null ? res() : browser.on("exit", res)));
+	rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failures ? 1 : 0);
+
+// helper used inside searchWith's trigger: resolves the centre, then clicks it
+async function await_center(id) {
+	return click(await elementCenter(id));
+}

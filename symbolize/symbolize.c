@@ -71,7 +71,8 @@ struct symbolizer {
 	struct file_index files;
 	struct elf_file *all_files;
 	bool vdso_tried;
-	struct elf_file *vdso;
+	struct elf_file *vdso; /* this process's vDSO image: the same kernel serves others */
+	uint64_t vdso_size;
 
 	const char *s_unknown, *s_anon, *s_vdso;
 	struct symbolizer_stats st;
@@ -330,6 +331,7 @@ static int vdso_load(struct symbolizer *s)
 			pr_debug("symbolize: cannot parse this process's vdso\n");
 			goto cleanup;
 		}
+		s->vdso_size = ents[i].end - ents[i].start;
 		s->vdso->next = s->all_files;
 		s->all_files = s->vdso;
 		break;
@@ -586,7 +588,9 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 		if (m->name == s->s_vdso) {
 			if (!s->vdso_tried)
 				err = vdso_load(s);
-			m->file = s->vdso;
+			/* a compat (32-bit) process has another vDSO: name it "[vdso]" only */
+			if (e->end - e->start == s->vdso_size)
+				m->file = s->vdso;
 			m->path = s->s_vdso;
 		}
 		return err;

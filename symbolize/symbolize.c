@@ -608,8 +608,8 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 		return 0; /* "anon_inode:...", "/memfd:" starts with '/' and is a file */
 	m->path = e->path;
 	prev = old ? maps_find(old->maps, old->nr_maps, e->start) : NULL;
-	if (prev && prev->start == e->start && prev->end == e->end && prev->pgoff == e->pgoff &&
-	    prev->path == e->path && prev->inode == e->inode) {
+	if (prev && prev->file && prev->start == e->start && prev->end == e->end &&
+	    prev->pgoff == e->pgoff && prev->path == e->path && prev->inode == e->inode) {
 		m->file = prev->file;
 		return 0;
 	}

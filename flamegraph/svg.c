@@ -11,6 +11,11 @@
 #include "flamegraph.h"
 #include "flamegraph-private.h"
 
+/* One thread writes the stream while rendering: skip stdio's per-call locking (GNU). */
+#define fputs  fputs_unlocked
+#define fputc  fputc_unlocked
+#define fwrite fwrite_unlocked
+
 #define XPAD	 10
 #define FRAMEPAD 1
 #define ROOT_ID	 UINT32_MAX
@@ -186,6 +191,43 @@ static const char *fmt_count(char *buf, uint64_t v, double factor)
 		return buf;
 	}
 	return fmt_u64(buf, (uint64_t)d);
+}
+
+/* printf's floating point is most of the time of a large graph: these are exact for our ranges */
+static void put_u64(FILE *out, uint64_t v)
+{
+	char buf[24];
+	int i = sizeof(buf);
+
+	do {
+		buf[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite(buf + i, 1, sizeof(buf) - (size_t)i, out);
+}
+
+/* Writes @v >= 0 rounded to @decimals (1 or 2) places, like "%.1f" up to ties. */
+static void put_fixed(FILE *out, double v, int decimals)
+{
+	uint64_t scale = decimals == 1 ? 10 : 100, n, frac;
+	char buf[4];
+
+	if (!(v >= 0) || v >= 1e15) {
+		fprintf(out, "%.*f", decimals, v);
+		return;
+	}
+	n = (uint64_t)llround(v * (double)scale);
+	put_u64(out, n / scale);
+	frac = n % scale;
+	buf[0] = '.';
+	if (decimals == 1) {
+		buf[1] = (char)('0' + frac);
+		fwrite(buf, 1, 2, out);
+	} else {
+		buf[1] = (char)('0' + frac / 10);
+		buf[2] = (char)('0' + frac % 10);
+		fwrite(buf, 1, 3, out);
+	}
 }
 
 /* ---- colours ---- */
@@ -663,6 +705,8 @@ struct render {
 	double min_time; /* frames narrower (in counts) are omitted */
 	double pxper;	 /* px per count */
 	double imgh, ypad1, ypad2, ypad3;
+	char *countname; /* escaped once */
+	size_t countname_len;
 	size_t max_depth, nr_frames;
 };
 
@@ -733,20 +777,42 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		return -ENOMEM;
 	clen = utf8_clean(name, len, r->tb.buf, &ncp);
 
-	fprintf(r->out, "<g fg:x=\"%" PRIu64 "\" fg:w=\"%" PRIu64 "\"><title>", f->start, width);
+	fputs("<g fg:x=\"", r->out);
+	put_u64(r->out, f->start);
+	fputs("\" fg:w=\"", r->out);
+	put_u64(r->out, width);
+	fputs("\"><title>", r->out);
 	put_escaped(r->out, r->tb.buf, clen);
-	fprintf(r->out, " (%s ", fmt_count(cnt, width, o->factor));
-	if (put_text(r->out, &r->tb, o->countname))
-		return -ENOMEM;
-	fprintf(r->out, ", %.2f%%", pct);
-	if (f->self)
-		fprintf(r->out, ", self %s", fmt_count(self, f->self, o->factor));
-	fprintf(r->out,
-		")</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-		"fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.2f\">",
-		x1, y1, x2 - x1, y2 - y1, c.r, c.g, c.b, x1 + 3, 3 + (y1 + y2) / 2);
-	/* put_text() reused the buffer: clean the name again for the label */
-	clen = utf8_clean(name, len, r->tb.buf, &ncp);
+	fputs(" (", r->out);
+	fputs(fmt_count(cnt, width, o->factor), r->out);
+	fputc(' ', r->out);
+	fputs(r->countname, r->out);
+	fputs(", ", r->out);
+	put_fixed(r->out, pct, 2);
+	fputc('%', r->out);
+	if (f->self) {
+		fputs(", self ", r->out);
+		fputs(fmt_count(self, f->self, o->factor), r->out);
+	}
+	fputs(")</title><rect x=\"", r->out);
+	put_fixed(r->out, x1, 1);
+	fputs("\" y=\"", r->out);
+	put_fixed(r->out, y1, 1);
+	fputs("\" width=\"", r->out);
+	put_fixed(r->out, x2 - x1, 1);
+	fputs("\" height=\"", r->out);
+	put_fixed(r->out, y2 - y1, 1);
+	fputs("\" fill=\"rgb(", r->out);
+	put_u64(r->out, c.r);
+	fputc(',', r->out);
+	put_u64(r->out, c.g);
+	fputc(',', r->out);
+	put_u64(r->out, c.b);
+	fputs(")\" rx=\"2\" ry=\"2\"/><text x=\"", r->out);
+	put_fixed(r->out, x1 + 3, 2);
+	fputs("\" y=\"", r->out);
+	put_fixed(r->out, 3 + (y1 + y2) / 2, 2);
+	fputs("\">", r->out);
 	chars = (size_t)((x2 - x1) / (o->fontsize * o->fontwidth));
 	if (chars >= 3) {
 		if (ncp <= chars) {
@@ -1016,6 +1082,19 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 	if (err)
 		goto cleanup;
 	fputs("\">\n", out);
+	{
+		FILE *m = open_memstream(&r.countname, &r.countname_len);
+
+		if (!m) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		err = put_text(m, &r.tb, o->countname);
+		if (fclose(m) && !err)
+			err = -ENOMEM;
+		if (err)
+			goto cleanup;
+	}
 	err = flow(fg, shift, dashdash, emit_cb, &r);
 	if (err)
 		goto cleanup;
@@ -1030,6 +1109,7 @@ cleanup:
 	if (err == -ENOMEM)
 		pr_err("flamegraph: out of memory rendering the SVG\n");
 	free(r.tb.buf);
+	free(r.countname);
 	cp_free(&r.cp);
 	return err;
 }

@@ -241,7 +241,12 @@ try {
 	ws.close();
 	browser.kill();
 	await new Promise((res) => (browser.exitCode !== null ? res() : browser.on("exit", res)));
-	rmSync(dir, { recursive: true, force: true });
+	// chromium's helper processes may still be writing the profile for a moment
+	try {
+		rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+	} catch (e) {
+		console.log("note: could not remove " + dir + ": " + e.message);
+	}
 }
 process.exit(failures ? 1 : 0);
 

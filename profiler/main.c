@@ -18,6 +18,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "sample stacks with BPF and write folded stacks or an SVG" },
+	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
 };
 
 static void usage(FILE *out)
@@ -32,13 +33,16 @@ static void usage(FILE *out)
 		     "(output written but more than 5%% of samples lost)\n"
 		     "\nexamples:\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.folded\n"
-		     "  sudo scorch record -o cpu.folded -- ./myprog args\n");
+		     "  sudo scorch record -o cpu.folded -- ./myprog args\n"
+		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg\n"
+		     "  scorch flamegraph cpu.folded -o cpu.svg\n");
 }
 
 void scorch__print_version(void)
 {
 	printf("scorch %s\n", SCORCH_VERSION);
-	printf("features: bpf-perf-event, in-kernel-aggregation, kallsyms, elf-symtab\n");
+	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
+	       "elf-symtab, svg-flamegraph\n");
 }
 
 int main(int argc, char **argv)

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include <linux/types.h>
-#include "oncpu.h"
+#include "profile.h"
 
 /* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
 
@@ -17,7 +17,9 @@ struct sampler;
 
 struct sampler_opts {
 	size_t sz;
-	long freq;          /* samples per second per CPU */
+	bool oncpu;         /* sample on-CPU stacks (perf_event, cpu-clock) */
+	bool offcpu;        /* count off-CPU time by stack (raw tracepoint sched_switch) */
+	long freq;          /* oncpu: samples per second per CPU */
 	bool user_only;     /* no kernel stacks */
 	bool kernel_only;   /* no user stacks */
 	bool include_idle;  /* count the idle task */
@@ -26,6 +28,14 @@ struct sampler_opts {
 	bool follow_forks;  /* children of filtered PIDs join the filter */
 	size_t nr_filter;   /* number of PIDs/TIDs that will be added */
 	uint32_t max_stacks; /* entries of the stack and count maps */
+	/* offcpu only */
+	uint64_t min_block_ns;   /* shorter intervals are dropped */
+	uint64_t max_block_ns;   /* longer intervals are dropped */
+	uint32_t state_mask;     /* 1: interruptible (S), 2: uninterruptible (D) */
+	bool with_runqueue;      /* count time runnable but waiting for a CPU */
+	bool user_threads_only;
+	bool kernel_threads_only;
+	uint32_t max_threads;    /* threads off CPU at once that can be tracked */
 };
 
 /* Opens, configures and loads the BPF object. Returns 0 or -errno (logged, with hints). */
@@ -33,7 +43,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *s);
 int sampler__add_pid(struct sampler *s, pid_t pid);
 int sampler__add_tid(struct sampler *s, pid_t tid);
-/* Opens one cpu-clock perf event per online CPU and attaches. Returns 0 or -errno. */
+/* Opens one cpu-clock perf event per online CPU (oncpu) and the sched_switch raw
+ * tracepoint (offcpu), and attaches. Returns 0 or -errno. */
 int sampler__attach(struct sampler *s);
 /* Number of CPUs sampled (still known after sampler__detach()). */
 int sampler__nr_cpus(const struct sampler *s);
@@ -46,16 +57,20 @@ int sampler__event_fd(const struct sampler *s);
 int sampler__consume(struct sampler *s, sampler_event_fn cb, void *ctx);
 
 /*
- * Calls @cb for every counted (key, count). @user / @kernel point to the stacks
- * (leaf first) or are NULL when the key has none; valid during the call only.
- * Returns 0, a negative @cb return, or -errno. Counts of stacks that could not
- * be read back are added to *lost.
+ * Calls @cb for every counted (key, value): @offcpu false: a sample count; true:
+ * nanoseconds off CPU. Off-CPU intervals still open are closed at the time of the
+ * call (threads blocked when the recording ends). @user / @kernel point to the
+ * stacks (leaf first) or are NULL when the key has none; valid during the call
+ * only. Returns 0, a negative @cb return, or -errno. Values of stacks that could
+ * not be read back are added to *lost (samples) or *lost_ns.
  */
-typedef int (*sampler_drain_fn)(void *ctx, const struct count_key *key, uint64_t count,
-				const struct stack_trace *user, const struct stack_trace *kernel);
-int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost);
+typedef int (*sampler_drain_fn)(void *ctx, bool offcpu, const struct count_key *key,
+				uint64_t value, const struct stack_trace *user,
+				const struct stack_trace *kernel);
+int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
+		   uint64_t *lost_ns);
 
-/* Sums the per-CPU counters into @stats[SCORCH_NR_STATS]. */
+/* Sums the per-CPU counters of every program into @stats[SCORCH_NR_STATS]. */
 int sampler__stats(struct sampler *s, uint64_t *stats);
 
 /* ---- launch.c: record -- cmd ---- */

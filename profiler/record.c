@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +29,14 @@
 #define PARTIAL_LOSS_PCT 5.0
 #define MAX_INLINE	 32
 
+enum record_mode {
+	MODE_CPU = 0, /* on-CPU samples, counted in samples */
+	MODE_OFFCPU,  /* off-CPU time, in microseconds */
+	MODE_WALL,    /* both, in microseconds of wall time */
+};
+
 struct record_opts {
+	enum record_mode mode;
 	pid_t *pids;
 	size_t nr_pids;
 	pid_t *tids;
@@ -44,6 +52,15 @@ struct record_opts {
 	const char *output;
 	long max_stacks;
 	char **cmd; /* NULL-terminated argv after --, or NULL */
+	/* off-CPU */
+	uint64_t min_block_us;
+	uint64_t max_block_us;
+	uint32_t state_mask;
+	bool user_threads_only;
+	bool kernel_threads_only;
+	/* -o FILE.svg */
+	bool svg;
+	struct flamegraph_opts fg;
 };
 
 struct record {
@@ -61,6 +78,8 @@ struct record {
 	struct frame fbuf[MAX_INLINE];
 	unsigned int max_depth;
 	uint64_t drain_lost;
+	uint64_t drain_lost_ns;
+	uint64_t offcpu_ns; /* off-CPU time counted */
 	uint64_t truncated_user;
 	uint64_t truncated_kernel;
 	double elapsed;
@@ -80,8 +99,18 @@ static void usage(FILE *out)
 		"usage: scorch record [options] [-- command [args...]]\n"
 		"\n"
 		"Samples on-CPU user and kernel stacks with a BPF program on a cpu-clock perf\n"
-		"event per CPU, counts them in the kernel, and writes folded stacks\n"
-		"(\"comm;root;...;leaf COUNT\", kernel frames suffixed _[k]).\n"
+		"event per CPU (or measures off-CPU time on sched_switch), counts them in the\n"
+		"kernel, and writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames\n"
+		"suffixed _[k]).\n"
+		"\n"
+		"modes:\n"
+		"      --mode cpu             on-CPU samples; counts are samples (default)\n"
+		"      --mode offcpu          time off CPU by the stack where threads blocked;\n"
+		"                             counts are microseconds; time waiting for a CPU\n"
+		"                             while runnable ends in a [runqueue] frame\n"
+		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ):\n"
+		"                             each thread's total is its wall time; off-CPU\n"
+		"                             stacks end in [off-cpu] or [runqueue]\n"
 		"\n"
 		"targets (default: the whole system):\n"
 		"  -p, --pid PID[,PID...]     processes (all their threads)\n"
@@ -102,9 +131,26 @@ static void usage(FILE *out)
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.1 KiB each (default: frequency x duration x\n"
 		"                             CPUs within 4096..65536; 32768 without -d)\n"
+		"\n"
+		"off-CPU options (offcpu and wall modes):\n"
+		"      --min-block USEC       ignore blocks shorter than USEC microseconds\n"
+		"      --max-block USEC       ignore blocks longer than USEC microseconds\n"
+		"      --state STATE          sleeps counted: interruptible, uninterruptible or\n"
+		"                             both (default); runqueue waits are always counted\n"
+		"      --user-threads-only    only user threads\n"
+		"      --kernel-threads-only  only kernel threads\n"
+		"  The idle task is never counted. Only intervals that begin during the\n"
+		"  recording are counted; those still open at its end are closed then.\n"
+		"\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
+		"\n"
+		"An output ending in .svg is an interactive flame graph; these options of\n"
+		"'scorch flamegraph' (flamegraph.pl's) apply to it:\n",
+		DEFAULT_FREQ);
+	flamegraph__print_options_help(out);
+	fprintf(out,
 		"\n"
 		"The summary on standard error counts samples taken and lost (and why), missed\n"
 		"and truncated stacks, and frames that could not be symbolized.\n"
@@ -116,8 +162,10 @@ static void usage(FILE *out)
 		"  sudo scorch record -p 1234 -d 10 -o cpu.folded     # a PID for 10 s\n"
 		"  sudo scorch record -p 1234,1240 -F 999 -o cpu.folded\n"
 		"  sudo scorch record -a -d 5                         # whole system, to stdout\n"
-		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n",
-		DEFAULT_FREQ);
+		"  sudo scorch record -p 1234 -d 10 -o cpu.svg --title 'My app'\n"
+		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n"
+		"  sudo scorch record --mode offcpu -p 1234 -d 10 -o off.folded\n"
+		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -160,11 +208,17 @@ cleanup:
 
 enum {
 	OPT_MAX_STACKS = 256,
+	OPT_MODE,
+	OPT_MIN_BLOCK,
+	OPT_MAX_BLOCK,
+	OPT_STATE,
+	OPT_USER_THREADS,
+	OPT_KERNEL_THREADS,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 {
-	static const struct option long_opts[] = {
+	static const struct option own_opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "all", no_argument, NULL, 'a' },
@@ -175,14 +229,35 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "include-idle", no_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "user-threads-only", no_argument, NULL, OPT_USER_THREADS },
+		{ "kernel-threads-only", no_argument, NULL, OPT_KERNEL_THREADS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{},
 	};
-	int c;
+	struct option *long_opts;
+	bool off_opts = false, fg_opts = false;
+	size_t nr_fg = 0;
+	int c, err = -EINVAL;
+
+	/* the flame graph options work on record -o x.svg too */
+	while (flamegraph_long_options[nr_fg].name)
+		nr_fg++;
+	long_opts = calloc(ARRAY_SIZE(own_opts) + nr_fg + 1, sizeof(*long_opts));
+	if (!long_opts)
+		return -ENOMEM;
+	memcpy(long_opts, own_opts, sizeof(own_opts));
+	memcpy(long_opts + ARRAY_SIZE(own_opts), flamegraph_long_options,
+	       nr_fg * sizeof(*long_opts));
+	flamegraph_opts__init(&o->fg);
 
 	o->freq = DEFAULT_FREQ;
+	o->max_block_us = UINT64_MAX / 1000;
+	o->state_mask = 3;
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, which starts the command to run */
@@ -190,11 +265,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		switch (c) {
 		case 'p':
 			if (parse_id_list(optarg, "PID", &o->pids, &o->nr_pids))
-				return -EINVAL;
+				goto cleanup;
 			break;
 		case 't':
 			if (parse_id_list(optarg, "TID", &o->tids, &o->nr_tids))
-				return -EINVAL;
+				goto cleanup;
 			break;
 		case 'a':
 			o->all = true;
@@ -203,14 +278,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			if (parse__double(optarg, 0.001, 1e7, &o->duration)) {
 				pr_err("invalid duration '%s'\n", optarg);
 				pr_hint("give seconds between 0.001 and 10000000, e.g. -d 10 or -d 2.5\n");
-				return -EINVAL;
+				goto cleanup;
 			}
 			break;
 		case 'F':
 			if (parse__long(optarg, 1, 1000000, &o->freq)) {
 				pr_err("invalid frequency '%s'\n", optarg);
 				pr_hint("give samples per second as a whole number, e.g. -F 99\n");
-				return -EINVAL;
+				goto cleanup;
 			}
 			break;
 		case 'U':
@@ -228,8 +303,55 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		case OPT_MAX_STACKS:
 			if (parse__long(optarg, 64, 1 << 24, &o->max_stacks)) {
 				pr_err("invalid --max-stacks '%s' (64 to 16777216)\n", optarg);
-				return -EINVAL;
+				goto cleanup;
 			}
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "cpu")) {
+				o->mode = MODE_CPU;
+			} else if (!strcmp(optarg, "offcpu")) {
+				o->mode = MODE_OFFCPU;
+			} else if (!strcmp(optarg, "wall")) {
+				o->mode = MODE_WALL;
+			} else {
+				pr_err("invalid mode '%s'\n", optarg);
+				pr_hint("use --mode cpu, --mode offcpu or --mode wall\n");
+				goto cleanup;
+			}
+			break;
+		case OPT_MIN_BLOCK:
+		case OPT_MAX_BLOCK:
+			off_opts = true;
+			if (parse__u64(optarg, 10, c == OPT_MIN_BLOCK ? &o->min_block_us
+								      : &o->max_block_us) ||
+			    (c == OPT_MIN_BLOCK ? o->min_block_us : o->max_block_us) >
+				    UINT64_MAX / 1000) {
+				pr_err("invalid %s '%s'\n", argv[optind - 1], optarg);
+				pr_hint("give microseconds as a whole number, e.g. 1000\n");
+				goto cleanup;
+			}
+			break;
+		case OPT_STATE:
+			off_opts = true;
+			if (!strcmp(optarg, "interruptible")) {
+				o->state_mask = 1;
+			} else if (!strcmp(optarg, "uninterruptible")) {
+				o->state_mask = 2;
+			} else if (!strcmp(optarg, "both")) {
+				o->state_mask = 3;
+			} else {
+				pr_err("invalid state '%s'\n", optarg);
+				pr_hint("use interruptible, uninterruptible or both\n");
+				goto cleanup;
+			}
+			break;
+		case OPT_USER_THREADS:
+			off_opts = true;
+			o->user_threads_only = true;
+			break;
+		case OPT_KERNEL_THREADS:
+			off_opts = true;
+			o->kernel_threads_only = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -239,39 +361,74 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			break;
 		case 'h':
 			*help = true;
-			return 0;
+			err = 0;
+			goto cleanup;
 		case ':':
 			pr_err("option '%s' needs a value\n", argv[optind - 1]);
 			pr_hint("run 'scorch record --help'\n");
-			return -EINVAL;
+			goto cleanup;
 		default:
-			pr_err("unknown option '%s'\n", argv[optind - 1]);
-			pr_hint("run 'scorch record --help'\n");
-			return -EINVAL;
+			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
+			if (!err) {
+				fg_opts = true;
+				break;
+			}
+			if (err == -ENOENT) {
+				pr_err("unknown option '%s'\n", argv[optind - 1]);
+				pr_hint("run 'scorch record --help'\n");
+			}
+			err = -EINVAL;
+			goto cleanup;
 		}
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
 	if (o->user_only && o->kernel_only) {
 		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
-		return -EINVAL;
+		goto cleanup;
 	}
 	if (o->all && (o->nr_pids || o->nr_tids || o->cmd)) {
 		pr_err("-a/--all cannot be combined with -p, -t or a command\n");
-		return -EINVAL;
+		goto cleanup;
 	}
 	if (o->cmd && (o->nr_pids || o->nr_tids)) {
 		pr_err("a command cannot be combined with -p or -t\n");
 		pr_hint("profile the command alone, or its PID with -p once it runs\n");
-		return -EINVAL;
+		goto cleanup;
+	}
+	if (off_opts && o->mode == MODE_CPU) {
+		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
+		goto cleanup;
+	}
+	if (o->min_block_us > o->max_block_us) {
+		pr_err("--min-block %" PRIu64 " is above --max-block %" PRIu64 "\n",
+		       o->min_block_us, o->max_block_us);
+		goto cleanup;
+	}
+	if (o->user_threads_only && o->kernel_threads_only) {
+		pr_err("--user-threads-only and --kernel-threads-only exclude each other\n");
+		goto cleanup;
+	}
+	if (o->include_idle && o->mode != MODE_CPU) {
+		pr_err("-I/--include-idle: the idle task is never counted off CPU\n");
+		goto cleanup;
 	}
 	if (o->include_idle && (o->nr_pids || o->nr_tids || o->cmd)) {
 		pr_err("-I/--include-idle only makes sense for a system-wide recording\n");
-		return -EINVAL;
+		goto cleanup;
 	}
 	if (!o->nr_pids && !o->nr_tids && !o->cmd)
 		o->all = true;
-	return 0;
+	o->svg = o->output && strlen(o->output) > 4 &&
+		 !strcasecmp(o->output + strlen(o->output) - 4, ".svg");
+	if (fg_opts && !o->svg) {
+		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
+		goto cleanup;
+	}
+	err = 0;
+cleanup:
+	free(long_opts);
+	return err;
 }
 
 static bool have_caps(void)
@@ -338,7 +495,7 @@ static int preflight(struct record *r)
 		}
 	}
 	max_rate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
-	if (o->freq > max_rate) {
+	if (o->mode != MODE_OFFCPU && o->freq > max_rate) {
 		pr_err("-F %ld is above kernel.perf_event_max_sample_rate (%ld)\n", o->freq,
 		       max_rate);
 		pr_hint("lower -F, or raise it: sysctl kernel.perf_event_max_sample_rate=%ld\n",
@@ -500,14 +657,55 @@ static int push_frame(struct record *r, size_t *n, const char *name)
 	return 0;
 }
 
-static int add_stack(void *ctx, const struct count_key *key, uint64_t count,
+/* Kernel frames of off-CPU stacks start inside the BPF program and tracepoint;
+ * the reader wants them to end where the thread entered the scheduler. */
+static bool is_sched_entry(const char *name)
+{
+	return !strcmp(name, "__schedule");
+}
+
+static int add_kernel_frames(struct record *r, size_t *n, const struct stack_trace *kernel,
+			     bool offcpu)
+{
+	int i, j, k, top = (int)kernel->nr - 1, leaf = 0, err = 0;
+
+	if (offcpu) {
+		/* the leafmost __schedule: frames below it are plumbing */
+		for (i = 0; i <= top; i++) {
+			k = symbolizer__kernel(r->sym, kernel->ips[i], i > 0, r->fbuf, 1);
+			if (k > 0 && is_sched_entry(r->fbuf[0].name)) {
+				leaf = i;
+				break;
+			}
+		}
+	}
+	for (i = top; i >= leaf && !err; i--) {
+		k = symbolizer__kernel(r->sym, kernel->ips[i], i > 0, r->fbuf, MAX_INLINE);
+		if (k < 0)
+			return k;
+		for (j = 0; j < k && !err; j++)
+			err = push_frame(r, n, kernel_name(r, r->fbuf[j].name));
+	}
+	return err;
+}
+
+static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
 		     const struct stack_trace *user, const struct stack_trace *kernel)
 {
 	struct record *r = ctx;
 	char comm[SCORCH_COMM_LEN + 1];
+	uint64_t count = value;
 	size_t n = 0;
 	int i, j, k, err;
 
+	if (offcpu) {
+		r->offcpu_ns += value;
+		count = (value + 500) / 1000; /* microseconds */
+	} else if (r->opts.mode == MODE_WALL) {
+		count = (uint64_t)(value * 1e6 / r->opts.freq + 0.5);
+	}
+	if (!count)
+		return 0;
 	memcpy(comm, key->comm, SCORCH_COMM_LEN);
 	comm[SCORCH_COMM_LEN] = '\0';
 	err = push_frame(r, &n, strset__intern(r->names, comm[0] ? comm : "[unknown]"));
@@ -538,14 +736,13 @@ static int add_stack(void *ctx, const struct count_key *key, uint64_t count,
 			r->truncated_kernel += count;
 			err = push_frame(r, &n, "[truncated]_[k]");
 		}
-		for (i = (int)kernel->nr - 1; i >= 0 && !err; i--) {
-			k = symbolizer__kernel(r->sym, kernel->ips[i], i > 0, r->fbuf, MAX_INLINE);
-			if (k < 0)
-				return k;
-			for (j = 0; j < k && !err; j++)
-				err = push_frame(r, &n, kernel_name(r, r->fbuf[j].name));
-		}
+		if (!err)
+			err = add_kernel_frames(r, &n, kernel, offcpu);
 	}
+	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
+		err = push_frame(r, &n, "[runqueue]");
+	else if (!err && offcpu && r->opts.mode == MODE_WALL)
+		err = push_frame(r, &n, "[off-cpu]");
 	if (err)
 		return err;
 	return folded__add(r->folded, r->frames, n, count);
@@ -556,29 +753,38 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
-/* The end-of-run summary. Returns the share of samples lost, in percent. */
+/* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
 static double report_summary(struct record *r, const uint64_t *st)
 {
 	const struct record_opts *o = &r->opts;
+	/* events: samples, and switch-outs of matching threads (tracked or not) */
+	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-			r->drain_lost;
-	uint64_t taken = st[STAT_SAMPLES];
+			st[STAT_LOST_START] + r->drain_lost;
 	struct symbolizer_stats ss;
 	double lost_pct = pct(lost, taken);
 
 	symbolizer__stats(r->sym, &ss);
 	if (o->quiet && !lost)
 		return lost_pct;
-	pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
-		" counted in %zu stacks, %" PRIu64 " lost (%.2f%%)\n",
-		taken, o->freq, sampler__nr_cpus(r->sampler), r->elapsed, st[STAT_COUNTED],
-		folded__nr_stacks(r->folded), lost, lost_pct);
+	if (o->mode != MODE_OFFCPU)
+		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
+			" counted in %zu stacks\n",
+			st[STAT_SAMPLES], o->freq, sampler__nr_cpus(r->sampler), r->elapsed,
+			st[STAT_COUNTED], folded__nr_stacks(r->folded));
+	if (o->mode != MODE_CPU)
+		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
+			" intervals counted (%.3f s off CPU), %" PRIu64 " shorter than --min-block, %" PRIu64
+			" longer than --max-block\n",
+			st[STAT_SWITCHES], r->elapsed, st[STAT_OFF_COUNTED], r->offcpu_ns / 1e9,
+			st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
+	pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost) {
-		pr_warn("lost samples: %" PRIu64 " stack map full, %" PRIu64
+		pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64
 			" count map full, %" PRIu64 " stack hash collisions, %" PRIu64
-			" unreadable at the end\n",
+			" unreadable at the end, %" PRIu64 " off-CPU intervals untracked (start map full)\n",
 			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
-			r->drain_lost);
+			r->drain_lost, st[STAT_LOST_START]);
 		pr_hint("raise --max-stacks (now %u) or lower -F\n",
 			map_entries(r, sampler__nr_cpus(r->sampler)));
 	}
@@ -590,8 +796,9 @@ static double report_summary(struct record *r, const uint64_t *st)
 			st[STAT_USTACK_ERR], st[STAT_KSTACK_ERR]);
 	if (r->truncated_user || r->truncated_kernel)
 		pr_warn("truncated stacks: %" PRIu64 " user, %" PRIu64
-			" kernel samples deeper than %u frames (marked [truncated])\n",
-			r->truncated_user, r->truncated_kernel, r->max_depth);
+			" kernel %s deeper than %u frames (marked [truncated])\n",
+			r->truncated_user, r->truncated_kernel,
+			o->mode == MODE_CPU ? "samples" : "microseconds", r->max_depth);
 	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
 		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
 			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);
@@ -605,10 +812,49 @@ static double report_summary(struct record *r, const uint64_t *st)
 	return lost_pct;
 }
 
+/* Titles, units and palette by mode, unless the user chose them. */
+static void svg_defaults(struct record *r)
+{
+	struct flamegraph_opts *fg = &r->opts.fg;
+	struct flamegraph_opts dflt;
+
+	flamegraph_opts__init(&dflt);
+	if (r->opts.mode == MODE_CPU)
+		return;
+	if (!fg->title)
+		fg->title = r->opts.mode == MODE_OFFCPU ? "Off-CPU Time Flame Graph"
+							: "Wall-Clock Flame Graph";
+	if (fg->countname == dflt.countname || !strcmp(fg->countname, dflt.countname))
+		fg->countname = "us";
+	if (r->opts.mode == MODE_OFFCPU && fg->colors == dflt.colors)
+		fg->colors = FG_PAL_IO;
+}
+
 static int write_output(struct record *r)
 {
 	int err;
 
+	if (r->opts.svg) {
+		struct flamegraph *fg;
+
+		svg_defaults(r);
+		fg = flamegraph__new(&r->opts.fg);
+		if (!fg) {
+			out__close(&r->out, false);
+			return -ENOMEM;
+		}
+		err = flamegraph__add_folded(fg, r->folded);
+		if (!err)
+			err = flamegraph__write_svg(fg, r->out.fp);
+		flamegraph__free(fg);
+		if (err == -ENODATA) {
+			pr_warn("no samples: the SVG says \"No stack counts found\"\n");
+			err = 0;
+		} else if (err) {
+			pr_err("cannot write %s: %s\n", r->opts.output, strerror(-err));
+		}
+		return out__close(&r->out, !err) ?: err;
+	}
 	err = folded__write(r->folded, r->out.fp);
 	if (err)
 		pr_err("cannot write %s: %s\n", r->opts.output ? r->opts.output : "standard output",
@@ -643,7 +889,15 @@ static int record_run(struct record *r)
 	struct record_opts *o = &r->opts;
 	struct sampler_opts sopts = {
 		.sz = sizeof(sopts),
+		.oncpu = o->mode != MODE_OFFCPU,
+		.offcpu = o->mode != MODE_CPU,
 		.freq = o->freq,
+		.min_block_ns = o->min_block_us * 1000,
+		.max_block_ns = o->max_block_us * 1000,
+		.state_mask = o->state_mask,
+		.with_runqueue = true,
+		.user_threads_only = o->user_threads_only,
+		.kernel_threads_only = o->kernel_threads_only,
 		.user_only = o->user_only,
 		.kernel_only = o->kernel_only,
 		.include_idle = o->include_idle,
@@ -714,8 +968,9 @@ static int record_run(struct record *r)
 			goto cleanup;
 	}
 	if (!o->quiet)
-		pr_info("scorch: sampling %s at %ld Hz%s\n",
-			o->cmd ? o->cmd[0] : o->all ? "all CPUs" : "the targets", o->freq,
+		pr_info("scorch: sampling %s%s%s\n",
+			o->cmd ? o->cmd[0] : o->all ? "all CPUs" : "the targets",
+			o->mode == MODE_CPU ? "" : o->mode == MODE_OFFCPU ? " off CPU" : " wall-clock",
 			o->duration ? "" : "; Ctrl-C to stop");
 
 	err = record_loop(r, &waitmask);
@@ -724,7 +979,7 @@ static int record_run(struct record *r)
 	if (err)
 		goto cleanup;
 
-	err = sampler__drain(r->sampler, add_stack, r, &r->drain_lost);
+	err = sampler__drain(r->sampler, add_stack, r, &r->drain_lost, &r->drain_lost_ns);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		goto cleanup;

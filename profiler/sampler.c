@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* profiler: the on-CPU BPF program's lifecycle: open, size, load, attach, drain. */
+/* profiler: the BPF programs' lifecycle: open, size maps, load, attach, drain. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -14,27 +15,63 @@
 #include "common.h"
 #include "profiler-private.h"
 #include "oncpu.skel.h"
+#include "offcpu.skel.h"
+
+/* What both skeletons have in common (stacks.bpf.h), seen the same way. */
+struct prog_set {
+	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats;
+	struct bpf_program *fork, *exec;
+	struct bpf_link *fork_link, *exec_link;
+	bool offcpu;
+};
 
 struct sampler {
-	struct oncpu_bpf *skel;
+	struct oncpu_bpf *on;
+	struct offcpu_bpf *off;
+	struct prog_set sets[2];
+	int nr_sets;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
+	struct bpf_link **links; /* perf events and sched_switch */
 	int *pfds;
 	int nr_links;
 	int nr_attached; /* CPUs sampled, kept after detach for the summary */
 	long freq;
+	struct sampler_opts opts;
 	sampler_event_fn event_cb;
 	void *event_ctx;
 };
+
+#define PROG_SET(skel, is_off)                                                                     \
+	((struct prog_set){                                                                        \
+		.stacks = (skel)->maps.stacks,                                                     \
+		.counts = (skel)->maps.counts,                                                     \
+		.pids = (skel)->maps.pids,                                                         \
+		.tids = (skel)->maps.tids,                                                         \
+		.procs = (skel)->maps.procs,                                                       \
+		.events = (skel)->maps.events,                                                     \
+		.stats = (skel)->maps.stats,                                                       \
+		.fork = (skel)->progs.follow_fork,                                                 \
+		.exec = (skel)->progs.notify_exec,                                                 \
+		.offcpu = (is_off),                                                                \
+	})
+
+#define SET_COMMON_RODATA(skel, o)                                                                 \
+	do {                                                                                       \
+		(skel)->rodata->user_only = (o)->user_only;                                        \
+		(skel)->rodata->kernel_only = (o)->kernel_only;                                    \
+		(skel)->rodata->filter_pid = (o)->filter_pid;                                      \
+		(skel)->rodata->filter_tid = (o)->filter_tid;                                      \
+		(skel)->rodata->follow_forks = (o)->follow_forks;                                  \
+	} while (0)
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	return syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void explain_load_error(int err)
+static void explain_load_error(const char *what, int err)
 {
-	pr_err("cannot load the BPF program: %s\n", strerror(-err));
+	pr_err("cannot load the %s BPF program: %s\n", what, strerror(-err));
 	if (err == -EPERM || err == -EACCES)
 		pr_hint("run as root, or grant CAP_BPF and CAP_PERFMON\n");
 	else if (err == -ENOENT || err == -ESRCH)
@@ -43,50 +80,80 @@ static void explain_load_error(int err)
 		pr_hint("rerun with -v to see the libbpf and verifier log\n");
 }
 
+/*
+ * Sizes the shared maps of one program set. The stack and count maps are
+ * preallocated: an on-demand (BPF_F_NO_PREALLOC) insert from the timer interrupt
+ * or the scheduler fails with -ENOMEM whenever the per-CPU allocation cache has
+ * not been refilled yet, which loses samples in bursts of new stacks. The cost is
+ * memory up front (about 1.1 KiB per stack entry), so record sizes the maps from
+ * frequency x duration x CPUs, within limits (--max-stacks overrides).
+ */
+static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
+{
+	uint32_t entries = o->max_stacks ? o->max_stacks : 65536;
+	uint32_t nfilter = o->nr_filter ? o->nr_filter : 1;
+
+	bpf_map__set_max_entries(ps->stacks, entries);
+	bpf_map__set_max_entries(ps->counts, entries);
+	/* a followed command may fork many children */
+	bpf_map__set_max_entries(ps->pids, o->follow_forks ? 65536 : nfilter);
+	bpf_map__set_max_entries(ps->tids, nfilter);
+	bpf_map__set_max_entries(ps->procs, 32768);
+	bpf_program__set_autoload(ps->fork, o->follow_forks);
+}
+
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *s;
-	uint32_t entries = opts->max_stacks ? opts->max_stacks : 65536;
-	uint32_t nfilter = opts->nr_filter ? opts->nr_filter : 1;
 	int err;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->opts = *opts;
 	s->freq = opts->freq;
-	s->skel = oncpu_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		pr_err("cannot open the BPF object: %s\n", strerror(errno));
-		goto cleanup;
+	if (opts->oncpu) {
+		s->on = oncpu_bpf__open();
+		if (!s->on) {
+			err = -errno;
+			pr_err("cannot open the on-CPU BPF object: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		SET_COMMON_RODATA(s->on, opts);
+		s->on->rodata->include_idle = opts->include_idle;
+		s->sets[s->nr_sets] = PROG_SET(s->on, false);
+		size_maps(&s->sets[s->nr_sets++], opts);
+		err = oncpu_bpf__load(s->on);
+		if (err) {
+			explain_load_error("on-CPU", err);
+			goto cleanup;
+		}
 	}
-	s->skel->rodata->user_only = opts->user_only;
-	s->skel->rodata->kernel_only = opts->kernel_only;
-	s->skel->rodata->include_idle = opts->include_idle;
-	s->skel->rodata->filter_pid = opts->filter_pid;
-	s->skel->rodata->filter_tid = opts->filter_tid;
-	s->skel->rodata->follow_forks = opts->follow_forks;
-
-	/*
-	 * Preallocated maps: an on-demand (BPF_F_NO_PREALLOC) insert from the timer
-	 * interrupt fails with -ENOMEM whenever the per-CPU allocation cache has not
-	 * been refilled yet, which loses samples in bursts of new stacks. The cost is
-	 * memory up front (about 1.1 KiB per stack entry), so record sizes the maps
-	 * from frequency x duration x CPUs, within limits (--max-stacks overrides).
-	 */
-	bpf_map__set_max_entries(s->skel->maps.stacks, entries);
-	bpf_map__set_max_entries(s->skel->maps.counts, entries);
-	/* a followed command may fork many children */
-	bpf_map__set_max_entries(s->skel->maps.pids, opts->follow_forks ? 65536 : nfilter);
-	bpf_map__set_max_entries(s->skel->maps.tids, nfilter);
-	bpf_map__set_max_entries(s->skel->maps.procs, 32768);
-	bpf_program__set_autoload(s->skel->progs.oncpu_fork, opts->follow_forks);
-
-	err = oncpu_bpf__load(s->skel);
-	if (err) {
-		explain_load_error(err);
-		goto cleanup;
+	if (opts->offcpu) {
+		s->off = offcpu_bpf__open();
+		if (!s->off) {
+			err = -errno;
+			pr_err("cannot open the off-CPU BPF object: %s\n", strerror(errno));
+			goto cleanup;
+		}
+		SET_COMMON_RODATA(s->off, opts);
+		s->off->rodata->min_block_ns = opts->min_block_ns;
+		s->off->rodata->max_block_ns = opts->max_block_ns;
+		s->off->rodata->state_mask = opts->state_mask;
+		s->off->rodata->with_runqueue = opts->with_runqueue;
+		s->off->rodata->user_threads_only = opts->user_threads_only;
+		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
+		s->sets[s->nr_sets] = PROG_SET(s->off, true);
+		size_maps(&s->sets[s->nr_sets++], opts);
+		/* about 2 KiB per thread off CPU at once, preallocated as above */
+		bpf_map__set_max_entries(s->off->maps.start,
+					 opts->max_threads ? opts->max_threads : 8192);
+		err = offcpu_bpf__load(s->off);
+		if (err) {
+			explain_load_error("off-CPU", err);
+			goto cleanup;
+		}
 	}
 	*out = s;
 	return 0;
@@ -101,28 +168,34 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__detach(s);
 	ring_buffer__free(s->rb);
-	oncpu_bpf__destroy(s->skel);
+	oncpu_bpf__destroy(s->on);
+	offcpu_bpf__destroy(s->off);
 	free(s);
 }
 
-static int filter_add(int map_fd, pid_t id)
+static int filter_add(struct sampler *s, bool tid, pid_t id)
 {
 	__u32 key = id;
 	__u8 one = 1;
+	int i;
 
-	if (bpf_map_update_elem(map_fd, &key, &one, BPF_ANY))
-		return -errno;
+	for (i = 0; i < s->nr_sets; i++) {
+		struct bpf_map *m = tid ? s->sets[i].tids : s->sets[i].pids;
+
+		if (bpf_map_update_elem(bpf_map__fd(m), &key, &one, BPF_ANY))
+			return -errno;
+	}
 	return 0;
 }
 
 int sampler__add_pid(struct sampler *s, pid_t pid)
 {
-	return filter_add(bpf_map__fd(s->skel->maps.pids), pid);
+	return filter_add(s, false, pid);
 }
 
 int sampler__add_tid(struct sampler *s, pid_t tid)
 {
-	return filter_add(bpf_map__fd(s->skel->maps.tids), tid);
+	return filter_add(s, true, tid);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -171,7 +244,7 @@ bad:
 	return -EINVAL;
 }
 
-int sampler__attach(struct sampler *s)
+static int attach_perf_events(struct sampler *s)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -181,23 +254,14 @@ int sampler__attach(struct sampler *s)
 		.sample_freq = s->freq,
 	};
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, fd, err;
-	bool *online = NULL;
+	bool *online;
 
-	if (nr_cpus < 0)
-		return nr_cpus;
 	online = calloc(nr_cpus, sizeof(*online));
 	if (!online)
 		return -ENOMEM;
 	err = parse_cpu_list("/sys/devices/system/cpu/online", online, nr_cpus);
 	if (err) {
-		free(online);
 		pr_err("cannot read /sys/devices/system/cpu/online: %s\n", strerror(-err));
-		return err;
-	}
-	s->links = calloc(nr_cpus, sizeof(*s->links));
-	s->pfds = calloc(nr_cpus, sizeof(*s->pfds));
-	if (!s->links || !s->pfds) {
-		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
@@ -218,7 +282,7 @@ int sampler__attach(struct sampler *s)
 				pr_hint("the kernel needs perf events (CONFIG_PERF_EVENTS)\n");
 			goto cleanup;
 		}
-		s->links[s->nr_links] = bpf_program__attach_perf_event(s->skel->progs.oncpu_sample, fd);
+		s->links[s->nr_links] = bpf_program__attach_perf_event(s->on->progs.oncpu_sample, fd);
 		if (!s->links[s->nr_links]) {
 			err = -errno;
 			close(fd);
@@ -226,33 +290,60 @@ int sampler__attach(struct sampler *s)
 			goto cleanup;
 		}
 		s->pfds[s->nr_links++] = fd;
+		s->nr_attached++;
 	}
-	s->nr_attached = s->nr_links;
-	if (!s->nr_links) {
+	if (!s->nr_attached) {
 		pr_err("no online CPU to sample\n");
 		err = -ENODEV;
-		goto cleanup;
 	}
-	if (s->skel->links.oncpu_fork == NULL &&
-	    bpf_program__autoload(s->skel->progs.oncpu_fork)) {
-		s->skel->links.oncpu_fork = bpf_program__attach(s->skel->progs.oncpu_fork);
-		if (!s->skel->links.oncpu_fork) {
-			err = -errno;
-			pr_err("cannot attach to the sched_process_fork raw tracepoint: %s\n",
-			       strerror(-err));
-			goto cleanup;
-		}
-	}
-	s->skel->links.oncpu_exec = bpf_program__attach(s->skel->progs.oncpu_exec);
-	if (!s->skel->links.oncpu_exec) {
-		err = -errno;
-		pr_err("cannot attach to the sched_process_exec raw tracepoint: %s\n",
-		       strerror(-err));
-		goto cleanup;
-	}
-	err = 0;
 cleanup:
 	free(online);
+	return err;
+}
+
+static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *name)
+{
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		int err = -errno;
+
+		pr_err("cannot attach to the %s raw tracepoint: %s\n", name, strerror(-err));
+		pr_hint("the kernel needs BPF raw tracepoints (CONFIG_BPF_EVENTS)\n");
+		return err;
+	}
+	return 0;
+}
+
+int sampler__attach(struct sampler *s)
+{
+	int nr_cpus = libbpf_num_possible_cpus(), err = 0, i;
+
+	if (nr_cpus < 0)
+		return nr_cpus;
+	s->links = calloc(nr_cpus + 1, sizeof(*s->links));
+	s->pfds = calloc(nr_cpus + 1, sizeof(*s->pfds));
+	if (!s->links || !s->pfds) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* fork first: a child forked while the rest attaches is followed already */
+	for (i = 0; i < s->nr_sets && !err; i++) {
+		struct prog_set *ps = &s->sets[i];
+
+		if (bpf_program__autoload(ps->fork))
+			err = attach_tracepoint(ps->fork, &ps->fork_link, "sched_process_fork");
+		if (!err)
+			err = attach_tracepoint(ps->exec, &ps->exec_link, "sched_process_exec");
+	}
+	if (!err && s->off) {
+		err = attach_tracepoint(s->off->progs.offcpu_switch, &s->links[s->nr_links],
+					"sched_switch");
+		if (!err)
+			s->pfds[s->nr_links++] = -1;
+	}
+	if (!err && s->on)
+		err = attach_perf_events(s);
+cleanup:
 	if (err)
 		sampler__detach(s);
 	return err;
@@ -269,31 +360,42 @@ void sampler__detach(struct sampler *s)
 
 	for (i = 0; i < s->nr_links; i++) {
 		bpf_link__destroy(s->links[i]);
-		close(s->pfds[i]);
+		if (s->pfds[i] >= 0)
+			close(s->pfds[i]);
 	}
 	free(s->links);
 	free(s->pfds);
 	s->links = NULL;
 	s->pfds = NULL;
 	s->nr_links = 0;
-	if (s->skel) {
-		bpf_link__destroy(s->skel->links.oncpu_fork);
-		s->skel->links.oncpu_fork = NULL;
-		bpf_link__destroy(s->skel->links.oncpu_exec);
-		s->skel->links.oncpu_exec = NULL;
+	for (i = 0; i < s->nr_sets; i++) {
+		bpf_link__destroy(s->sets[i].fork_link);
+		bpf_link__destroy(s->sets[i].exec_link);
+		s->sets[i].fork_link = s->sets[i].exec_link = NULL;
 	}
 }
 
 static int sampler_ring(struct sampler *s)
 {
+	int i;
+
 	if (s->rb)
 		return 0;
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->rb) {
-		pr_err("cannot set up the BPF ring buffer: %s\n", strerror(errno));
-		return -errno;
+	for (i = 0; i < s->nr_sets; i++) {
+		int fd = bpf_map__fd(s->sets[i].events);
+
+		if (!s->rb) {
+			s->rb = ring_buffer__new(fd, handle_event, s, NULL);
+			if (!s->rb)
+				goto fail;
+		} else if (ring_buffer__add(s->rb, fd, handle_event, s)) {
+			goto fail;
+		}
 	}
 	return 0;
+fail:
+	pr_err("cannot set up the BPF ring buffer: %s\n", strerror(errno));
+	return -errno;
 }
 
 int sampler__event_fd(const struct sampler *s)
@@ -324,14 +426,75 @@ static int lookup_stack(int fd, __u64 id, struct stack_trace *st)
 	return 0;
 }
 
-int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost)
+static int drain_counts(struct prog_set *ps, sampler_drain_fn cb, void *ctx, uint64_t *lost,
+			struct stack_trace *user, struct stack_trace *kernel)
 {
-	int counts_fd = bpf_map__fd(s->skel->maps.counts);
-	int stacks_fd = bpf_map__fd(s->skel->maps.stacks);
+	int counts_fd = bpf_map__fd(ps->counts), stacks_fd = bpf_map__fd(ps->stacks);
 	struct count_key key, next, *prev = NULL;
-	struct stack_trace *user = NULL, *kernel = NULL;
-	__u64 count;
+	__u64 value;
+	int err;
+
+	while (!bpf_map_get_next_key(counts_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(counts_fd, &key, &value))
+			continue;
+		if ((key.user_stack && lookup_stack(stacks_fd, key.user_stack, user)) ||
+		    (key.kernel_stack && lookup_stack(stacks_fd, key.kernel_stack, kernel))) {
+			*lost += value;
+			continue;
+		}
+		err = cb(ctx, ps->offcpu, &key, value, key.user_stack ? user : NULL,
+			 key.kernel_stack ? kernel : NULL);
+		if (err)
+			return err;
+	}
+	if (errno != ENOENT) {
+		pr_err("cannot iterate the BPF counts map: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Threads still off CPU: their interval ends now. */
+static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
+{
+	int fd = bpf_map__fd(s->off->maps.start);
+	struct offcpu_start *st;
+	__u32 tid, next, *prev = NULL;
+	struct timespec now;
+	uint64_t now_ns, delta;
 	int err = 0;
+
+	st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		tid = next;
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, st) || !st->ts || st->ts > now_ns)
+			continue;
+		delta = now_ns - st->ts;
+		if (delta < s->opts.min_block_ns || delta > s->opts.max_block_ns ||
+		    st->user.nr > SCORCH_MAX_STACK_DEPTH || st->kernel.nr > SCORCH_MAX_STACK_DEPTH)
+			continue;
+		err = cb(ctx, true, &st->key, delta, st->user.nr ? &st->user : NULL,
+			 st->kernel.nr ? &st->kernel : NULL);
+		if (err)
+			break;
+	}
+	free(st);
+	return err;
+}
+
+int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
+		   uint64_t *lost_ns)
+{
+	struct stack_trace *user = NULL, *kernel = NULL;
+	int err = 0, i;
 
 	user = malloc(sizeof(*user));
 	kernel = malloc(sizeof(*kernel));
@@ -339,25 +502,11 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	while (!bpf_map_get_next_key(counts_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(counts_fd, &key, &count))
-			continue; /* deleted meanwhile: nothing deletes, so never */
-		if ((key.user_stack && lookup_stack(stacks_fd, key.user_stack, user)) ||
-		    (key.kernel_stack && lookup_stack(stacks_fd, key.kernel_stack, kernel))) {
-			*lost += count;
-			continue;
-		}
-		err = cb(ctx, &key, count, key.user_stack ? user : NULL,
-			 key.kernel_stack ? kernel : NULL);
-		if (err)
-			goto cleanup;
-	}
-	if (errno != ENOENT) {
-		err = -errno;
-		pr_err("cannot iterate the BPF counts map: %s\n", strerror(errno));
-	}
+	for (i = 0; i < s->nr_sets && !err; i++)
+		err = drain_counts(&s->sets[i], cb, ctx, s->sets[i].offcpu ? lost_ns : lost, user,
+				   kernel);
+	if (!err && s->off)
+		err = drain_open_intervals(s, cb, ctx);
 cleanup:
 	free(user);
 	free(kernel);
@@ -366,20 +515,23 @@ cleanup:
 
 int sampler__stats(struct sampler *s, uint64_t *stats)
 {
-	int nr_cpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
+	int nr_cpus = libbpf_num_possible_cpus(), c, i;
 	__u64 *vals;
-	__u32 i;
-	int c;
+	__u32 k;
 
 	memset(stats, 0, sizeof(*stats) * SCORCH_NR_STATS);
 	vals = calloc(nr_cpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (i = 0; i < SCORCH_NR_STATS; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (c = 0; c < nr_cpus; c++)
-			stats[i] += vals[c];
+	for (i = 0; i < s->nr_sets; i++) {
+		int fd = bpf_map__fd(s->sets[i].stats);
+
+		for (k = 0; k < SCORCH_NR_STATS; k++) {
+			if (bpf_map_lookup_elem(fd, &k, vals))
+				continue;
+			for (c = 0; c < nr_cpus; c++)
+				stats[k] += vals[c];
+		}
 	}
 	free(vals);
 	return 0;

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Structs shared by bpf/oncpu.bpf.c and user space: fixed-width types only. */
-#ifndef SCORCH_ONCPU_H
-#define SCORCH_ONCPU_H
+/* Structs shared by the BPF programs and user space: fixed-width types only. */
+#ifndef SCORCH_PROFILE_H
+#define SCORCH_PROFILE_H
 
 #define SCORCH_MAX_STACK_DEPTH 127 /* kernel.perf_event_max_stack default */
 #define SCORCH_COMM_LEN        16
 #define SCORCH_STACK_PROBES    4 /* linear probes on a 64-bit stack-hash collision */
 
-/* Loss and event counters, one per-CPU u64 each (map "stats"). */
+/* Loss and event counters, one per-CPU u64 each (map "stats" of each program). */
 enum scorch_stat {
+	/* oncpu */
 	STAT_SAMPLES = 0,     /* samples of matching tasks */
 	STAT_IDLE,            /* samples of the idle task, skipped (no -I) */
 	STAT_COUNTED,         /* samples added to "counts" */
@@ -20,12 +21,19 @@ enum scorch_stat {
 	STAT_LOST_EVENTS,     /* process notifications lost (ring buffer full) */
 	STAT_PROCS_FULL,      /* "procs" full: process not announced (symbolized late) */
 	STAT_FORKS_FOLLOWED,  /* children added to the PID filter (record -- cmd) */
+	/* offcpu */
+	STAT_SWITCHES,        /* switch-outs of matching threads (stacks walked) */
+	STAT_OFF_COUNTED,     /* off-CPU intervals counted */
+	STAT_OFF_SHORT,       /* intervals below --min-block, dropped as asked */
+	STAT_OFF_LONG,        /* intervals above --max-block, dropped as asked */
+	STAT_LOST_START,      /* "start" full: an interval was not tracked */
 	SCORCH_NR_STATS,
 };
 
 /* Flags in count_key.flags */
 #define KEY_USER_MISSED   (1u << 0)
 #define KEY_KERNEL_MISSED (1u << 1)
+#define KEY_RUNQUEUE      (1u << 2) /* off-CPU while runnable: waiting for a CPU */
 
 /* Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. */
 struct stack_trace {
@@ -34,13 +42,28 @@ struct stack_trace {
 	__u64 ips[SCORCH_MAX_STACK_DEPTH];
 };
 
-/* Key of map "counts"; the value is a __u64 sample count. Stack id 0: no stack. */
+/*
+ * Key of map "counts"; the value is a __u64: a sample count (oncpu) or nanoseconds
+ * off CPU (offcpu). Stack id 0: no stack.
+ */
 struct count_key {
 	__u32 pid; /* thread group id */
 	__u32 flags;
 	__u64 user_stack;
 	__u64 kernel_stack;
 	char comm[SCORCH_COMM_LEN]; /* thread name */
+};
+
+/*
+ * Map "start" of offcpu: a matching thread that switched out, by TID. Its stacks can
+ * only be read while it is current, so they are walked at switch-out into this slot;
+ * they are hashed, stored and counted at switch-in only if the interval is kept.
+ */
+struct offcpu_start {
+	__u64 ts; /* switch-out time, ns */
+	struct count_key key; /* stack ids unset */
+	struct stack_trace user;
+	struct stack_trace kernel;
 };
 
 enum scorch_event_type {
@@ -54,4 +77,4 @@ struct scorch_event {
 	__u32 pid;
 };
 
-#endif /* SCORCH_ONCPU_H */
+#endif /* SCORCH_PROFILE_H */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Off-CPU time: a sched_switch program that adds blocked nanoseconds to counts by stack. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profile.h"
+#include "stacks.bpf.h"
+
+#define TASK_INTERRUPTIBLE   0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+
+const volatile __u64 min_block_ns = 0;
+const volatile __u64 max_block_ns = ~0ULL;
+const volatile __u32 state_mask = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE;
+const volatile bool with_runqueue = true;
+const volatile bool user_threads_only = false;
+const volatile bool kernel_threads_only = false;
+
+/* Matching threads that are off CPU now, by TID (sized by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} start SEC(".maps");
+
+/* A zeroed slot to create "start" entries from (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} start_init SEC(".maps");
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	struct task_struct___old {
+		long state;
+	} *o = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ(o, state);
+}
+
+/* @prev is current: filter first, then walk its stacks into its "start" slot. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid), pid = BPF_CORE_READ(prev, tgid), zero = 0;
+	bool kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
+	__u32 state = task_state(prev);
+	/* preempted, or still TASK_RUNNING (yield): it waits on a runqueue */
+	bool runq = preempt || state == 0;
+	struct offcpu_start *st, *init;
+	long n;
+
+	if ((user_threads_only && kthread) || (kernel_threads_only && !kthread))
+		return;
+	/* stopped, traced, parked or dead threads are not waiting: skip them */
+	if (runq ? !with_runqueue : !(state & state_mask))
+		return;
+	if (!filter_match(pid, tid))
+		return;
+
+	st = bpf_map_lookup_elem(&start, &tid);
+	if (!st) {
+		init = bpf_map_lookup_elem(&start_init, &zero);
+		if (!init)
+			return;
+		/* a full map makes the lookup below fail, which is counted */
+		bpf_map_update_elem(&start, &tid, init, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&start, &tid);
+		if (!st) {
+			stat_inc(STAT_LOST_START);
+			return;
+		}
+	}
+	stat_inc(STAT_SWITCHES);
+	st->ts = now;
+	st->key.pid = pid;
+	st->key.flags = runq ? KEY_RUNQUEUE : 0;
+	st->key.user_stack = 0;
+	st->key.kernel_stack = 0;
+	bpf_get_current_comm(st->key.comm, sizeof(st->key.comm));
+	st->kernel.nr = 0;
+	st->user.nr = 0;
+	if (!user_only) {
+		n = bpf_get_stack(ctx, st->kernel.ips, sizeof(st->kernel.ips), 0);
+		if (n > 0) {
+			st->kernel.nr = n / sizeof(__u64);
+		} else {
+			st->key.flags |= KEY_KERNEL_MISSED;
+			stat_inc(STAT_KSTACK_ERR);
+		}
+	}
+	if (!kernel_only && !kthread) {
+		n = bpf_get_stack(ctx, st->user.ips, sizeof(st->user.ips), BPF_F_USER_STACK);
+		if (n > 0) {
+			st->user.nr = n / sizeof(__u64);
+		} else {
+			st->key.flags |= KEY_USER_MISSED;
+			stat_inc(STAT_USTACK_ERR);
+		}
+		announce(pid);
+	}
+}
+
+/* @tid switches in: count the interval if it is kept; stacks are stored only then. */
+static __always_inline void switch_in(__u32 tid, __u64 now)
+{
+	struct offcpu_start *st = bpf_map_lookup_elem(&start, &tid);
+	__u64 delta;
+
+	if (!st)
+		return;
+	delta = now - st->ts;
+	if (delta < min_block_ns) {
+		stat_inc(STAT_OFF_SHORT);
+		goto done;
+	}
+	if (delta > max_block_ns) {
+		stat_inc(STAT_OFF_LONG);
+		goto done;
+	}
+	if (st->kernel.nr) {
+		st->key.kernel_stack = stack_store(&st->kernel);
+		if (!st->key.kernel_stack)
+			goto done;
+	}
+	if (st->user.nr) {
+		st->key.user_stack = stack_store(&st->user);
+		if (!st->key.user_stack)
+			goto done;
+	}
+	if (!count_add(&st->key, delta)) {
+		stat_inc(STAT_LOST_COUNTS);
+		goto done;
+	}
+	stat_inc(STAT_OFF_COUNTED);
+done:
+	bpf_map_delete_elem(&start, &tid);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 next_tid = BPF_CORE_READ(next, pid);
+
+	/* the idle task (TID 0) is never counted, on any CPU */
+	if (next_tid)
+		switch_in(next_tid, now);
+	if (BPF_CORE_READ(prev, pid))
+		switch_out(ctx, prev, preempt, now);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

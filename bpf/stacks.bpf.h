@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* BPF-only: the maps and helpers every scorch program shares (each object has its own copy). */
+#ifndef SCORCH_STACKS_BPF_H
+#define SCORCH_STACKS_BPF_H
+
+#define PF_KTHREAD 0x00200000
+#define EEXIST	   17
+
+/* Set by user space before load. */
+const volatile bool user_only = false;
+const volatile bool kernel_only = false;
+const volatile bool filter_pid = false;
+const volatile bool filter_tid = false;
+const volatile bool follow_forks = false;
+
+/* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct count_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} tids SEC(".maps");
+
+/* Processes already announced to user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCORCH_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline __u64 stack_hash(const struct stack_trace *st)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ st->nr;
+	__u32 i;
+
+	for (i = 0; i < SCORCH_MAX_STACK_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		h ^= st->ips[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static __always_inline bool stack_equal(const struct stack_trace *a, const struct stack_trace *b)
+{
+	__u32 i;
+
+	if (a->nr != b->nr)
+		return false;
+	for (i = 0; i < SCORCH_MAX_STACK_DEPTH; i++) {
+		if (i >= a->nr)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Stores @st under its 64-bit hash and returns the id, or 0 when it could not be
+ * stored (counted). A different stack already under the same id is detected by
+ * comparison and the next id is probed: collisions never merge or drop silently.
+ */
+static __always_inline __u64 stack_store(struct stack_trace *st)
+{
+	__u64 h = stack_hash(st);
+	struct stack_trace *old;
+	__u32 probe;
+	long err;
+
+	for (probe = 0; probe < SCORCH_STACK_PROBES; probe++) {
+		__u64 id = h + probe;
+
+		if (!id)
+			id = 1;
+		old = bpf_map_lookup_elem(&stacks, &id);
+		if (!old) {
+			err = bpf_map_update_elem(&stacks, &id, st, BPF_NOEXIST);
+			if (!err)
+				return id;
+			if (err != -EEXIST) {
+				stat_inc(STAT_LOST_STACKS);
+				return 0;
+			}
+			/* another CPU inserted this id just now */
+			old = bpf_map_lookup_elem(&stacks, &id);
+			if (!old)
+				continue;
+		}
+		if (stack_equal(old, st))
+			return id;
+	}
+	stat_inc(STAT_LOST_COLLISION);
+	return 0;
+}
+
+static __always_inline void announce(__u32 pid)
+{
+	struct scorch_event *e;
+	__u8 one = 1;
+	long err;
+
+	if (bpf_map_lookup_elem(&procs, &pid))
+		return;
+	err = bpf_map_update_elem(&procs, &pid, &one, BPF_NOEXIST);
+	if (err) {
+		if (err != -EEXIST)
+			stat_inc(STAT_PROCS_FULL);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_LOST_EVENTS);
+		return;
+	}
+	e->type = SCORCH_EVENT_NEW;
+	e->pid = pid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Does the thread @tid of process @pid pass the -p/-t filter? */
+static __always_inline bool filter_match(__u32 pid, __u32 tid)
+{
+	if (!filter_pid && !filter_tid)
+		return true;
+	if (filter_pid && bpf_map_lookup_elem(&pids, &pid))
+		return true;
+	if (filter_tid && bpf_map_lookup_elem(&tids, &tid))
+		return true;
+	return false;
+}
+
+/* counts[@key] += @val; returns false (counted in @lost_stat) when the map is full. */
+static __always_inline bool count_add(struct count_key *key, __u64 val)
+{
+	__u64 *cnt = bpf_map_lookup_elem(&counts, key);
+	long err;
+
+	if (!cnt) {
+		err = bpf_map_update_elem(&counts, key, &val, BPF_NOEXIST);
+		if (!err)
+			return true;
+		if (err != -EEXIST)
+			return false;
+		cnt = bpf_map_lookup_elem(&counts, key);
+		if (!cnt)
+			return false;
+	}
+	__sync_fetch_and_add(cnt, val);
+	return true;
+}
+
+/* record -- cmd: children of a followed process are followed too. */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid);
+	__u32 cpid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!follow_forks || ppid == cpid || !bpf_map_lookup_elem(&pids, &ppid))
+		return 0;
+	if (!bpf_map_update_elem(&pids, &cpid, &one, BPF_ANY))
+		stat_inc(STAT_FORKS_FOLLOWED);
+	return 0;
+}
+
+/* A process that execs gets new mappings: tell user space to read them again. */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(notify_exec, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+	struct scorch_event *e;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_LOST_EVENTS);
+		return 0;
+	}
+	e->type = SCORCH_EVENT_EXEC;
+	e->pid = pid;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+#endif /* SCORCH_STACKS_BPF_H */

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A workload whose off-CPU profile is known by construction: its main thread, in
+ * rounds, sleeps 30 ms in wait_sleep() and blocks 20 ms on a pipe in wait_pipe()
+ * (a second thread, "block-waker", writes the byte), and with --burn first burns
+ * 15 ms of CPU in burn_cpu(). The syscalls are issued inline (x86_64) so the
+ * blocked instruction lies in the named function even with frame-pointer unwinding.
+ * It measures the wall time it spent in each function itself (CLOCK_MONOTONIC) and
+ * prints it at exit: "truth burn_cpu=US wait_sleep=US wait_pipe=US total=US".
+ * Build: cc -O1 -fno-omit-frame-pointer -pthread.
+ *
+ * usage: block [--seconds S] [--burn]
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int pipefd[2], kick[2];
+static volatile unsigned long sink;
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static __attribute__((unused)) long sys3(long nr, long a, long b, long c)
+{
+#if defined(__x86_64__)
+	long ret;
+
+	asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return ret;
+#else
+	return syscall(nr, a, b, c);
+#endif
+}
+
+/* Inline so that the syscall instruction is inside each caller. */
+#if defined(__x86_64__)
+#define SYSCALL3(nr, a, b, c)                                                                      \
+	({                                                                                         \
+		long __ret;                                                                        \
+		asm volatile("syscall"                                                             \
+			     : "=a"(__ret)                                                         \
+			     : "a"((long)(nr)), "D"((long)(a)), "S"((long)(b)), "d"((long)(c))     \
+			     : "rcx", "r11", "memory");                                            \
+		__ret;                                                                             \
+	})
+#else
+#define SYSCALL3(nr, a, b, c) sys3(nr, (long)(a), (long)(b), (long)(c))
+#endif
+
+__attribute__((noinline)) void wait_sleep(long ms)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
+
+	while (SYSCALL3(SYS_nanosleep, &ts, &ts, 0) == -4 /* EINTR */)
+		;
+}
+
+__attribute__((noinline)) void wait_pipe(void)
+{
+	char c;
+
+	while (SYSCALL3(SYS_read, pipefd[0], &c, 1) == -4)
+		;
+}
+
+__attribute__((noinline)) void burn_cpu(long ms)
+{
+	struct timespec ts;
+	long long end;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = ts.tv_sec * 1000000000LL + ts.tv_nsec + ms * 1000000LL;
+	do {
+		unsigned long x = sink;
+
+		for (int i = 0; i < 20000; i++)
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+		sink = x;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000000000LL + ts.tv_nsec < end);
+}
+
+/* Writes the byte wait_pipe() waits for, 20 ms after being kicked. */
+static void *waker(void *arg __attribute__((unused)))
+{
+	char c = 1;
+
+	pthread_setname_np(pthread_self(), "block-waker");
+	for (;;) {
+		if (read(kick[0], &c, 1) != 1)
+			return NULL;
+		wait_sleep(20);
+		if (write(pipefd[1], &c, 1) != 1)
+			return NULL;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long long t_burn = 0, t_sleep = 0, t_pipe = 0, t0, t1, start, end;
+	double seconds = 3.0;
+	int burn = 0, i;
+	pthread_t th;
+	char c = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = strtod(argv[++i], NULL);
+		else if (!strcmp(argv[i], "--burn"))
+			burn = 1;
+		else {
+			fprintf(stderr, "usage: block [--seconds S] [--burn]\n");
+			return 2;
+		}
+	}
+	if (seconds <= 0 || pipe(pipefd) || pipe(kick))
+		return 2;
+	pthread_create(&th, NULL, waker, NULL);
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	start = now_us();
+	end = start + (long long)(seconds * 1e6);
+	while (now_us() < end) {
+		if (burn) {
+			t0 = now_us();
+			burn_cpu(15);
+			t_burn += now_us() - t0;
+		}
+		t0 = now_us();
+		wait_sleep(30);
+		t1 = now_us();
+		t_sleep += t1 - t0;
+		if (write(kick[1], &c, 1) != 1)
+			return 1;
+		wait_pipe();
+		t_pipe += now_us() - t1;
+	}
+	printf("truth burn_cpu=%lld wait_sleep=%lld wait_pipe=%lld total=%lld\n", t_burn, t_sleep,
+	       t_pipe, now_us() - start);
+	fflush(stdout);
+	return 0;
+}

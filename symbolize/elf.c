@@ -283,7 +283,7 @@ int elf_file__read_build_id(int fd, uint8_t id[BUILD_ID_MAX], size_t *len)
 	*len = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
 		err = -EINVAL;
 		goto cleanup;
@@ -319,7 +319,11 @@ struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct 
 		goto cleanup;
 	}
 	if (fd >= 0) {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		/*
+		 * ELF_C_READ, not ELF_C_READ_MMAP: the file belongs to another user, who can
+		 * truncate it while we parse; with mmap that is SIGBUS, with read an error.
+		 */
+		elf = elf_begin(fd, ELF_C_READ, NULL);
 	} else {
 		/* libelf takes a writable image; never hand it memory we do not own */
 		copy = malloc(size ? size : 1);

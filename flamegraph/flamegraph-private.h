@@ -36,6 +36,14 @@ struct fg_stack {
 	uint64_t count;
 	uint64_t off; /* into frames[] */
 	uint32_t len;
+	uint8_t kind; /* enum fg_kind of the stack's original leaf */
+};
+
+/* What a stack's time is, by its leaf before any --reverse (wall-clock profiles). */
+enum fg_kind {
+	FG_KIND_CPU = 0,
+	FG_KIND_OFFCPU,	  /* leaf FG_FRAME_OFFCPU */
+	FG_KIND_RUNQUEUE, /* leaf FG_FRAME_RUNQUEUE */
 };
 
 struct fg_name_slot {

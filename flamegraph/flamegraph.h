@@ -66,7 +66,20 @@ enum flamegraph_palette {
 	FG_PAL_YELLOW,
 	FG_PAL_PURPLE,
 	FG_PAL_ORANGE,
+	/*
+	 * Wall-clock profiles (record --mode wall): a stack whose leaf is "[off-cpu]"
+	 * is blocked time, "[runqueue]" runnable time waiting for a CPU, any other
+	 * stack on-CPU time. Each frame's colour is the time-weighted mix of the
+	 * classes beneath it (inclusive): warm (hot) for on-CPU, blue for off-CPU,
+	 * aqua for runqueue; so an all-CPU frame is warm, an all-blocked one blue
+	 * and a frame with both a blend in proportion. Titles add the shares.
+	 */
+	FG_PAL_WALL,
 };
+
+/* The marker leaf frames of wall-clock stacks (see FG_PAL_WALL). */
+#define FG_FRAME_OFFCPU	  "[off-cpu]"
+#define FG_FRAME_RUNQUEUE "[runqueue]"
 
 struct flamegraph_opts {
 	size_t sz;			/* sizeof(struct flamegraph_opts) */

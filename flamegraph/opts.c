@@ -15,6 +15,7 @@ static const char *const palette_names[] = {
 	[FG_PAL_JS] = "js",	    [FG_PAL_PERL] = "perl",	[FG_PAL_RED] = "red",
 	[FG_PAL_GREEN] = "green",   [FG_PAL_BLUE] = "blue",	[FG_PAL_AQUA] = "aqua",
 	[FG_PAL_YELLOW] = "yellow", [FG_PAL_PURPLE] = "purple", [FG_PAL_ORANGE] = "orange",
+	[FG_PAL_WALL] = "wall",
 };
 
 #define OPT(i, n, arg)                                                                             \
@@ -67,7 +68,9 @@ void flamegraph__print_options_help(FILE *out)
 		"  --nametype TEXT     prefix of the details line (default \"Function:\")\n"
 		"  --colors PALETTE    hot (default), mem, io, wakeup, chain, java, js, perl, "
 		"red,\n"
-		"                      green, blue, aqua, yellow, purple, orange\n"
+		"                      green, blue, aqua, yellow, purple, orange, wall (on-CPU\n"
+		"                      warm, [off-cpu] blue, [runqueue] aqua, mixed frames "
+		"blended)\n"
 		"  --bgcolors COLOR    background: yellow, blue, green, grey or #rrggbb\n"
 		"  --hash              colours from a name hash (hue and shade vary "
 		"independently)\n"
@@ -206,8 +209,7 @@ int flamegraph_opts__set(struct flamegraph_opts *o, const char *name, const char
 		if (err) {
 			pr_err("flamegraph: unknown palette '%s'\n", value);
 			pr_hint("palettes: hot mem io wakeup chain java js perl red green blue "
-				"aqua "
-				"yellow purple orange\n");
+				"aqua yellow purple orange wall\n");
 		}
 		return err;
 	} else if (!strcmp(name, "bgcolors")) {

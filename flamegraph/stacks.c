@@ -161,6 +161,20 @@ static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
 	return id;
 }
 
+static bool name_is(const struct flamegraph *fg, uint32_t id, const char *s, size_t len)
+{
+	return fg->name_len[id] == len && !memcmp(fg->names[id], s, len);
+}
+
+static uint8_t stack_kind(const struct flamegraph *fg, uint32_t leaf)
+{
+	if (name_is(fg, leaf, FG_FRAME_OFFCPU, sizeof(FG_FRAME_OFFCPU) - 1))
+		return FG_KIND_OFFCPU;
+	if (name_is(fg, leaf, FG_FRAME_RUNQUEUE, sizeof(FG_FRAME_RUNQUEUE) - 1))
+		return FG_KIND_RUNQUEUE;
+	return FG_KIND_CPU;
+}
+
 /* Stores the stack of fg->ids[0..nr). */
 static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count)
 {
@@ -181,6 +195,7 @@ static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count)
 		.count = count,
 		.off = fg->nr_frames,
 		.len = (uint32_t)nr,
+		.kind = stack_kind(fg, fg->ids[nr - 1]),
 	};
 	fg->nr_frames += nr;
 	fg->sum += count;

@@ -377,20 +377,12 @@ static char annotation(const char *name, size_t *len)
 	return 0;
 }
 
-static struct rgb frame_color(const struct flamegraph_opts *o, const char *s, size_t len,
-			      char annot)
+static struct rgb pal_color(const struct flamegraph_opts *o, enum flamegraph_palette pal,
+			    const char *s, size_t len)
 {
-	enum flamegraph_palette pal;
-	uint64_t h1, h2;
-	double v1, v2;
+	uint64_t h1 = hash__bytes(s, len, 0x5c07c4), h2;
+	double v1 = unit(h1), v2;
 
-	if (len == 1 && s[0] == '-' && !annot)
-		return (struct rgb){200, 200, 200};
-	if (len == 2 && s[0] == '-' && s[1] == '-' && !annot)
-		return (struct rgb){160, 160, 160};
-	pal = pick_palette(o->colors, s, len, annot);
-	h1 = hash__bytes(s, len, 0x5c07c4);
-	v1 = unit(h1);
 	if (o->hash) {
 		/* hue and shade from independent hashes, like flamegraph.pl's --hash */
 		h2 = hash__bytes(s, len, 0x9e3779b97f4a7c15ULL);
@@ -399,6 +391,44 @@ static struct rgb frame_color(const struct flamegraph_opts *o, const char *s, si
 	}
 	/* one value per name: the same function has the same colour in every graph */
 	return basic_color(pal, v1, v1, v1);
+}
+
+static struct rgb frame_color(const struct flamegraph_opts *o, const char *s, size_t len,
+			      char annot)
+{
+	if (len == 1 && s[0] == '-' && !annot)
+		return (struct rgb){200, 200, 200};
+	if (len == 2 && s[0] == '-' && s[1] == '-' && !annot)
+		return (struct rgb){160, 160, 160};
+	return pal_color(o, pick_palette(o->colors, s, len, annot), s, len);
+}
+
+static unsigned char mix3(double a, unsigned char x, double b, unsigned char y, double c,
+			  unsigned char z)
+{
+	long v = lround(a * x + b * y + c * z);
+
+	return (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/*
+ * FG_PAL_WALL: the time-weighted mix of the name's warm (hot), blue (io) and
+ * aqua colours by the on-CPU, off-CPU and runqueue time beneath the frame. A
+ * mix, not a majority vote, so a half-blocked frame looks half blocked.
+ */
+static struct rgb wall_color(const struct flamegraph_opts *o, const char *s, size_t len,
+			     uint64_t width, uint64_t off, uint64_t rq)
+{
+	struct rgb w = pal_color(o, FG_PAL_HOT, s, len), b = pal_color(o, FG_PAL_IO, s, len);
+	struct rgb a = pal_color(o, FG_PAL_AQUA, s, len);
+	double fo = width ? (double)off / (double)width : 0;
+	double fr = width ? (double)rq / (double)width : 0;
+	double fc = 1 - fo - fr;
+
+	if (!off && !rq)
+		return w;
+	return (struct rgb){mix3(fc, w.r, fo, b.r, fr, a.r), mix3(fc, w.g, fo, b.g, fr, a.g),
+			    mix3(fc, w.b, fo, b.b, fr, a.b)};
 }
 
 /* ---- consistent palette (--cp): "name->rgb(r,g,b)" lines ---- */
@@ -556,9 +586,18 @@ struct open_frame {
 	uint32_t name;
 	bool waker; /* below a "--" frame (chain graphs) */
 	uint64_t start, self;
+	uint64_t off, rq; /* off-CPU and runqueue time beneath (complete when it closes) */
 };
 
 typedef int (*flow_fn)(void *ctx, size_t depth, const struct open_frame *f, uint64_t width);
+
+/* Reports path[depth] and hands what it accumulated to its parent. */
+static int close_frame(struct open_frame *path, size_t depth, uint64_t x, flow_fn fn, void *ctx)
+{
+	path[depth - 1].off += path[depth].off;
+	path[depth - 1].rq += path[depth].rq;
+	return fn(ctx, depth, &path[depth], x - path[depth].start);
+}
 
 /*
  * Walks the stacks in order and reports every merged frame when it closes
@@ -587,7 +626,7 @@ static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, flow_f
 		for (k = 0; k < depth && k < s->len && path[k + 1].name == fr[k]; k++)
 			;
 		for (; depth > k; depth--) {
-			err = fn(ctx, depth, &path[depth], x - path[depth].start);
+			err = close_frame(path, depth, x, fn, ctx);
 			if (err)
 				goto cleanup;
 		}
@@ -599,10 +638,14 @@ static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, flow_f
 			};
 		}
 		path[depth].self += c;
+		if (s->kind == FG_KIND_OFFCPU)
+			path[depth].off += c;
+		else if (s->kind == FG_KIND_RUNQUEUE)
+			path[depth].rq += c;
 		x += c;
 	}
 	for (; depth; depth--) {
-		err = fn(ctx, depth, &path[depth], x - path[depth].start);
+		err = close_frame(path, depth, x, fn, ctx);
 		if (err)
 			goto cleanup;
 	}
@@ -722,6 +765,28 @@ static int measure_cb(void *ctx, size_t depth, const struct open_frame *f, uint6
 	return 0;
 }
 
+/*
+ * ", 60.0% on-CPU, 40.0% off-CPU = 30.0% blocked + 10.0% runqueue" (no parentheses:
+ * the script takes the name as the text before the title's last " (")
+ */
+static void put_wall_shares(FILE *out, uint64_t width, uint64_t off, uint64_t rq)
+{
+	double w = (double)width, oncpu = (double)(width - off - rq);
+
+	fputs(", ", out);
+	put_fixed(out, 100 * oncpu / w, 1);
+	fputs("% on-CPU, ", out);
+	put_fixed(out, 100 * (double)(off + rq) / w, 1);
+	fputs("% off-CPU", out);
+	if (rq) {
+		fputs(" = ", out);
+		put_fixed(out, 100 * (double)off / w, 1);
+		fputs("% blocked + ", out);
+		put_fixed(out, 100 * (double)rq / w, 1);
+		fputs("% runqueue", out);
+	}
+}
+
 static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t width)
 {
 	struct render *r = ctx;
@@ -744,7 +809,9 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		if (!annot && f->waker && o->colors == FG_PAL_CHAIN)
 			annot = 'w';
 	}
-	if (o->cp && f->name != ROOT_ID) {
+	if (o->colors == FG_PAL_WALL) {
+		c = wall_color(o, name, len, width, f->off, f->rq);
+	} else if (o->cp && f->name != ROOT_ID) {
 		size_t full = r->fg->name_len[f->name];
 		const struct cp_entry *e = cp_get(&r->cp, name, full);
 
@@ -794,6 +861,8 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		fputs(", self ", r->out);
 		fputs(fmt_count(self, f->self, o->factor), r->out);
 	}
+	if (o->colors == FG_PAL_WALL && width)
+		put_wall_shares(r->out, width, f->off, f->rq);
 	fputs(")</title><rect x=\"", r->out);
 	put_fixed(r->out, x1, 1);
 	fputs("\" y=\"", r->out);
@@ -969,6 +1038,8 @@ static const char *default_title(const struct flamegraph_opts *o)
 		return o->title;
 	if (o->flamechart)
 		return "Flame Chart";
+	if (o->colors == FG_PAL_WALL && !o->inverted)
+		return "Wall-Clock Flame Graph";
 	return o->inverted ? "Icicle Graph" : "Flame Graph";
 }
 
@@ -1004,7 +1075,10 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 	if (fg->written)
 		return -EALREADY;
 	fg->written = true;
-	if (o->cp) {
+	if (o->cp && o->colors == FG_PAL_WALL) {
+		pr_warn("flamegraph: --cp is ignored with --colors wall (colours come from the "
+			"on/off-CPU split)\n");
+	} else if (o->cp) {
 		err = cp_load(&r.cp, o->palette_file);
 		if (err)
 			goto cleanup;

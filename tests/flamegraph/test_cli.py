@@ -183,7 +183,7 @@ def test_palettes_and_annotations():
     assert one(frames(svg2), "JVM::gc").fill == one(fr, "JVM::gc").fill
     # every palette renders, and the flat ones stay in their hue
     for pal in ["hot", "mem", "io", "wakeup", "chain", "java", "js", "perl", "red", "green",
-                "blue", "aqua", "yellow", "purple", "orange"]:
+                "blue", "aqua", "yellow", "purple", "orange", "wall"]:
         s, _ = render(SMALL, ["--colors", pal])
         for f in frames(s):
             r, g, b = f.rgb()
@@ -336,6 +336,59 @@ def test_input_grammar():
     assert a.title.startswith("a (25 samples, 25.00%") and close(a.width, 1180 / 4)
     svg, err = render("a 10\n", ["--total", "5"])
     assert "ignoring --total" in err
+
+
+WALL = ("app;main;compute;burn 600\napp;main;wait;read;[off-cpu] 300\n"
+        "app;main;wait;[runqueue] 100\napp;idle;[off-cpu] 50\n")
+
+
+def test_wall_palette():
+    svg, _ = render(WALL, ["--colors", "wall", "--countname", "us"])
+    assert b">Wall-Clock Flame Graph<" in svg
+    fr = frames(svg)
+
+    def ref(pal, name):
+        """@name's colour in a one-frame graph drawn with palette @pal."""
+        return one(frames(render(name + " 1\n", ["--colors", pal])[0]), name).rgb()
+
+    # pure classes: on-CPU frames warm (the hot colour), blocked blue, runqueue aqua
+    assert one(fr, "burn").rgb() == ref("hot", "burn") and one(fr, "compute").rgb() == ref(
+        "hot", "compute")
+    r, g, b = one(fr, "read").rgb()
+    assert (r, g, b) == ref("io", "read") and r == g and b >= 190
+    offs = by_name(fr, "[off-cpu]")
+    assert len(offs) == 2 and all(f.rgb() == ref("io", "[off-cpu]") for f in offs)
+    r, g, b = one(fr, "[runqueue]").rgb()
+    assert (r, g, b) == ref("aqua", "[runqueue]") and g == b and r <= 110
+    assert one(fr, "[runqueue]").rgb() != offs[0].rgb()
+    # mixed frames: the time-weighted mix of the three (inclusive shares)
+    for name, cpu, off, rq in [("main", 0.6, 0.3, 0.1), ("wait", 0, 0.75, 0.25),
+                               ("app", 600 / 1050, 350 / 1050, 100 / 1050)]:
+        w, o, a = ref("hot", name), ref("io", name), ref("aqua", name)
+        want = [cpu * w[i] + off * o[i] + rq * a[i] for i in range(3)]
+        got = one(fr, name).rgb()
+        assert all(abs(got[i] - want[i]) <= 0.5 + 1e-9 for i in range(3)), (name, got, want)
+    # a mostly-CPU frame stays warm, a mostly-blocked one blue
+    r, g, b = one(fr, "main").rgb()
+    assert r > b
+    r, g, b = one(fr, "wait").rgb()
+    assert b > r
+    # titles carry the split; the name the script parses stays the name
+    assert one(fr, "main").title == ("main (1,000 us, 95.24%, 60.0% on-CPU, 40.0% off-CPU = "
+                                     "30.0% blocked + 10.0% runqueue)")
+    assert one(fr, "burn").title.endswith("self 600, 100.0% on-CPU, 0.0% off-CPU)")
+    assert one(fr, "idle").title.endswith(", 0.0% on-CPU, 100.0% off-CPU)")
+    # --reverse: the marker becomes the root, the class still comes from the original leaf
+    fr = frames(render(WALL, ["--colors", "wall", "--reverse"])[0])
+    assert one(fr, "[runqueue]").rgb() == ref("aqua", "[runqueue]")
+    assert one(fr, "burn").rgb() == ref("hot", "burn")
+    assert all(f.rgb() == ref("io", "read") for f in by_name(fr, "read"))
+    # a marker that is not a leaf does not make a stack off-CPU; --cp is ignored (warned)
+    svg, err = render("a;[off-cpu];x 4\n", ["--colors", "wall", "--cp", "--palette-file",
+                                              "/nonexistent/p.map"])
+    assert one(frames(svg), "a").rgb() == ref("hot", "a") and "--cp is ignored" in err
+    # an explicit title wins
+    assert b">T<" in render(WALL, ["--colors", "wall", "--title", "T"])[0]
 
 
 def test_empty_and_errors():

@@ -34,6 +34,18 @@ if (r.status !== 0) {
 	process.exit(1);
 }
 
+// a wall-clock graph: the on/off-CPU split in the titles must not confuse the script
+const WALL = [
+	"app;main;compute;burn 600", "app;main;wait;read;[off-cpu] 300",
+	"app;main;wait;[runqueue] 100", "app;idle;[off-cpu] 50",
+].join("\n") + "\n";
+const wallPath = join(dir, "wall.svg");
+const rw = spawnSync(cli, ["--colors", "wall", "-o", wallPath], { input: WALL });
+if (rw.status !== 0) {
+	console.error("rendering failed: " + rw.stderr);
+	process.exit(1);
+}
+
 let failures = 0;
 function check(cond, what, got) {
 	if (cond) {
@@ -234,6 +246,20 @@ try {
 	check(st.x === 10 && st.width === 1180, "zoom restored from the URL", st);
 	check((await text("matched")) === "Matched: 16.7%", "search restored from the URL", await text("matched"));
 	check(exceptions.length === 0, "still no script exceptions", exceptions.map((e) => e.text));
+
+	// wall palette: zoom and search by name, the off-CPU marker found by a regex
+	await load("file://" + wallPath);
+	const waitAt = await frameCenter("wait");
+	await click(waitAt);
+	st = await frameState("wait");
+	check(st.x === 10 && st.width === 1180, "wall: zoom on a mixed frame", st);
+	st = await frameState("read");
+	check(Math.abs(st.width - 1180 * 300 / 400) < 0.1, "wall: child rescaled", st);
+	await click(await elementCenter("unzoom"));
+	await searchWith(() => key("F3", 114, 0), "^\\[off-cpu\\]$");
+	check((await text("matched")) === "Matched: 33.3%", "wall: search finds the [off-cpu] frames",
+		await text("matched"));
+	check(exceptions.length === 0, "wall: no script exceptions", exceptions.map((e) => e.text));
 } catch (e) {
 	failures++;
 	console.log("FAIL " + e.stack);

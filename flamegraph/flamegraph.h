@@ -43,6 +43,19 @@ size_t folded__nr_stacks(const struct folded *f);
 uint64_t folded__total(const struct folded *f);
 
 /*
+ * Opens folded input for reading: @path, or standard input when @path is NULL or
+ * "-". gzip (including concatenated members) and zstd streams are recognised by
+ * their magic bytes and decompressed on the fly, in 64 KiB steps (never the whole
+ * file in memory); anything else is read as it is. A corrupt or truncated stream
+ * makes a read fail (ferror() on the stream, errno EBADMSG) after one pr_err line
+ * naming the file, so a caller that checks ferror() never uses a partial profile.
+ * On success *out is a stream the caller closes with fclose() (standard input's
+ * descriptor is left open) and 0 is returned; on failure -errno, logged with the
+ * file name, and *out is NULL.
+ */
+int folded_input__open(const char *path, FILE **out);
+
+/*
  * SVG flame graphs.
  *
  * Options follow flamegraph.pl's names and meanings (see the README). Strings

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* profiler: `scorch flamegraph`, folded stacks to an interactive SVG. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,8 @@ static void usage(FILE *out)
 		"\n"
 		"Renders folded stacks (\"frame;frame;... COUNT\" lines) as a self-contained,\n"
 		"interactive SVG. Reads standard input when no FILE or \"-\" is given; several\n"
-		"FILEs merge. Options have flamegraph.pl's names and meanings.\n"
+		"FILEs merge; gzip and zstd files are decompressed on the fly. Options have\n"
+		"flamegraph.pl's names and meanings.\n"
 		"\n"
 		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout)\n"
 		"  -v, --verbose       more messages\n"
@@ -89,33 +89,20 @@ cleanup:
 	return err;
 }
 
-/* Reads one input; "-" is standard input. Returns 0 or -errno (logged). */
+/* Reads one input, plain or compressed; "-" is standard input. Returns 0 or -errno (logged). */
 static int read_input(struct flamegraph *fg, const char *path)
 {
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
 	FILE *in = NULL;
-	int fd = -1, err;
+	int err;
 
-	if (!strcmp(path, "-"))
-		return flamegraph__read(fg, stdin, "<stdin>");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		pr_err("flamegraph: cannot open %s: %s\n", path, strerror(errno));
+	err = folded_input__open(path, &in);
+	if (err)
 		goto cleanup;
-	}
-	in = fdopen(fd, "r");
-	if (!in) {
-		err = -errno;
-		pr_err("flamegraph: cannot read %s: %s\n", path, strerror(errno));
-		goto cleanup;
-	}
-	fd = -1;
-	err = flamegraph__read(fg, in, path);
+	err = flamegraph__read(fg, in, name);
 cleanup:
 	if (in)
 		fclose(in);
-	if (fd >= 0)
-		close(fd);
 	return err;
 }
 

@@ -391,6 +391,51 @@ def test_wall_palette():
     assert b">T<" in render(WALL, ["--colors", "wall", "--title", "T"])[0]
 
 
+def compress(tool, data):
+    """@data compressed by the gzip or zstd command-line tool."""
+    p = subprocess.run([tool, "-c"] if tool == "gzip" else [tool, "-q", "-c"], input=data,
+                       capture_output=True, check=True)
+    return p.stdout
+
+
+def test_compressed_input():
+    # big enough to span many 64 KiB input and output buffers
+    plain = "".join("main;f%d;g%d %d\n" % (i % 97, i, i % 13 + 1) for i in range(60000)).encode()
+    want = run([], plain).stdout
+    with tempfile.TemporaryDirectory() as d:
+        for tool in ["gzip", "zstd"]:
+            z = compress(tool, plain)
+            path = os.path.join(d, "p." + tool)   # detected by magic, not by name
+            with open(path, "wb") as f:
+                f.write(z)
+            assert run([path]).stdout == want, tool
+            assert run(["-"], z).stdout == want, tool + " stdin"
+            # concatenated members / frames are one stream
+            two = compress(tool, plain[:100000]) + compress(tool, plain[100000:])
+            assert run(["-"], two).stdout == want, tool + " concatenated"
+            # truncated anywhere, or corrupted: an error naming the file, no SVG at all
+            out = os.path.join(d, "o.svg")
+            for cut in [len(z) // 3, len(z) - 1]:
+                with open(path, "wb") as f:
+                    f.write(z[:cut])
+                p = run([path, "-o", out], b"", 1)
+                err = p.stderr.decode()
+                assert ("%s: truncated %s" % (path, tool)) in err and "hint:" in err, err
+                assert not os.path.exists(out)
+            bad = bytearray(z)
+            bad[len(bad) // 2] ^= 0x55
+            with open(path, "wb") as f:
+                f.write(bytes(bad))
+            p = run([path, "-o", out], b"", 1)
+            assert ("%s: corrupt %s" % (path, tool)) in p.stderr.decode(), p.stderr
+            assert not os.path.exists(out)
+            # trailing garbage after the stream is not silently ignored
+            p = run(["-"], z + b"garbage!", 1)
+            assert ("<stdin>: corrupt %s" % tool) in p.stderr.decode(), p.stderr
+        # a file starting with other bytes is plain text, even a short one
+        assert one(frames(run(["-"], b"x 1\n").stdout), "x").fw == 1
+
+
 def test_empty_and_errors():
     p = run([], b"", 1)
     xmllint(p.stdout)

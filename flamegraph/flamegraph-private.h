@@ -35,6 +35,8 @@ struct fg_stack {
 	uint64_t key; /* the first two frames, for sorting without a cache miss */
 	uint64_t count;
 	uint64_t off; /* into frames[] */
+	uint64_t
+		other; /* differential graphs: the count not drawn (before, or after with negate) */
 	uint32_t len;
 	uint8_t kind; /* enum fg_kind of the stack's original leaf */
 };
@@ -66,7 +68,7 @@ struct flamegraph {
 	size_t nr_stacks, cap_stacks;
 	size_t max_len;
 	unsigned __int128 sum;
-	size_t bad_lines, frac_lines, diff_lines;
+	size_t bad_lines, frac_lines, diff_lines, single_lines;
 	char *scratch;
 	size_t scratch_cap;
 	uint32_t *ids;
@@ -76,5 +78,21 @@ struct flamegraph {
 
 /* stacks.c: parses one folded line (with or without its newline). Returns 0 or -ENOMEM. */
 int flamegraph__add_line(struct flamegraph *fg, const char *line, size_t len);
+
+/*
+ * Splits a folded line into its stack and one or two trailing counts: the
+ * grammar of flamegraph__read(). Returns 0 for a blank line, 1 or 2 (the number
+ * of counts; with one, *before is 0), or -EINVAL for a line that does not parse.
+ * *stack_len is the stack's length; *frac is set when a count was rounded.
+ */
+int folded__parse_line(const char *line, size_t len, size_t *stack_len, uint64_t *before,
+		       uint64_t *after, bool *frac);
+
+/* True when the graph draws differential colours (two counts on every line). */
+bool flamegraph__is_diff(const struct flamegraph *fg);
+
+/* Adds a differential stack from folded text (as flamegraph__add_line). 0 or -ENOMEM. */
+int flamegraph__add_diff_text(struct flamegraph *fg, const char *stack, size_t len, uint64_t before,
+			      uint64_t after);
 
 #endif /* SCORCH_FLAMEGRAPH_PRIVATE_H */

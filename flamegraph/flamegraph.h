@@ -115,10 +115,11 @@ struct flamegraph_opts {
 	bool reverse;		  /* reverse every stack (leaf becomes root) */
 	bool inverted;		  /* icicle graph: root at the top */
 	bool flamechart;	  /* keep input order; merge adjacent equal prefixes only */
-	bool negate;	   /* swap differential hues (accepted; diffs are not rendered yet) */
-	const char *notes; /* text for an XML comment */
-	uint64_t total;	   /* 100 % denominator when larger than the sum (0: the sum) */
-	double factor;	   /* multiplies displayed counts (1) */
+	bool negate;		  /* differential: widths from "before" (red still means growth) */
+	const char *notes;	  /* text for an XML comment */
+	uint64_t total;		  /* 100 % denominator when larger than the sum (0: the sum) */
+	double factor;		  /* multiplies displayed counts (1) */
+	bool self; /* differential: colour by the change of self, not total, counts */
 };
 
 /* Fills @opts with the defaults above (sz included). */
@@ -161,9 +162,14 @@ void flamegraph__free(struct flamegraph *fg);
  * Reads folded text from @in (@name is used in messages, e.g. the file name or
  * "<stdin>"). Line grammar: STACK WS COUNT, where COUNT is the last
  * whitespace-separated field, a decimal integer, or a decimal fraction rounded
- * to the nearest integer (warned once). A line with two trailing counts
- * (differential input, "stack before after") is rendered from the second count
- * with a warning; diff colours are not drawn yet. Blank lines are ignored;
+ * to the nearest integer (warned once). A line with two trailing counts,
+ * "stack BEFORE AFTER" (difffolded.pl's format), is differential: when every
+ * line of the graph has two counts it is drawn as a differential flame graph
+ * (widths from AFTER, or BEFORE with opts.negate; each frame coloured by the
+ * change of its total count, or self count with opts.self: red grew, blue
+ * shrank, white unchanged; titles give both counts, the delta and delta %).
+ * A graph mixing one- and two-count lines is drawn plain from the last count
+ * (warned). Blank lines are ignored;
  * other lines that do not parse are skipped, counted and reported with pr_warn.
  * Frames are escaped as in the folded contract. Returns 0 or -errno (read
  * error or out of memory); bad lines are not errors.
@@ -192,5 +198,75 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out);
  */
 int flamegraph__write_svg_path(const struct folded *f, const struct flamegraph_opts *opts,
 			       const char *path);
+
+/*
+ * Differential profiles (scorch diff): two one-count profiles joined stack by
+ * stack into "stack BEFORE AFTER" lines, difffolded.pl's format.
+ */
+struct folded_diff;
+
+struct folded_diff_opts {
+	size_t sz;	/* sizeof(struct folded_diff_opts) */
+	bool normalize; /* scale "before" to "after"'s total (difffolded.pl -n) */
+	bool strip_hex; /* "0x" + hex digits -> "0x..." in frames (difffolded.pl -s) */
+};
+
+enum folded_side {
+	FOLDED_BEFORE = 0,
+	FOLDED_AFTER = 1,
+};
+
+/* Returns an empty diff using a copy of @opts (NULL: all off), or NULL with errno set. */
+struct folded_diff *folded_diff__new(const struct folded_diff_opts *opts);
+void folded_diff__free(struct folded_diff *d);
+
+/*
+ * Adds the folded text of @in to one side; may be called more than once per
+ * side (the inputs merge). The grammar is flamegraph__read()'s, frames are
+ * escaped as the folded contract says, then hex-stripped if asked. A line with
+ * two counts (an already differential file) is an error (-EINVAL); other
+ * unparsable lines are skipped, counted and warned. Returns 0 or -errno, logged
+ * with @name (kept for later messages and the top report's header).
+ */
+int folded_diff__read(struct folded_diff *d, enum folded_side side, FILE *in, const char *name);
+
+/*
+ * Ends the reading: -ENODATA (logged, with a hint) when a side has no stack or
+ * only zero counts. Warns when one side has [off-cpu]/[runqueue] stacks (a
+ * wall-clock or off-CPU profile, microseconds) and the other none: folded files
+ * carry no unit, so that is the only unit mismatch that can be seen. Applies
+ * normalize: both columns are multiplied by integers so that their totals are
+ * equal and every ratio exact (the outputs below convert back to "after"'s
+ * units). Returns 0, -ENODATA or -EINVAL (called twice).
+ */
+int folded_diff__finish(struct folded_diff *d);
+
+/* Raw totals (before normalization) and the number of distinct stacks (union). */
+uint64_t folded_diff__total(const struct folded_diff *d, enum folded_side side);
+size_t folded_diff__nr_stacks(const struct folded_diff *d);
+
+/*
+ * Writes "stack BEFORE AFTER" for every stack of either side (0 where it is
+ * missing), sorted bytewise by stack. With normalize, BEFORE is rounded to the
+ * nearest integer. After folded_diff__finish(). Returns 0 or -errno.
+ */
+int folded_diff__write(const struct folded_diff *d, FILE *out);
+
+/*
+ * Adds every stack of @d to @fg as differential stacks (exact normalized
+ * counts; the graph's displayed counts are converted to "after"'s units).
+ * After folded_diff__finish(). Returns 0, -EINVAL or -ENOMEM.
+ */
+int flamegraph__add_diff(struct flamegraph *fg, const struct folded_diff *d);
+
+/*
+ * Writes the plain-text regression report: a header naming both inputs and
+ * their totals, then the @n functions whose self count changed most and the
+ * @n whose total (inclusive; a recursive function counts once per stack) count
+ * changed most, by absolute change (ties by name), each row giving self and
+ * total before, after, delta and delta % ("new" when it was 0). Functions
+ * are frame names; unchanged ones are not listed. Returns 0 or -errno.
+ */
+int folded_diff__write_top(const struct folded_diff *d, size_t n, FILE *out);
 
 #endif /* SCORCH_FLAMEGRAPH_H */

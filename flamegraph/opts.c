@@ -48,6 +48,7 @@ const struct option flamegraph_long_options[] = {
 	OPT(20, "notes", required_argument),
 	OPT(21, "total", required_argument),
 	OPT(22, "factor", required_argument),
+	OPT(23, "self", no_argument),
 	{NULL, 0, NULL, 0},
 };
 
@@ -79,7 +80,10 @@ void flamegraph__print_options_help(FILE *out)
 		"  --reverse           reverse stacks (leaf frames at the bottom)\n"
 		"  --inverted          icicle graph (root at the top)\n"
 		"  --flamechart        keep input order (x is time order for per-sample input)\n"
-		"  --negate            swap differential hues (differential graphs: not yet)\n"
+		"  --negate            differential graphs: widths from \"before\" (code that\n"
+		"                      vanished stays visible); red still means growth\n"
+		"  --self              differential graphs: colour by the change of self counts\n"
+		"                      (flamegraph.pl's colouring), not of total counts\n"
 		"  --notes TEXT        text stored in an XML comment\n"
 		"  --total N           100%% denominator, when larger than the sum of counts\n"
 		"  --factor F          multiply displayed counts by F (default 1)\n");
@@ -233,6 +237,8 @@ int flamegraph_opts__set(struct flamegraph_opts *o, const char *name, const char
 		o->flamechart = true;
 	} else if (!strcmp(name, "negate")) {
 		o->negate = true;
+	} else if (!strcmp(name, "self")) {
+		o->self = true;
 	} else if (!strcmp(name, "notes")) {
 		o->notes = value;
 	} else if (!strcmp(name, "total")) {

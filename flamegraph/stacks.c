@@ -175,12 +175,16 @@ static uint8_t stack_kind(const struct flamegraph *fg, uint32_t leaf)
 	return FG_KIND_CPU;
 }
 
-/* Stores the stack of fg->ids[0..nr). */
-static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count)
+/*
+ * Stores the stack of fg->ids[0..nr). @other is the differential count not
+ * drawn; a stack drawn zero wide is kept when it has one (its "before" time
+ * counts in its parents' change).
+ */
+static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count, uint64_t other)
 {
 	size_t i;
 
-	if (!count)
+	if (!count && !other)
 		return 0;
 	if (grow((void **)&fg->frames, &fg->cap_frames, fg->nr_frames + nr, sizeof(*fg->frames)) ||
 	    grow((void **)&fg->stacks, &fg->cap_stacks, fg->nr_stacks + 1, sizeof(*fg->stacks)))
@@ -193,6 +197,7 @@ static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count)
 	}
 	fg->stacks[fg->nr_stacks++] = (struct fg_stack){
 		.count = count,
+		.other = other,
 		.off = fg->nr_frames,
 		.len = (uint32_t)nr,
 		.kind = stack_kind(fg, fg->ids[nr - 1]),
@@ -277,7 +282,8 @@ int flamegraph__add_stack(struct flamegraph *fg, const char *const *frames, size
 			return -ENOMEM;
 		fg->ids[i] = (uint32_t)id;
 	}
-	return push_stack(fg, nr, count);
+	fg->single_lines++;
+	return push_stack(fg, nr, count, 0);
 }
 
 static int add_line_cb(const char *line, size_t len, uint64_t count, void *ctx)
@@ -286,7 +292,8 @@ static int add_line_cb(const char *line, size_t len, uint64_t count, void *ctx)
 	size_t nr;
 	int err = split_stack(fg, line, len, &nr);
 
-	return err ? err : push_stack(fg, nr, count);
+	fg->single_lines++;
+	return err ? err : push_stack(fg, nr, count, 0);
 }
 
 int flamegraph__add_folded(struct flamegraph *fg, const struct folded *f)
@@ -362,50 +369,84 @@ static bool last_token(const char *s, size_t *len, const char **tok, size_t *tok
 	return true;
 }
 
-int flamegraph__add_line(struct flamegraph *fg, const char *line, size_t len)
+int folded__parse_line(const char *line, size_t len, size_t *stack_len, uint64_t *before,
+		       uint64_t *after, bool *frac)
 {
 	const char *tok, *tok2;
-	size_t tok_len, tok2_len, stack_len, nr;
-	uint64_t count, count1;
-	int r, r1, err;
+	size_t tok_len, tok2_len, l2, i;
+	int r, r1;
 
 	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
-	for (stack_len = 0; stack_len < len && is_ws(line[stack_len]); stack_len++)
+	for (i = 0; i < len && is_ws(line[i]); i++)
 		;
-	if (stack_len == len)
+	if (i == len)
 		return 0; /* blank */
-	stack_len = len;
-	if (!last_token(line, &stack_len, &tok, &tok_len))
-		goto bad;
-	r = parse_count(tok, tok_len, &count);
+	*stack_len = len;
+	*before = 0;
+	if (!last_token(line, stack_len, &tok, &tok_len))
+		return -EINVAL;
+	r = parse_count(tok, tok_len, after);
 	if (r < 0)
-		goto bad;
-	/* "stack before after": differential input; widths come from "after" */
-	{
-		size_t l2 = stack_len;
-
-		if (last_token(line, &l2, &tok2, &tok2_len) &&
-		    (r1 = parse_count(tok2, tok2_len, &count1)) >= 0) {
-			fg->diff_lines++;
-			stack_len = l2;
-			r |= r1;
-		}
+		return -EINVAL;
+	*frac = r > 0;
+	/* "stack before after": differential input */
+	l2 = *stack_len;
+	if (last_token(line, &l2, &tok2, &tok2_len) &&
+	    (r1 = parse_count(tok2, tok2_len, before)) >= 0) {
+		if (!l2)
+			return -EINVAL;
+		*stack_len = l2;
+		*frac |= r1 > 0;
+		return *stack_len ? 2 : -EINVAL;
 	}
-	if (!stack_len)
-		goto bad;
-	if (r > 0)
+	return *stack_len ? 1 : -EINVAL;
+}
+
+bool flamegraph__is_diff(const struct flamegraph *fg)
+{
+	return fg->diff_lines && !fg->single_lines;
+}
+
+int flamegraph__add_diff_text(struct flamegraph *fg, const char *stack, size_t len, uint64_t before,
+			      uint64_t after)
+{
+	size_t nr;
+	int err = split_stack(fg, stack, len, &nr);
+
+	if (err)
+		return err;
+	fg->diff_lines++;
+	if (fg->opts.negate)
+		return push_stack(fg, nr, before, after);
+	return push_stack(fg, nr, after, before);
+}
+
+int flamegraph__add_line(struct flamegraph *fg, const char *line, size_t len)
+{
+	size_t stack_len;
+	uint64_t before, after;
+	bool frac;
+	int n = folded__parse_line(line, len, &stack_len, &before, &after, &frac);
+
+	if (!n)
+		return 0;
+	if (n < 0) {
+		fg->bad_lines++;
+		return 0;
+	}
+	if (frac)
 		fg->frac_lines++;
-	err = split_stack(fg, line, stack_len, &nr);
-	return err ? err : push_stack(fg, nr, count);
-bad:
-	fg->bad_lines++;
-	return 0;
+	if (n == 2)
+		return flamegraph__add_diff_text(fg, line, stack_len, before, after);
+	fg->single_lines++;
+	n = split_stack(fg, line, stack_len, &stack_len);
+	return n ? n : push_stack(fg, stack_len, after, 0);
 }
 
 int flamegraph__read(struct flamegraph *fg, FILE *in, const char *name)
 {
-	size_t bad = fg->bad_lines, frac = fg->frac_lines, diff = fg->diff_lines, cap = 0;
+	size_t bad = fg->bad_lines, frac = fg->frac_lines, cap = 0;
 	char *line = NULL;
 	ssize_t n;
 	int err = 0;
@@ -427,12 +468,7 @@ int flamegraph__read(struct flamegraph *fg, FILE *in, const char *name)
 	if (fg->frac_lines > frac)
 		pr_warn("flamegraph: %s: %zu lines have fractional counts, rounded to integers\n",
 			name, fg->frac_lines - frac);
-	if (fg->diff_lines > diff) {
-		pr_warn("flamegraph: %s: %zu lines have two counts (differential input); widths "
-			"use "
-			"the second count and differential colours are not drawn\n",
-			name, fg->diff_lines - diff);
-	}
+
 cleanup:
 	if (err == -ENOMEM)
 		pr_err("flamegraph: out of memory reading %s\n", name);

@@ -586,16 +586,23 @@ struct open_frame {
 	uint32_t name;
 	bool waker; /* below a "--" frame (chain graphs) */
 	uint64_t start, self;
-	uint64_t off, rq; /* off-CPU and runqueue time beneath (complete when it closes) */
+	uint64_t off, rq;      /* off-CPU and runqueue time beneath (complete when it closes) */
+	uint64_t oself, other; /* differential: the count not drawn, self and total */
 };
 
 typedef int (*flow_fn)(void *ctx, size_t depth, const struct open_frame *f, uint64_t width);
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 /* Reports path[depth] and hands what it accumulated to its parent. */
 static int close_frame(struct open_frame *path, size_t depth, uint64_t x, flow_fn fn, void *ctx)
 {
 	path[depth - 1].off += path[depth].off;
 	path[depth - 1].rq += path[depth].rq;
+	path[depth - 1].other = sat_add(path[depth - 1].other, path[depth].other);
 	return fn(ctx, depth, &path[depth], x - path[depth].start);
 }
 
@@ -606,7 +613,8 @@ static int close_frame(struct open_frame *path, size_t depth, uint64_t x, flow_f
  * same depth when the whole prefix up to it is equal, so after a frame-wise
  * sort that is a trie walk; in input order it is flamegraph.pl's flame chart.
  */
-static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, flow_fn fn, void *ctx)
+static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, bool diff, flow_fn fn,
+		void *ctx)
 {
 	struct open_frame *path = malloc((fg->max_len + 1) * sizeof(*path));
 	size_t depth = 0, i, k;
@@ -619,9 +627,9 @@ static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, flow_f
 	for (i = 0; i < fg->nr_stacks; i++) {
 		const struct fg_stack *s = &fg->stacks[i];
 		const uint32_t *fr = fg->frames + s->off;
-		uint64_t c = s->count >> shift;
+		uint64_t c = s->count >> shift, o = diff ? s->other >> shift : 0;
 
-		if (!c)
+		if (!c && !o)
 			continue;
 		for (k = 0; k < depth && k < s->len && path[k + 1].name == fr[k]; k++)
 			;
@@ -638,6 +646,8 @@ static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, flow_f
 			};
 		}
 		path[depth].self += c;
+		path[depth].oself = sat_add(path[depth].oself, o);
+		path[depth].other = sat_add(path[depth].other, o);
 		if (s->kind == FG_KIND_OFFCPU)
 			path[depth].off += c;
 		else if (s->kind == FG_KIND_RUNQUEUE)
@@ -751,15 +761,56 @@ struct render {
 	char *countname; /* escaped once */
 	size_t countname_len;
 	size_t max_depth, nr_frames;
+	bool diff;	 /* differential colours and titles */
+	double maxdelta; /* the largest |after - before| of a drawn frame */
 };
+
+/* A differential frame's counts: total, or self with --self. */
+static void diff_counts(const struct render *r, const struct open_frame *f, uint64_t width,
+			uint64_t *before, uint64_t *after)
+{
+	uint64_t drawn = r->o->self ? f->self : width, other = r->o->self ? f->oself : f->other;
+
+	*before = r->o->negate ? drawn : other;
+	*after = r->o->negate ? other : drawn;
+}
+
+static double diff_delta(const struct render *r, const struct open_frame *f, uint64_t width)
+{
+	uint64_t b, a;
+
+	diff_counts(r, f, width, &b, &a);
+	return (double)a - (double)b;
+}
+
+/*
+ * Red for growth, blue for shrinkage, white for no change; the further from
+ * white, the larger the change relative to the largest one drawn. Any change
+ * keeps at least a visible tint (225), so "changed a little" never reads as
+ * "unchanged".
+ */
+static struct rgb diff_color(double delta, double maxdelta)
+{
+	double t = maxdelta > 0 ? fabs(delta) / maxdelta : 0;
+	long v = lround(225 - 185 * MIN(t, 1.0));
+	unsigned char l = (unsigned char)v;
+
+	if (delta > 0)
+		return (struct rgb){255, l, l};
+	if (delta < 0)
+		return (struct rgb){l, l, 255};
+	return (struct rgb){255, 255, 255};
+}
 
 static int measure_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t width)
 {
 	struct render *r = ctx;
 
-	if ((double)width < r->min_time)
+	if (!width || (double)width < r->min_time)
 		return 0;
 	r->nr_frames++;
+	if (r->diff && fabs(diff_delta(r, f, width)) > r->maxdelta)
+		r->maxdelta = fabs(diff_delta(r, f, width));
 	if (depth > r->max_depth)
 		r->max_depth = depth;
 	return 0;
@@ -787,6 +838,34 @@ static void put_wall_shares(FILE *out, uint64_t width, uint64_t off, uint64_t rq
 	}
 }
 
+/* "; before 1,000, after 1,234, +234, +23.40%" (self counts with --self) */
+static void put_diff(struct render *r, const struct open_frame *f, uint64_t width)
+{
+	char b[48], a[48], d[48];
+	uint64_t before, after;
+
+	diff_counts(r, f, width, &before, &after);
+	fputs(r->o->self ? "; self before " : "; before ", r->out);
+	fputs(fmt_count(b, before, r->o->factor), r->out);
+	fputs(", after ", r->out);
+	fputs(fmt_count(a, after, r->o->factor), r->out);
+	fputs(", ", r->out);
+	if (after == before) {
+		fputs("no change", r->out);
+		return;
+	}
+	fputc(after > before ? '+' : '-', r->out);
+	fputs(fmt_count(d, after > before ? after - before : before - after, r->o->factor), r->out);
+	fputs(", ", r->out);
+	if (!before) {
+		fputs("new", r->out);
+		return;
+	}
+	fputc(after > before ? '+' : '-', r->out);
+	put_fixed(r->out, 100 * fabs((double)after - (double)before) / (double)before, 2);
+	fputc('%', r->out);
+}
+
 static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t width)
 {
 	struct render *r = ctx;
@@ -797,7 +876,7 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 	char annot = 0, cnt[48], self[48];
 	struct rgb c;
 
-	if ((double)width < r->min_time)
+	if (!width || (double)width < r->min_time)
 		return 0;
 	if (f->name == ROOT_ID) {
 		name = "all";
@@ -809,7 +888,9 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		if (!annot && f->waker && o->colors == FG_PAL_CHAIN)
 			annot = 'w';
 	}
-	if (o->colors == FG_PAL_WALL) {
+	if (r->diff) {
+		c = diff_color(diff_delta(r, f, width), r->maxdelta);
+	} else if (o->colors == FG_PAL_WALL) {
 		c = wall_color(o, name, len, width, f->off, f->rq);
 	} else if (o->cp && f->name != ROOT_ID) {
 		size_t full = r->fg->name_len[f->name];
@@ -861,7 +942,9 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		fputs(", self ", r->out);
 		fputs(fmt_count(self, f->self, o->factor), r->out);
 	}
-	if (o->colors == FG_PAL_WALL && width)
+	if (r->diff)
+		put_diff(r, f, width);
+	else if (o->colors == FG_PAL_WALL && width)
 		put_wall_shares(r->out, width, f->off, f->rq);
 	fputs(")</title><rect x=\"", r->out);
 	put_fixed(r->out, x1, 1);
@@ -1032,12 +1115,14 @@ static int write_empty(struct render *r, const char *title)
 	return err;
 }
 
-static const char *default_title(const struct flamegraph_opts *o)
+static const char *default_title(const struct flamegraph_opts *o, bool diff)
 {
 	if (o->title)
 		return o->title;
 	if (o->flamechart)
 		return "Flame Chart";
+	if (diff)
+		return o->inverted ? "Differential Icicle Graph" : "Differential Flame Graph";
 	if (o->colors == FG_PAL_WALL && !o->inverted)
 		return "Wall-Clock Flame Graph";
 	return o->inverted ? "Icicle Graph" : "Flame Graph";
@@ -1057,6 +1142,17 @@ static int find_dashdash(const struct flamegraph *fg, uint32_t *out)
 	return 0;
 }
 
+static const char *diff_subtitle(const struct flamegraph_opts *o)
+{
+	if (o->negate)
+		return o->self ? "widths: before; colour: change in self count (red grew, blue "
+				 "shrank)"
+			       : "widths: before; colour: change in total count (red grew, blue "
+				 "shrank)";
+	return o->self ? "widths: after; colour: change in self count (red grew, blue shrank)"
+		       : "widths: after; colour: change in total count (red grew, blue shrank)";
+}
+
 int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 {
 	struct render r = {.fg = fg, .out = out};
@@ -1070,21 +1166,31 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 	if (!fg || !out)
 		return -EINVAL;
 	o = r.o = &fg->opts;
+	r.diff = flamegraph__is_diff(fg);
+	if (fg->diff_lines && fg->single_lines) {
+		pr_warn("flamegraph: %zu lines have two counts (differential input) and %zu one; "
+			"drawn as a plain graph from the last count of each line\n",
+			fg->diff_lines, fg->single_lines);
+		pr_hint("a differential graph needs two counts (before after) on every line\n");
+	}
+	if (r.diff && !o->subtitle)
+		fg->opts.subtitle = diff_subtitle(o);
 	sum = fg->sum;
 	area = (double)o->width - 2 * XPAD;
 	if (fg->written)
 		return -EALREADY;
 	fg->written = true;
-	if (o->cp && o->colors == FG_PAL_WALL) {
-		pr_warn("flamegraph: --cp is ignored with --colors wall (colours come from the "
-			"on/off-CPU split)\n");
+	if (o->cp && (o->colors == FG_PAL_WALL || r.diff)) {
+		pr_warn("flamegraph: --cp is ignored for %s graphs (colours come from the %s)\n",
+			r.diff ? "differential" : "wall-clock",
+			r.diff ? "change" : "on/off-CPU split");
 	} else if (o->cp) {
 		err = cp_load(&r.cp, o->palette_file);
 		if (err)
 			goto cleanup;
 	}
 	if (!sum) {
-		err = write_empty(&r, default_title(o));
+		err = write_empty(&r, default_title(o, r.diff));
 		if (!err)
 			err = -ENODATA;
 		goto cleanup;
@@ -1132,11 +1238,11 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 	r.ypad2 = o->fontsize * 2 + 10;
 	r.ypad3 = o->subtitle ? o->fontsize * 2 : 0;
 
-	err = flow(fg, shift, dashdash, measure_cb, &r);
+	err = flow(fg, shift, dashdash, r.diff, measure_cb, &r);
 	if (err)
 		goto cleanup;
 	r.imgh = (double)(r.max_depth + 1) * o->height + r.ypad1 + r.ypad2 + r.ypad3;
-	err = write_head(&r, o->width, r.imgh, default_title(o));
+	err = write_head(&r, o->width, r.imgh, default_title(o, r.diff));
 	if (err)
 		goto cleanup;
 	fprintf(out,
@@ -1169,7 +1275,7 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 		if (err)
 			goto cleanup;
 	}
-	err = flow(fg, shift, dashdash, emit_cb, &r);
+	err = flow(fg, shift, dashdash, r.diff, emit_cb, &r);
 	if (err)
 		goto cleanup;
 	fputs("</g>\n</svg>\n", out);

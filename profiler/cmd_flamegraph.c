@@ -24,7 +24,10 @@ static void usage(FILE *out)
 		"Renders folded stacks (\"frame;frame;... COUNT\" lines) as a self-contained,\n"
 		"interactive SVG. Reads standard input when no FILE or \"-\" is given; several\n"
 		"FILEs merge; gzip and zstd files are decompressed on the fly. Options have\n"
-		"flamegraph.pl's names and meanings.\n"
+		"flamegraph.pl's names and meanings. Two-count lines (\"stack BEFORE AFTER\",\n"
+		"from scorch diff or difffolded.pl) draw a differential graph: widths from\n"
+		"AFTER (--negate: BEFORE), red where a frame's total grew, blue where it shrank\n"
+		"(--self: by self counts).\n"
 		"\n"
 		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout)\n"
 		"  -v, --verbose       more messages\n"
@@ -39,6 +42,8 @@ static void usage(FILE *out)
 		"  scorch flamegraph cpu.folded -o cpu.svg\n"
 		"  perf script | stackcollapse-perf.pl | scorch flamegraph > cpu.svg\n"
 		"  scorch flamegraph a.folded b.folded -o merged.svg\n"
+		"  scorch flamegraph cpu.folded.zst -o cpu.svg\n"
+		"  scorch diff before.folded after.folded | scorch flamegraph > diff.svg\n"
 		"  scorch flamegraph --colors java --minwidth 0.5%% --title 'at 30 s' j.folded "
 		"-o j.svg\n");
 }

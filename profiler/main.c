@@ -19,6 +19,7 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "sample stacks with BPF and write folded stacks or an SVG" },
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
+	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 };
 
 static void usage(FILE *out)

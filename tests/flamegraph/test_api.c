@@ -64,10 +64,59 @@ static void test_write_path(void)
 	folded__free(f);
 }
 
+/* Reads @text into one side of @d through a memory stream. */
+static int diff_read(struct folded_diff *d, enum folded_side side, const char *text)
+{
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+	int err = folded_diff__read(d, side, in, side == FOLDED_BEFORE ? "b" : "a");
+
+	fclose(in);
+	return err;
+}
+
+static void test_diff(void)
+{
+	struct folded_diff_opts o = {.sz = sizeof(o), .normalize = true};
+	struct folded_diff *d = folded_diff__new(&o);
+	struct flamegraph *fg = flamegraph__new(NULL);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	CHECK(d && fg);
+	CHECK(folded_diff__write(d, stdout) == -EINVAL); /* not finished */
+	CHECK(flamegraph__add_diff(fg, d) == -EINVAL);
+	CHECK(folded_diff__finish(d) == -ENODATA); /* both sides empty */
+	folded_diff__free(d);
+	d = folded_diff__new(&o);
+	CHECK(diff_read(d, FOLDED_BEFORE, "m;x 1\nm;y 2\n") == 0);
+	CHECK(diff_read(d, FOLDED_AFTER, "m;x 2 3\n") == -EINVAL); /* two counts */
+	CHECK(diff_read(d, FOLDED_AFTER, "m;x 4\nm;z 2\n") == 0);
+	CHECK(folded_diff__finish(d) == 0 && folded_diff__finish(d) == -EINVAL);
+	CHECK(folded_diff__total(d, FOLDED_BEFORE) == 3 &&
+	      folded_diff__total(d, FOLDED_AFTER) == 6);
+	CHECK(folded_diff__nr_stacks(d) == 3);
+	out = open_memstream(&buf, &len);
+	CHECK(folded_diff__write(d, out) == 0);
+	fclose(out);
+	CHECK_STR(buf, "m;x 2 4\nm;y 4 0\nm;z 0 2\n");
+	free(buf);
+	CHECK(flamegraph__add_diff(fg, d) == 0);
+	out = open_memstream(&buf, &len);
+	CHECK(flamegraph__write_svg(fg, out) == 0);
+	fclose(out);
+	/* exact normalization: m is unchanged, shown in "after" units */
+	CHECK(buf && strstr(buf, "<title>m (6 samples, 100.00%; before 6, after 6, no change)"));
+	free(buf);
+	flamegraph__free(fg);
+	folded_diff__free(d);
+}
+
 int main(void)
 {
 	log__set_level(LOG_ERROR);
 	test_opts();
 	test_write_path();
+	test_diff();
 	return TEST_DONE();
 }

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch diff`, what changed between two profiles (two-count folded, SVG, top report).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "flamegraph.h"
+#include "cmds.h"
+
+enum diff_format {
+	DIFF_AUTO = 0, /* by the output's name: *.svg is SVG, anything else folded */
+	DIFF_FOLDED,
+	DIFF_SVG,
+};
+
+struct diff_cmd_opts {
+	const char *output; /* NULL: stdout */
+	const char *before, *after;
+	enum diff_format format;
+	struct folded_diff_opts diff;
+	struct flamegraph_opts fg;
+	uint64_t top; /* 0: no report */
+	bool has_top;
+	int verbose;
+};
+
+enum {
+	OPT_TOP = 0x100,
+	OPT_FORMAT,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: scorch diff [options] BEFORE AFTER [-o OUT.svg|OUT.folded] [--top N]\n"
+		"\n"
+		"Compares two folded profiles (plain, gzip or zstd) stack by stack.\n"
+		"  -o FILE.svg   a differential flame graph: widths from AFTER, each frame red\n"
+		"                where its total count grew, blue where it shrank, white where\n"
+		"                unchanged, deeper for larger changes; titles give both counts,\n"
+		"                the delta and the delta %%\n"
+		"  -o FILE       (any other name, or none) two-count folded lines\n"
+		"                \"stack BEFORE AFTER\", 0 where a stack is missing, sorted\n"
+		"                (difffolded.pl's format: flamegraph.pl and 'scorch flamegraph'\n"
+		"                render it)\n"
+		"\n"
+		"  -o, --output FILE   write to FILE, atomically (default: stdout)\n"
+		"      --format F      svg or folded, whatever the output's name\n"
+		"  -n, --normalize     scale BEFORE to AFTER's total (exact in the SVG and the\n"
+		"                      report; rounded to integers in folded output)\n"
+		"  -s, --strip-hex     replace hex addresses (0x...) so unsymbolized frames of\n"
+		"                      two runs match\n"
+		"      --top N         a text report of the N functions whose self and total\n"
+		"                      counts changed most; on stdout, or on stderr when -o is\n"
+		"                      given (without -o, nothing else is written)\n"
+		"  -v, --verbose       more messages\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"flame graph options (for SVG output; --negate draws widths from BEFORE so\n"
+		"vanished code is visible, --self colours by self-count change as\n"
+		"flamegraph.pl does):\n");
+	flamegraph__print_options_help(out);
+	fprintf(out,
+		"\n"
+		"Folded files carry no unit: compare profiles of the same kind (a warning is\n"
+		"given when one has [off-cpu]/[runqueue] stacks and the other none).\n"
+		"\n"
+		"exit status: 0 success, 1 error (missing, unreadable or empty input), 2 usage "
+		"error\n"
+		"\n"
+		"examples:\n"
+		"  scorch diff before.folded after.folded -o diff.svg\n"
+		"  scorch diff before.folded after.folded -o diff.folded\n"
+		"  scorch flamegraph diff.folded -o diff.svg\n"
+		"  scorch diff -n before.folded.zst after.folded.gz --top 20\n"
+		"  scorch diff --negate before.folded after.folded -o vanished.svg\n");
+}
+
+static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
+{
+	static const struct option own[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"normalize", no_argument, NULL, 'n'},
+		{"strip-hex", no_argument, NULL, 's'},
+		{"top", required_argument, NULL, OPT_TOP},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+	};
+	struct option *longopts = NULL;
+	size_t nr_fg = 0, i;
+	int c, err = 0;
+
+	for (; flamegraph_long_options[nr_fg].name; nr_fg++)
+		;
+	longopts = calloc(ARRAY_SIZE(own) + nr_fg + 1, sizeof(*longopts));
+	if (!longopts)
+		return -ENOMEM;
+	memcpy(longopts, own, sizeof(own));
+	for (i = 0; i < nr_fg; i++)
+		longopts[ARRAY_SIZE(own) + i] = flamegraph_long_options[i];
+
+	optind = 1;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "o:nsvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = strcmp(optarg, "-") ? optarg : NULL;
+			break;
+		case 'n':
+			o->diff.normalize = true;
+			break;
+		case 's':
+			o->diff.strip_hex = true;
+			break;
+		case OPT_TOP:
+			if (parse__u64(optarg, 10, &o->top) || !o->top) {
+				pr_err("diff: invalid --top '%s': expected a positive integer\n",
+				       optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			o->has_top = true;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "svg")) {
+				o->format = DIFF_SVG;
+			} else if (!strcmp(optarg, "folded")) {
+				o->format = DIFF_FOLDED;
+			} else {
+				pr_err("diff: invalid --format '%s'\n", optarg);
+				pr_hint("use svg or folded\n");
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			err = 1;
+			goto cleanup;
+		default:
+			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
+			if (err == -ENOENT) {
+				pr_hint("run 'scorch diff --help' for the options\n");
+				err = -EINVAL;
+			}
+			if (err)
+				goto cleanup;
+		}
+	}
+	if (argc - optind != 2) {
+		pr_err("diff: expected two profiles, BEFORE and AFTER (got %d)\n", argc - optind);
+		pr_hint("scorch diff before.folded after.folded -o diff.svg\n");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	o->before = argv[optind];
+	o->after = argv[optind + 1];
+	if (!strcmp(o->before, "-") && !strcmp(o->after, "-")) {
+		pr_err("diff: BEFORE and AFTER cannot both be standard input\n");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (o->format == DIFF_AUTO) {
+		size_t len = o->output ? strlen(o->output) : 0;
+
+		o->format = len >= 4 && !strcasecmp(o->output + len - 4, ".svg") ? DIFF_SVG
+										 : DIFF_FOLDED;
+	}
+cleanup:
+	free(longopts);
+	return err;
+}
+
+static int read_side(struct folded_diff *d, enum folded_side side, const char *path)
+{
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+	FILE *in = NULL;
+	int err;
+
+	err = folded_input__open(path, &in);
+	if (err)
+		goto cleanup;
+	err = folded_diff__read(d, side, in, name);
+cleanup:
+	if (in)
+		fclose(in);
+	return err;
+}
+
+static int write_svg(const struct diff_cmd_opts *o, const struct folded_diff *d, FILE *out)
+{
+	struct flamegraph *fg = flamegraph__new(&o->fg);
+	int err;
+
+	if (!fg) {
+		pr_err("diff: out of memory\n");
+		return -ENOMEM;
+	}
+	err = flamegraph__add_diff(fg, d);
+	if (!err)
+		err = flamegraph__write_svg(fg, out);
+	if (err == -ENODATA)
+		pr_err("diff: nothing to draw: every stack of %s is zero%s\n",
+		       o->fg.negate ? o->before : o->after,
+		       o->fg.negate ? "" : " (try --negate to draw BEFORE's widths)");
+	flamegraph__free(fg);
+	return err;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_cmd_opts o = {.diff = {.sz = sizeof(struct folded_diff_opts)}};
+	struct folded_diff *d = NULL;
+	struct out_file out = {0};
+	bool opened = false;
+	int err;
+
+	flamegraph_opts__init(&o.fg);
+	err = parse_args(argc, argv, &o);
+	if (err)
+		return err > 0 ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	if (o.verbose)
+		log__set_level(LOG_DEBUG);
+
+	d = folded_diff__new(&o.diff);
+	if (!d) {
+		err = -ENOMEM;
+		pr_err("diff: out of memory\n");
+		goto cleanup;
+	}
+	err = read_side(d, FOLDED_BEFORE, o.before);
+	if (!err)
+		err = read_side(d, FOLDED_AFTER, o.after);
+	if (!err)
+		err = folded_diff__finish(d);
+	if (err)
+		goto cleanup;
+	pr_debug("diff: %zu stacks; totals %llu before, %llu after\n", folded_diff__nr_stacks(d),
+		 (unsigned long long)folded_diff__total(d, FOLDED_BEFORE),
+		 (unsigned long long)folded_diff__total(d, FOLDED_AFTER));
+
+	if (o.has_top && !o.output) {
+		err = folded_diff__write_top(d, (size_t)MIN(o.top, SIZE_MAX), stdout);
+		if (err)
+			pr_err("diff: cannot write the report: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = out__open(&out, o.output);
+	if (err)
+		goto cleanup;
+	opened = true;
+	if (o.format == DIFF_SVG)
+		err = write_svg(&o, d, out.fp);
+	else
+		err = folded_diff__write(d, out.fp);
+	if (err && err != -ENODATA)
+		pr_err("diff: cannot write %s: %s\n", o.output ? o.output : "standard output",
+		       strerror(-err));
+	if (!err && o.has_top) {
+		err = folded_diff__write_top(d, (size_t)MIN(o.top, SIZE_MAX), stderr);
+		if (err)
+			pr_err("diff: cannot write the report: %s\n", strerror(-err));
+	}
+	err = out__close(&out, !err) ?: err;
+	opened = false;
+cleanup:
+	if (opened)
+		out__close(&out, false);
+	folded_diff__free(d);
+	return err ? EXIT_ERROR : EXIT_OK;
+}

@@ -9,6 +9,7 @@
 
 #define TASK_INTERRUPTIBLE   0x1
 #define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_DEAD	     0x80
 
 const volatile __u64 min_block_ns = 0;
 const volatile __u64 max_block_ns = ~0ULL;
@@ -17,7 +18,12 @@ const volatile bool with_runqueue = true;
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
 
-/* Matching threads that are off CPU now, by TID (sized by user space). */
+/*
+ * One slot per matching thread, by TID (sized by user space): ts != 0 while the
+ * thread is off CPU. Slots are reused across intervals rather than deleted and
+ * re-created (each creation copies a 2 KiB value) and are deleted when the thread
+ * dies (its last switch-out has TASK_DEAD).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
@@ -65,6 +71,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 
 	st = bpf_map_lookup_elem(&start, &tid);
 	if (!st) {
+		/* first interval of this thread */
 		init = bpf_map_lookup_elem(&start_init, &zero);
 		if (!init)
 			return;
@@ -112,7 +119,7 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 	struct offcpu_start *st = bpf_map_lookup_elem(&start, &tid);
 	__u64 delta;
 
-	if (!st)
+	if (!st || !st->ts)
 		return;
 	delta = now - st->ts;
 	if (delta < min_block_ns) {
@@ -139,19 +146,23 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 	}
 	stat_inc(STAT_OFF_COUNTED);
 done:
-	bpf_map_delete_elem(&start, &tid);
+	st->ts = 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 next_tid = BPF_CORE_READ(next, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid), prev_tid = BPF_CORE_READ(prev, pid);
 
 	/* the idle task (TID 0) is never counted, on any CPU */
 	if (next_tid)
 		switch_in(next_tid, now);
-	if (BPF_CORE_READ(prev, pid))
+	if (!prev_tid)
+		return 0;
+	if (task_state(prev) & TASK_DEAD)
+		bpf_map_delete_elem(&start, &prev_tid);
+	else
 		switch_out(ctx, prev, preempt, now);
 	return 0;
 }

@@ -740,9 +740,9 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 			err = add_kernel_frames(r, &n, kernel, offcpu);
 	}
 	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
-		err = push_frame(r, &n, "[runqueue]");
+		err = push_frame(r, &n, FG_FRAME_RUNQUEUE);
 	else if (!err && offcpu && r->opts.mode == MODE_WALL)
-		err = push_frame(r, &n, "[off-cpu]");
+		err = push_frame(r, &n, FG_FRAME_OFFCPU);
 	if (err)
 		return err;
 	return folded__add(r->folded, r->frames, n, count);
@@ -826,8 +826,8 @@ static void svg_defaults(struct record *r)
 							: "Wall-Clock Flame Graph";
 	if (fg->countname == dflt.countname || !strcmp(fg->countname, dflt.countname))
 		fg->countname = "us";
-	if (r->opts.mode == MODE_OFFCPU && fg->colors == dflt.colors)
-		fg->colors = FG_PAL_IO;
+	if (fg->colors == dflt.colors)
+		fg->colors = r->opts.mode == MODE_OFFCPU ? FG_PAL_IO : FG_PAL_WALL;
 }
 
 static int write_output(struct record *r)

@@ -7,7 +7,7 @@ set -eu
 pkgs=(
 	build-essential cmake pkg-config clang llvm
 	libbpf-dev libelf-dev libdw-dev libunwind-dev libzstd-dev zlib1g-dev bpftool
-	libxml2-utils perl python3 chromium gzip zstd
+	libxml2-utils perl python3 chromium bpftrace gzip zstd
 )
 
 missing=()

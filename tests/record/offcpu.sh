@@ -84,6 +84,16 @@ grep -q ' us' "$TMP/off.svg" || fail "offcpu SVG unit"
 "$SCORCH" record --mode wall -o "$TMP/wall.svg" -- "$BLOCK" --seconds 0.5 --burn >/dev/null 2>&1 ||
 	fail "wall SVG record failed"
 grep -q 'Wall-Clock Flame Graph' "$TMP/wall.svg" || fail "wall SVG title"
+# the wall palette: blocked functions in blue hues, CPU-burning ones in warm hues
+fill_of() { # fill_of SVG FUNC -> "r g b" of the widest rect named FUNC
+	grep -o "<title>$2 ([^<]*</title><rect[^>]*fill=\"rgb([0-9,]*)\"" "$1" |
+		sed 's/.*width="\([0-9.]*\)".*rgb(\([0-9]*\),\([0-9]*\),\([0-9]*\)).*/\1 \2 \3 \4/' |
+		sort -rn | head -1 | cut -d' ' -f2-
+}
+read -r r g b <<<"$(fill_of "$TMP/wall.svg" wait_pipe)"
+[ -n "$b" ] && [ "$b" -gt "$r" ] || fail "wall: wait_pipe is not blue (rgb $r,$g,$b)"
+read -r r g b <<<"$(fill_of "$TMP/wall.svg" burn_cpu)"
+[ -n "$r" ] && [ "$r" -gt "$b" ] || fail "wall: burn_cpu is not warm (rgb $r,$g,$b)"
 
 # bad option combinations
 rc=0; "$SCORCH" record --min-block 10 -d 1 2>"$TMP/err" || rc=$?

@@ -29,6 +29,26 @@ void elf_file__free(struct elf_file *f)
 	free(f);
 }
 
+void elf_file__evict(struct elf_file *f)
+{
+	symtab__free(&f->tab);
+	free(f->segs);
+	f->segs = NULL;
+	f->nr_segs = 0;
+	f->evicted = true;
+}
+
+void elf_file__take(struct elf_file *dst, struct elf_file *src)
+{
+	elf_file__evict(dst);
+	dst->tab = src->tab;
+	dst->segs = src->segs;
+	dst->nr_segs = src->nr_segs;
+	dst->full = src->full;
+	dst->evicted = false;
+	free(src);
+}
+
 bool elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_off, uint64_t *vaddr)
 {
 	size_t i;

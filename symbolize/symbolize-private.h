@@ -91,6 +91,11 @@ struct load_seg {
 /* A parsed ELF file, shared by every mapping of it in every process. */
 struct elf_file {
 	struct elf_file *next; /* list of every file the symbolizer owns */
+	/* mappings using it; at 0 it joins the symbolizer's unused list (symbolize.c) */
+	size_t refs;
+	struct elf_file *unused_prev, *unused_next;
+	bool on_unused;
+	bool evicted; /* tables dropped while unused: parsed again on next use */
 	struct symtab tab;
 	struct load_seg *segs;
 	size_t nr_segs;
@@ -109,6 +114,10 @@ struct elf_file {
 struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
 				 const char *what);
 void elf_file__free(struct elf_file *f);
+/* Frees the tables of @f (symbols, segments), keeping its identity; sets f->evicted. */
+void elf_file__evict(struct elf_file *f);
+/* Moves the tables of @src (fresh from elf_file__parse) into @dst and frees @src. */
+void elf_file__take(struct elf_file *dst, struct elf_file *src);
 /*
  * Reads only the GNU build-id of @fd (cheap: program headers and notes), so a file seen
  * under another device/inode is recognised before its tables are parsed. Returns 0 and

@@ -50,6 +50,7 @@ struct proc_map {
 struct proc {
 	struct proc *next; /* hash chain */
 	pid_t pid;
+	uint64_t gen;	     /* caller-chosen generation: (pid, gen) names one process image */
 	uint64_t start_time; /* /proc/PID/stat starttime, 0 unknown: tells PID reuse apart */
 	bool miss_refreshed; /* a lookup outside every mapping re-read the maps once */
 	struct proc_map *maps;
@@ -70,6 +71,9 @@ struct symbolizer {
 
 	struct file_index files;
 	struct elf_file *all_files;
+	/* files no process uses, most recent first; beyond UNUSED_KEEP their tables go */
+	struct elf_file *unused_head, *unused_tail;
+	size_t nr_unused;
 	bool vdso_tried;
 	struct elf_file *vdso; /* this process's vDSO image: the same kernel serves others */
 	uint64_t vdso_size;
@@ -193,10 +197,74 @@ cleanup:
 	return s;
 }
 
-static void proc__free(struct proc *p)
+/*
+ * Files are reference-counted by the mappings that use them. A file no mapping uses
+ * stays parsed while it is among the UNUSED_KEEP most recently released (short-lived
+ * processes of the same program reuse it); older ones drop their tables and keep only
+ * their identity (a few hundred bytes), parsed again if a mapping needs them later.
+ */
+#define UNUSED_KEEP 16
+
+static void file_ref(struct symbolizer *s, struct elf_file *f)
+{
+	if (!f)
+		return;
+	if (f->on_unused) {
+		if (f->unused_prev)
+			f->unused_prev->unused_next = f->unused_next;
+		else
+			s->unused_head = f->unused_next;
+		if (f->unused_next)
+			f->unused_next->unused_prev = f->unused_prev;
+		else
+			s->unused_tail = f->unused_prev;
+		f->unused_prev = f->unused_next = NULL;
+		f->on_unused = false;
+		s->nr_unused--;
+	}
+	f->refs++;
+}
+
+static void file_unref(struct symbolizer *s, struct elf_file *f)
+{
+	struct elf_file *old;
+
+	if (!f || !f->refs || --f->refs)
+		return;
+	f->unused_prev = NULL;
+	f->unused_next = s->unused_head;
+	if (s->unused_head)
+		s->unused_head->unused_prev = f;
+	else
+		s->unused_tail = f;
+	s->unused_head = f;
+	f->on_unused = true;
+	if (++s->nr_unused <= UNUSED_KEEP)
+		return;
+	old = s->unused_tail;
+	s->unused_tail = old->unused_prev;
+	s->unused_tail->unused_next = NULL;
+	old->unused_prev = NULL;
+	old->on_unused = false;
+	s->nr_unused--;
+	elf_file__evict(old);
+	s->st.files_evicted++;
+}
+
+static void proc_maps_unref(struct symbolizer *s, struct proc_map *maps, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		file_unref(s, maps[i].file);
+}
+
+static void proc__free(struct symbolizer *s, struct proc *p)
 {
 	if (!p)
 		return;
+	if (s)
+		proc_maps_unref(s, p->maps, p->nr_maps);
 	free(p->maps);
 	free(p);
 }
@@ -212,7 +280,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (i = 0; s->buckets && i < s->nr_buckets; i++) {
 		for (p = s->buckets[i]; p; p = pn) {
 			pn = p->next;
-			proc__free(p);
+			proc__free(NULL, p);
 		}
 	}
 	free(s->buckets);
@@ -233,23 +301,30 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 
 /* ---- processes ---- */
 
-static struct proc **proc_slot(struct symbolizer *s, pid_t pid)
+static size_t proc_hash(pid_t pid, uint64_t gen, size_t nr_buckets)
 {
-	struct proc **pp = &s->buckets[(uint32_t)pid & (s->nr_buckets - 1)];
+	uint64_t h = (uint32_t)pid ^ gen * 0x9e3779b97f4a7c15ull;
 
-	while (*pp && (*pp)->pid != pid)
+	return (size_t)(h ^ h >> 32) & (nr_buckets - 1);
+}
+
+static struct proc **proc_slot(struct symbolizer *s, pid_t pid, uint64_t gen)
+{
+	struct proc **pp = &s->buckets[proc_hash(pid, gen, s->nr_buckets)];
+
+	while (*pp && ((*pp)->pid != pid || (*pp)->gen != gen))
 		pp = &(*pp)->next;
 	return pp;
 }
 
-static struct proc *proc_find(struct symbolizer *s, pid_t pid)
+static struct proc *proc_find(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
-	if (s->last && s->last->pid == pid)
+	if (s->last && s->last->pid == pid && s->last->gen == gen)
 		return s->last;
-	return *proc_slot(s, pid);
+	return *proc_slot(s, pid, gen);
 }
 
-static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
+static int proc_add(struct symbolizer *s, pid_t pid, uint64_t gen, struct proc **out)
 {
 	struct proc *p;
 	size_t i;
@@ -263,8 +338,8 @@ static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
 		for (i = 0; i < s->nr_buckets; i++) {
 			for (q = s->buckets[i]; q; q = qn) {
 				qn = q->next;
-				q->next = b[(uint32_t)q->pid & (nr - 1)];
-				b[(uint32_t)q->pid & (nr - 1)] = q;
+				q->next = b[proc_hash(q->pid, q->gen, nr)];
+				b[proc_hash(q->pid, q->gen, nr)] = q;
 			}
 		}
 		free(s->buckets);
@@ -275,20 +350,21 @@ static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	p->next = s->buckets[(uint32_t)pid & (s->nr_buckets - 1)];
-	s->buckets[(uint32_t)pid & (s->nr_buckets - 1)] = p;
+	p->gen = gen;
+	p->next = s->buckets[proc_hash(pid, gen, s->nr_buckets)];
+	s->buckets[proc_hash(pid, gen, s->nr_buckets)] = p;
 	s->nr_procs++;
 	*out = p;
 	return 0;
 }
 
-void symbolizer__forget(struct symbolizer *s, pid_t pid)
+void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
 	struct proc **pp, *p;
 
 	if (!s)
 		return;
-	pp = proc_slot(s, pid);
+	pp = proc_slot(s, pid, gen);
 	p = *pp;
 	if (!p)
 		return;
@@ -296,7 +372,12 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid)
 	if (s->last == p)
 		s->last = NULL;
 	s->nr_procs--;
-	proc__free(p);
+	proc__free(s, p);
+}
+
+void symbolizer__forget(struct symbolizer *s, pid_t pid)
+{
+	symbolizer__forget_gen(s, pid, 0);
 }
 
 /* ---- files ---- */
@@ -332,6 +413,7 @@ static int vdso_load(struct symbolizer *s)
 			goto cleanup;
 		}
 		s->vdso_size = ents[i].end - ents[i].start;
+		s->vdso->refs = 1; /* ours: never released */
 		s->vdso->next = s->all_files;
 		s->all_files = s->vdso;
 		break;
@@ -417,6 +499,21 @@ static int file_upgrade(struct symbolizer *s, int fd, const char *path, struct e
 }
 
 /*
+ * @f had its tables dropped while unused: parses @fd (the same file by identity) into
+ * it again. @f stays evicted if @fd cannot be parsed. Returns 0 or -ENOMEM.
+ */
+static int file_reload(struct symbolizer *s, int fd, const char *path, struct elf_file *f)
+{
+	struct elf_file *g = elf_file__parse(fd, NULL, 0, s->strs, path);
+
+	if (!g)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	elf_file__take(f, g);
+	pr_debug("symbolize: %s parsed again\n", path);
+	return 0;
+}
+
+/*
  * The parsed file behind mapping @e of @pid, from the cache or parsed now. *@out NULL:
  * the file cannot be used (counted once in files_unreadable). Returns 0 or -ENOMEM.
  */
@@ -456,7 +553,7 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	}
 	key_devino(&kdev, &st);
 	slot = file_index__slot(&s->files, &kdev);
-	if (slot) {
+	if (slot && !slot->file->evicted) {
 		*out = slot->file->bad ? NULL : slot->file;
 		goto cleanup;
 	}
@@ -467,10 +564,24 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 		err = -errno;
 		goto cleanup;
 	}
+	if (slot) {
+		err = file_reload(s, fd, e->path, slot->file);
+		if (!err && !slot->file->evicted)
+			*out = slot->file;
+		goto cleanup;
+	}
 	if (!elf_file__read_build_id(fd, id, &id_len) && id_len) {
 		key_build_id(&kbid, id, id_len);
 		slot = file_index__slot(&s->files, &kbid);
 		/* the same file seen under another device/inode (a container's copy) */
+		if (slot && slot->file->evicted) {
+			err = file_reload(s, fd, e->path, slot->file);
+			if (!err && !slot->file->evicted) {
+				err = file_index__add(&s->files, &kdev, slot->file);
+				*out = slot->file;
+			}
+			goto cleanup;
+		}
 		if (slot && slot->file->full) {
 			err = file_index__add(&s->files, &kdev, slot->file);
 			*out = slot->file;
@@ -675,7 +786,7 @@ static int maps_merge(struct proc_map **maps, size_t *n, const struct proc_map *
 	return 0;
 }
 
-int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
+int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
 	struct map_entry *ents = NULL;
 	struct proc_map *maps = NULL;
@@ -695,10 +806,10 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 		if (err == -ENOENT)
 			err = -ESRCH;
 		/* keep what an earlier snapshot saw: the process may have just exited */
-		if (proc_find(s, pid))
+		if (proc_find(s, pid, gen))
 			goto cleanup;
 		s->st.procs_missing++;
-		if (proc_add(s, pid, &p))
+		if (proc_add(s, pid, gen, &p))
 			err = -ENOMEM;
 		goto cleanup;
 	}
@@ -712,7 +823,7 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	p = proc_find(s, pid);
+	p = proc_find(s, pid, gen);
 	for (i = 0; i < nr; i++) {
 		err = proc_map_init(s, pid, &ents[i], p, &maps[n]);
 		if (err)
@@ -732,10 +843,14 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 			goto cleanup;
 	}
 	if (!p) {
-		err = proc_add(s, pid, &p);
+		err = proc_add(s, pid, gen, &p);
 		if (err)
 			goto cleanup;
 	}
+	/* new references first: files both snapshots use never look unused */
+	for (i = 0; i < n; i++)
+		file_ref(s, maps[i].file);
+	proc_maps_unref(s, p->maps, p->nr_maps);
 	p->start_time = start_time;
 	free(p->maps);
 	p->maps = maps;
@@ -748,6 +863,11 @@ cleanup:
 	return err;
 }
 
+int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
+{
+	return symbolizer__snapshot_gen(s, pid, 0);
+}
+
 /* ---- lookups ---- */
 
 static int frame_unknown(struct symbolizer *s, struct frame *out)
@@ -756,8 +876,8 @@ static int frame_unknown(struct symbolizer *s, struct frame *out)
 	return 1;
 }
 
-int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
-		     struct frame *out, size_t cap)
+int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t ip, bool is_return,
+			 struct frame *out, size_t cap)
 {
 	uint64_t addr = is_return && ip ? ip - 1 : ip, vaddr;
 	const struct proc_map *m;
@@ -768,12 +888,12 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_retur
 	if (!cap)
 		return -EINVAL;
 	s->st.user_frames++;
-	p = proc_find(s, pid);
+	p = proc_find(s, pid, gen);
 	if (!p) {
-		err = symbolizer__snapshot(s, pid);
+		err = symbolizer__snapshot_gen(s, pid, gen);
 		if (err == -ENOMEM)
 			return err;
-		p = proc_find(s, pid);
+		p = proc_find(s, pid, gen);
 	}
 	if (p)
 		s->last = p;
@@ -781,7 +901,7 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_retur
 	if (!m && p && p->nr_maps && !p->miss_refreshed) {
 		/* mapped after the snapshot (dlopen, JIT)? Look once more, once per process */
 		p->miss_refreshed = true;
-		err = symbolizer__snapshot(s, pid);
+		err = symbolizer__snapshot_gen(s, pid, gen);
 		if (err == -ENOMEM)
 			return err;
 		m = maps_find(p->maps, p->nr_maps, addr);
@@ -805,6 +925,12 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_retur
 	s->st.user_unresolved++;
 	*out = (struct frame){.name = m->name, .module = m->path, .kind = FRAME_MODULE};
 	return 1;
+}
+
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
+		     struct frame *out, size_t cap)
+{
+	return symbolizer__user_gen(s, pid, 0, ip, is_return, out, cap);
 }
 
 static int kernel_load(struct symbolizer *s)

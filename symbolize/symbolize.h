@@ -55,10 +55,32 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
 /* Drops what is kept for @pid (its mappings; cached files stay while others use them). */
 void symbolizer__forget(struct symbolizer *s, pid_t pid);
 
+/*
+ * Processes keyed by (pid, generation). exec replaces the image under the same PID and
+ * PIDs are reused, so a caller that can tell images apart (an exec counter or start time
+ * from BPF) passes @gen, any u64 it chooses; the pid-only functions above and
+ * symbolizer__user() are these with @gen 0.
+ *
+ * symbolizer__snapshot_gen() stores /proc/PID/maps under (@pid, @gen) and opens the
+ * mapped files (as symbolizer__snapshot). Lookups use exactly that entry. A lookup for
+ * an unknown (@pid, @gen) snapshots /proc/PID/maps on first use: if the process has
+ * exec'd since the samples were taken, that is the new image and names may be wrong --
+ * snapshot at exec time to avoid it. symbolizer__forget_gen() drops the entry and its
+ * mappings. Memory for exited processes is bounded: parsed files are shared by build-id
+ * or device+inode and reference-counted by the mappings that use them; a file no entry
+ * uses stays parsed while it is among the 16 most recently released, then its tables
+ * are freed (its few-hundred-byte identity stays, and it is parsed again if needed).
+ * Cost, measured by tests/symbolize (test_elf "perf:" lines): one snapshot of a process
+ * whose files are already cached is about a /proc/PID/maps read plus one fstat per
+ * executable mapping (tens of microseconds).
+ */
+int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
+void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
+
 enum frame_kind {
 	FRAME_SYMBOL = 0, /* resolved to a symbol name */
-	FRAME_MODULE,     /* inside a known file or mapping, no symbol: "[libfoo.so]" */
-	FRAME_UNKNOWN,    /* no mapping / no kernel symbol: "[unknown]" */
+	FRAME_MODULE,	  /* inside a known file or mapping, no symbol: "[libfoo.so]" */
+	FRAME_UNKNOWN,	  /* no mapping / no kernel symbol: "[unknown]" */
 };
 
 struct frame {
@@ -78,19 +100,24 @@ struct frame {
 int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
 		     struct frame *out, size_t cap);
 
+/* Same for the process image (@pid, @gen): see symbolizer__snapshot_gen(). */
+int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t ip, bool is_return,
+			 struct frame *out, size_t cap);
+
 /* Same for a kernel address. */
 int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
 		       size_t cap);
 
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
-	uint64_t user_frames;       /* user lookups */
+	uint64_t user_frames;	    /* user lookups */
 	uint64_t user_unresolved;   /* of those, FRAME_MODULE or FRAME_UNKNOWN */
-	uint64_t kernel_frames;     /* kernel lookups */
+	uint64_t kernel_frames;	    /* kernel lookups */
 	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
-	uint64_t procs_missing;     /* PIDs whose maps could not be read (exited) */
+	uint64_t procs_missing;	    /* PIDs whose maps could not be read (exited) */
 	uint64_t files_unreadable;  /* mapped files that could not be opened or parsed */
-	uint64_t files_cached;      /* distinct ELF files parsed */
+	uint64_t files_cached;	    /* distinct ELF files parsed */
+	uint64_t files_evicted;	    /* unused files whose tables were freed (see _gen above) */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

@@ -16,6 +16,7 @@ enum scorch_exit {
 /* Each takes argv with argv[0] the subcommand name and returns an exit code. */
 int cmd_record(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 /* The version line and compiled-in features, for --version. */
 void scorch__print_version(void);

@@ -336,7 +336,7 @@ static void test_refresh(void)
 	CHECK(late != MAP_FAILED);
 	/* a miss re-reads the maps, once per process */
 	fr = user(s, self, (uintptr_t)late + 8, false);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	later = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(later != MAP_FAILED);
 	fr = user(s, self, (uintptr_t)later + 8, false);
@@ -345,9 +345,9 @@ static void test_refresh(void)
 	CHECK(!munmap(late, 4096));
 	CHECK(!symbolizer__snapshot(s, self));
 	fr = user(s, self, (uintptr_t)later + 8, false);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	fr = user(s, self, (uintptr_t)late + 8, false);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	/* still a lookup-time binary search on the merged, sorted mappings */
 	CHECK_SYM(s, self, (uintptr_t)test_refresh, false, "test_refresh", 0,
 		  "/test_symbolize_elf");
@@ -544,7 +544,7 @@ static void test_self(void)
 
 	fr = user(s, self, (uintptr_t)anon + 100, false);
 	CHECK(fr.kind == FRAME_MODULE);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	CHECK(!fr.module);
 	fr = user(s, self, (uintptr_t)data + 100, false);
 	CHECK(fr.kind == FRAME_UNKNOWN);

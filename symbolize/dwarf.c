@@ -406,7 +406,8 @@ static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *wha
 			continue;
 		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD)
 			continue;
-		data = elf_rawdata(scn, NULL);
+		/* the Elf_Data libdw will get from elf_getdata(): replaced in place below */
+		data = elf_getdata(scn, NULL);
 		hdr = gelf_fsize(elf, ELF_T_CHDR, 1, EV_CURRENT);
 		if (!data || !data->d_buf || data->d_size < hdr || ch.ch_size > DW_MAX_ZSTD_SIZE) {
 			pr_debug("symbolize: %s: bad compressed section\n", what);

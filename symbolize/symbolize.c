@@ -1204,6 +1204,7 @@ static int elf_get(struct symbolizer *s, const char *path, struct elf_file **out
 	struct file_slot *slot;
 	struct elf_file *f = NULL;
 	struct stat st;
+	char *abs;
 	int fd, err = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -1233,7 +1234,10 @@ static int elf_get(struct symbolizer *s, const char *path, struct elf_file **out
 		goto cleanup;
 	}
 	s->st.files_cached++;
-	f->path = strset__intern(s->strs, path);
+	/* absolute, for the debuglink directories */
+	abs = realpath(path, NULL);
+	f->path = strset__intern(s->strs, abs ? abs : path);
+	free(abs);
 	if (!f->path) {
 		elf_file__free(f);
 		err = -ENOMEM;

@@ -96,7 +96,8 @@ static struct frame user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_r
 
 	CHECK(symbolizer__user(s, pid, ip, is_return, &fr, 1) == 1);
 	CHECK(fr.name);
-	CHECK(fr.kind == FRAME_SYMBOL || fr.kind == FRAME_MODULE || fr.kind == FRAME_UNKNOWN);
+	CHECK(fr.kind == FRAME_SYMBOL || fr.kind == FRAME_MODULE || fr.kind == FRAME_UNKNOWN ||
+	      fr.kind == FRAME_JIT);
 	return fr;
 }
 
@@ -622,6 +623,76 @@ static void test_self(void)
 	dlclose(h);
 }
 
+struct jit_ctx {
+	uint64_t base;
+	int calls;
+};
+
+/* A JIT map: one function at [base, base + 64), a map without an entry elsewhere. */
+static int jit_resolve(void *vctx, pid_t pid, uint64_t ip, const char **name, uint64_t *offset)
+{
+	struct jit_ctx *ctx = vctx;
+	static char label[64];
+
+	ctx->calls++;
+	if (ip >= ctx->base && ip < ctx->base + 64) {
+		char buf[32];
+
+		/* borrowed and overwritten at the next call: the symbolizer interns it */
+		snprintf(buf, sizeof(buf), "jit_fn_%d", 7);
+		*name = strcpy(label, buf);
+		*offset = ip - ctx->base;
+		return 0;
+	}
+	if (ip >= ctx->base && ip < ctx->base + 4096) {
+		snprintf(label, sizeof(label), "[perf-%d.map]", (int)pid);
+		*name = label;
+	}
+	return -ENOENT;
+}
+
+/* The JIT resolver hook: named frames, fallback labels, "[jit]" without a resolver. */
+static void test_jit(void)
+{
+	struct jit_ctx ctx = {0};
+	struct symbolizer_opts o = {.sz = sizeof(o), .jit_lookup = jit_resolve, .jit_ctx = &ctx};
+	struct symbolizer *s = symbolizer__new(&o), *plain = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	char want[64];
+	void *code;
+	struct frame fr;
+
+	CHECK(s && plain);
+	code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	ctx.base = (uintptr_t)code;
+	fr = user(s, getpid(), ctx.base + 9, true);
+	CHECK(fr.kind == FRAME_JIT);
+	CHECK_STR(fr.name, "jit_fn_7");
+	CHECK_U64(fr.offset, 9);
+	fr = user(s, getpid(), ctx.base + 100, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	snprintf(want, sizeof(want), "[perf-%d.map]", (int)getpid());
+	CHECK_STR(fr.name, want);
+	/* no mapping and nothing from the resolver */
+	fr = user(s, getpid(), 0x1000, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	CHECK_STR(fr.name, "[unknown]");
+	CHECK(ctx.calls == 3);
+	/* file-backed code never asks the resolver */
+	fr = user(s, getpid(), (uintptr_t)test_jit, false);
+	CHECK_STR(fr.name, "test_jit");
+	CHECK(ctx.calls == 3);
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.jit_frames, 1);
+	fr = user(plain, getpid(), ctx.base + 9, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[jit]");
+	munmap(code, 4096);
+	symbolizer__free(s);
+	symbolizer__free(plain);
+}
+
 /* (pid, gen) entries: separate images of one PID, forgotten independently. */
 static void test_gen(void)
 {
@@ -759,6 +830,7 @@ int main(int argc, char **argv)
 	test_refresh();
 	test_gen();
 	test_evict();
+	test_jit();
 	test_corrupt();
 	test_fuzz();
 	printf("ok\n");

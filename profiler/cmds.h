@@ -17,6 +17,7 @@ enum scorch_exit {
 int cmd_record(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 /* The version line and compiled-in features, for --version. */
 void scorch__print_version(void);

@@ -20,6 +20,7 @@ static const struct cmd cmds[] = {
 	{ "record", cmd_record, "sample stacks with BPF and write folded stacks or an SVG" },
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
+	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 };
 
 static void usage(FILE *out)
@@ -36,14 +37,16 @@ static void usage(FILE *out)
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.folded\n"
 		     "  sudo scorch record -o cpu.folded -- ./myprog args\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg\n"
-		     "  scorch flamegraph cpu.folded -o cpu.svg\n");
+		     "  scorch flamegraph cpu.folded -o cpu.svg\n"
+		     "  scorch symbolize --elf ./myprog --lines 0x401136\n");
 }
 
 void scorch__print_version(void)
 {
 	printf("scorch %s\n", SCORCH_VERSION);
 	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
-	       "elf-symtab, svg-flamegraph\n");
+	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
+	       "demangle-cxx-rust-d, svg-flamegraph\n");
 }
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolize-private.h"
 
@@ -26,7 +27,37 @@ void elf_file__free(struct elf_file *f)
 		return;
 	symtab__free(&f->tab);
 	free(f->segs);
+	dwarf_index__free(f->dw);
+	if (f->fd >= 0)
+		close(f->fd);
 	free(f);
+}
+
+void elf_file__evict(struct elf_file *f)
+{
+	symtab__free(&f->tab);
+	free(f->segs);
+	f->segs = NULL;
+	f->nr_segs = 0;
+	dwarf_index__free(f->dw);
+	f->dw = NULL;
+	f->dw_tried = false;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->evicted = true;
+}
+
+void elf_file__take(struct elf_file *dst, struct elf_file *src)
+{
+	elf_file__evict(dst);
+	dst->tab = src->tab;
+	dst->segs = src->segs;
+	dst->nr_segs = src->nr_segs;
+	dst->full = src->full;
+	dst->own_dwarf = src->own_dwarf;
+	dst->evicted = false;
+	free(src);
 }
 
 bool elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_off, uint64_t *vaddr)
@@ -201,12 +232,36 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 	return 0;
 }
 
+/* .gnu_debuglink: a NUL-terminated file name, padding to 4, a CRC-32 of the debug file. */
+static int read_debuglink(Elf *elf, Elf_Scn *scn, struct elf_file *f, struct strset *strs)
+{
+	Elf_Data *data = elf_rawdata(scn, NULL);
+	const char *p;
+	size_t len, crc_off;
+	uint32_t crc;
+
+	(void)elf;
+	if (!data || !data->d_buf || data->d_size < 6)
+		return 0;
+	p = data->d_buf;
+	len = strnlen(p, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (!len || len >= 256 || crc_off + 4 > data->d_size || memchr(p, '/', len))
+		return 0;
+	memcpy(&crc, p + crc_off, 4);
+	if (elf_getident(elf, NULL)[EI_DATA] != ELFDATA2LSB)
+		crc = __builtin_bswap32(crc);
+	f->debuglink = strset__intern_len(strs, p, len);
+	f->debuglink_crc = crc;
+	return f->debuglink ? 0 : -ENOMEM;
+}
+
 static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_file *f,
 		     struct strset *strs, const char *what)
 {
 	struct sym_raw *raw = NULL;
 	struct sec_info *secs = NULL;
-	size_t nr_secs, nr = 0, cap = 0, i, pass;
+	size_t nr_secs, nr = 0, cap = 0, i, pass, shstrndx;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	int err = 0;
@@ -232,13 +287,26 @@ static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = 0;
 	for (i = 1; i < nr_secs; i++) {
+		const char *sname;
+
 		scn = elf_getscn(elf, i);
 		if (!scn || !gelf_getshdr(scn, &sh)) {
 			pr_debug("symbolize: %s: bad section header %zu: %s\n", what, i,
 				 elf_errmsg(-1));
 			err = -EINVAL;
 			goto cleanup;
+		}
+		sname = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (sname && sh.sh_type != SHT_NOBITS &&
+		    (!strcmp(sname, ".debug_info") || !strcmp(sname, ".zdebug_info")))
+			f->own_dwarf = true;
+		if (sname && !strcmp(sname, ".gnu_debuglink") && sh.sh_type != SHT_NOBITS) {
+			err = read_debuglink(elf, scn, f, strs);
+			if (err)
+				goto cleanup;
 		}
 		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_addr > UINT64_MAX - sh.sh_size)
 			continue;
@@ -349,6 +417,7 @@ struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct 
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	f->fd = -1;
 	if (!elf_rawfile(elf, &raw_size)) {
 		pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
 		err = -EINVAL;

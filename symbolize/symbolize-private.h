@@ -91,6 +91,11 @@ struct load_seg {
 /* A parsed ELF file, shared by every mapping of it in every process. */
 struct elf_file {
 	struct elf_file *next; /* list of every file the symbolizer owns */
+	/* mappings using it; at 0 it joins the symbolizer's unused list (symbolize.c) */
+	size_t refs;
+	struct elf_file *unused_prev, *unused_next;
+	bool on_unused;
+	bool evicted; /* tables dropped while unused: parsed again on next use */
 	struct symtab tab;
 	struct load_seg *segs;
 	size_t nr_segs;
@@ -98,6 +103,14 @@ struct elf_file {
 	size_t build_id_len;
 	bool bad;  /* could not be parsed: every address is "[basename]" */
 	bool full; /* symbols from .symtab (else .dynsym, or none) */
+	/* debug information, found and indexed on the first lookup that needs it */
+	const char *path;      /* interned: where it was first seen (debuglink directory) */
+	const char *debuglink; /* interned .gnu_debuglink file name, or NULL */
+	uint32_t debuglink_crc;
+	bool own_dwarf; /* has .debug_info itself */
+	int fd;		/* held open (own_dwarf) until indexed, else -1 */
+	bool dw_tried;
+	struct dwarf_index *dw;
 };
 
 /*
@@ -109,6 +122,10 @@ struct elf_file {
 struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
 				 const char *what);
 void elf_file__free(struct elf_file *f);
+/* Frees the tables of @f (symbols, segments), keeping its identity; sets f->evicted. */
+void elf_file__evict(struct elf_file *f);
+/* Moves the tables of @src (fresh from elf_file__parse) into @dst and frees @src. */
+void elf_file__take(struct elf_file *dst, struct elf_file *src);
 /*
  * Reads only the GNU build-id of @fd (cheap: program headers and notes), so a file seen
  * under another device/inode is recognised before its tables are parsed. Returns 0 and
@@ -120,6 +137,53 @@ int elf_file__read_build_id(int fd, uint8_t id[BUILD_ID_MAX], size_t *len);
  * Returns false when no PT_LOAD segment holds @file_off.
  */
 bool elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_off, uint64_t *vaddr);
+
+/* ---- DWARF ---- */
+
+struct dwarf_index;
+
+/* One frame of an address's inline chain (strings borrowed from the index). */
+struct dw_frame {
+	const char *name; /* linkage name (mangled) if the DWARF has one, else the plain name */
+	const char *file; /* source file of the line below, or NULL */
+	uint32_t line;	  /* 0: unknown */
+	uint64_t entry;	  /* lowest address of the function or inlined instance */
+	bool inlined;
+};
+
+/*
+ * Reads the DWARF of the ELF file @fd once into a compact index: function and inlined
+ * ranges (nesting resolved into disjoint segments) and the line table. zstd-compressed
+ * sections are decompressed here (libdw 0.188 cannot); zlib ones by libdw. Returns 0
+ * and *@out (free with dwarf_index__free), -ENOENT when @fd has no DWARF, -EINVAL for
+ * something that is not ELF, -ENOMEM. Bogus DWARF gives a partial index, never a crash.
+ */
+int dwarf_index__build(int fd, const char *what, struct dwarf_index **out);
+void dwarf_index__free(struct dwarf_index *idx);
+size_t dwarf_index__bytes(const struct dwarf_index *idx);
+/*
+ * The inline chain at @addr (ELF virtual address), outermost (the function) first, at
+ * most @cap frames (beyond: the function and the innermost cap - 1). Returns how many;
+ * 0 when no function covers @addr (out[0].file/line may still hold a line). No allocation.
+ */
+int dwarf_index__lookup(const struct dwarf_index *idx, uint64_t addr, struct dw_frame *out,
+			size_t cap);
+/* True when @fd is an ELF file with a (possibly compressed) .debug_info of its own. */
+bool dwarf__has_debug_info(int fd);
+
+/*
+ * Finds the separate debug file of @f as gdb does and opens it (O_RDONLY, no symlink
+ * followed): @root/.build-id/xx/rest.debug, then .gnu_debuglink in the directory of
+ * @f->path, its .debug/ and @root/<dir>/ (CRC checked). A candidate whose build-id
+ * differs from @f's is rejected. Returns fd, or -ENOENT.
+ */
+int debuginfo__open(const struct elf_file *f, const char *root);
+
+/*
+ * Demangles @name (C++ Itanium, Rust legacy and v0, D). @params: keep parameter lists.
+ * Returns a malloc'ed string or NULL (not mangled, or not understood).
+ */
+char *demangle__name(const char *name, bool params);
 
 /* ---- kernel symbols ---- */
 

@@ -50,16 +50,39 @@ struct proc_map {
 struct proc {
 	struct proc *next; /* hash chain */
 	pid_t pid;
+	uint64_t gen;	     /* caller-chosen generation: (pid, gen) names one process image */
 	uint64_t start_time; /* /proc/PID/stat starttime, 0 unknown: tells PID reuse apart */
 	bool miss_refreshed; /* a lookup outside every mapping re-read the maps once */
 	struct proc_map *maps;
 	size_t nr_maps;
 };
 
+/* Interned raw name -> interned display name (demangled), or interned file path. */
+struct name_slot {
+	const char *key, *val;
+};
+
+struct name_cache {
+	struct name_slot *slots;
+	size_t nr_slots, count; /* power of two */
+};
+
+/* Files with their own DWARF held open until indexed; beyond this, indexed at once. */
+#define HELD_FDS_MAX 256
+/* Inline frames asked of the index per lookup. */
+#define CHAIN_MAX 64
+
 struct symbolizer {
 	struct strset *strs;
 	const char *kallsyms_path; /* interned */
-	bool no_kernel;
+	const char *debug_root;	   /* interned */
+	bool no_kernel, no_demangle, keep_params, lines, no_inline, no_dwarf;
+	symbolizer_jit_fn jit_lookup;
+	void *jit_ctx;
+	struct name_cache names;
+	size_t held_fds;
+	const char *elf_path; /* symbolizer__elf: the last path asked, and its file */
+	struct elf_file *elf_file;
 	bool kernel_tried;
 	struct symtab ksyms;
 
@@ -70,11 +93,14 @@ struct symbolizer {
 
 	struct file_index files;
 	struct elf_file *all_files;
+	/* files no process uses, most recent first; beyond UNUSED_KEEP their tables go */
+	struct elf_file *unused_head, *unused_tail;
+	size_t nr_unused;
 	bool vdso_tried;
 	struct elf_file *vdso; /* this process's vDSO image: the same kernel serves others */
 	uint64_t vdso_size;
 
-	const char *s_unknown, *s_anon, *s_vdso;
+	const char *s_unknown, *s_anon, *s_vdso, *s_jit;
 	struct symbolizer_stats st;
 };
 
@@ -152,7 +178,7 @@ static void key_build_id(struct file_key *k, const uint8_t *id, size_t len)
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 {
 	struct symbolizer *s = NULL;
-	const char *kpath = "/proc/kallsyms";
+	const char *kpath = "/proc/kallsyms", *droot = "/usr/lib/debug";
 	int err = 0;
 
 	if (opts && opts->sz < sizeof(size_t)) {
@@ -171,16 +197,31 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (opts && opts->sz >= offsetof(struct symbolizer_opts, kallsyms_path) + sizeof(char *) &&
-	    opts->kallsyms_path)
+#define OPT(field)                                                                                 \
+	(opts && opts->sz >= offsetof(struct symbolizer_opts, field) + sizeof(opts->field)         \
+		 ? opts->field                                                                     \
+		 : 0)
+	if (OPT(kallsyms_path))
 		kpath = opts->kallsyms_path;
-	if (opts && opts->sz >= offsetof(struct symbolizer_opts, no_kernel) + sizeof(bool))
-		s->no_kernel = opts->no_kernel;
+	if (OPT(debug_root))
+		droot = opts->debug_root;
+	s->no_kernel = OPT(no_kernel);
+	s->no_demangle = OPT(no_demangle);
+	s->keep_params = OPT(keep_params);
+	s->lines = OPT(lines);
+	s->no_inline = OPT(no_inline);
+	s->no_dwarf = OPT(no_dwarf);
+	s->jit_lookup = OPT(jit_lookup);
+	s->jit_ctx = OPT(jit_ctx);
+#undef OPT
 	s->kallsyms_path = strset__intern(s->strs, kpath);
+	s->debug_root = strset__intern(s->strs, droot);
 	s->s_unknown = strset__intern(s->strs, "[unknown]");
-	s->s_anon = strset__intern(s->strs, "[anon]");
+	/* anonymous memory is only kept when executable: JIT code, most likely */
+	s->s_anon = strset__intern(s->strs, "[jit]");
 	s->s_vdso = strset__intern(s->strs, "[vdso]");
-	if (!s->kallsyms_path || !s->s_unknown || !s->s_anon || !s->s_vdso) {
+	s->s_jit = s->s_anon;
+	if (!s->kallsyms_path || !s->debug_root || !s->s_unknown || !s->s_anon || !s->s_vdso) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -193,10 +234,74 @@ cleanup:
 	return s;
 }
 
-static void proc__free(struct proc *p)
+/*
+ * Files are reference-counted by the mappings that use them. A file no mapping uses
+ * stays parsed while it is among the UNUSED_KEEP most recently released (short-lived
+ * processes of the same program reuse it); older ones drop their tables and keep only
+ * their identity (a few hundred bytes), parsed again if a mapping needs them later.
+ */
+#define UNUSED_KEEP 16
+
+static void file_ref(struct symbolizer *s, struct elf_file *f)
+{
+	if (!f)
+		return;
+	if (f->on_unused) {
+		if (f->unused_prev)
+			f->unused_prev->unused_next = f->unused_next;
+		else
+			s->unused_head = f->unused_next;
+		if (f->unused_next)
+			f->unused_next->unused_prev = f->unused_prev;
+		else
+			s->unused_tail = f->unused_prev;
+		f->unused_prev = f->unused_next = NULL;
+		f->on_unused = false;
+		s->nr_unused--;
+	}
+	f->refs++;
+}
+
+static void file_unref(struct symbolizer *s, struct elf_file *f)
+{
+	struct elf_file *old;
+
+	if (!f || !f->refs || --f->refs)
+		return;
+	f->unused_prev = NULL;
+	f->unused_next = s->unused_head;
+	if (s->unused_head)
+		s->unused_head->unused_prev = f;
+	else
+		s->unused_tail = f;
+	s->unused_head = f;
+	f->on_unused = true;
+	if (++s->nr_unused <= UNUSED_KEEP)
+		return;
+	old = s->unused_tail;
+	s->unused_tail = old->unused_prev;
+	s->unused_tail->unused_next = NULL;
+	old->unused_prev = NULL;
+	old->on_unused = false;
+	s->nr_unused--;
+	elf_file__evict(old);
+	s->st.files_evicted++;
+}
+
+static void proc_maps_unref(struct symbolizer *s, struct proc_map *maps, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		file_unref(s, maps[i].file);
+}
+
+static void proc__free(struct symbolizer *s, struct proc *p)
 {
 	if (!p)
 		return;
+	if (s)
+		proc_maps_unref(s, p->maps, p->nr_maps);
 	free(p->maps);
 	free(p);
 }
@@ -212,7 +317,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (i = 0; s->buckets && i < s->nr_buckets; i++) {
 		for (p = s->buckets[i]; p; p = pn) {
 			pn = p->next;
-			proc__free(p);
+			proc__free(NULL, p);
 		}
 	}
 	free(s->buckets);
@@ -221,6 +326,7 @@ void symbolizer__free(struct symbolizer *s)
 		elf_file__free(f);
 	}
 	free(s->files.slots);
+	free(s->names.slots);
 	symtab__free(&s->ksyms);
 	strset__free(s->strs);
 	free(s);
@@ -233,23 +339,30 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 
 /* ---- processes ---- */
 
-static struct proc **proc_slot(struct symbolizer *s, pid_t pid)
+static size_t proc_hash(pid_t pid, uint64_t gen, size_t nr_buckets)
 {
-	struct proc **pp = &s->buckets[(uint32_t)pid & (s->nr_buckets - 1)];
+	uint64_t h = (uint32_t)pid ^ gen * 0x9e3779b97f4a7c15ull;
 
-	while (*pp && (*pp)->pid != pid)
+	return (size_t)(h ^ h >> 32) & (nr_buckets - 1);
+}
+
+static struct proc **proc_slot(struct symbolizer *s, pid_t pid, uint64_t gen)
+{
+	struct proc **pp = &s->buckets[proc_hash(pid, gen, s->nr_buckets)];
+
+	while (*pp && ((*pp)->pid != pid || (*pp)->gen != gen))
 		pp = &(*pp)->next;
 	return pp;
 }
 
-static struct proc *proc_find(struct symbolizer *s, pid_t pid)
+static struct proc *proc_find(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
-	if (s->last && s->last->pid == pid)
+	if (s->last && s->last->pid == pid && s->last->gen == gen)
 		return s->last;
-	return *proc_slot(s, pid);
+	return *proc_slot(s, pid, gen);
 }
 
-static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
+static int proc_add(struct symbolizer *s, pid_t pid, uint64_t gen, struct proc **out)
 {
 	struct proc *p;
 	size_t i;
@@ -263,8 +376,8 @@ static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
 		for (i = 0; i < s->nr_buckets; i++) {
 			for (q = s->buckets[i]; q; q = qn) {
 				qn = q->next;
-				q->next = b[(uint32_t)q->pid & (nr - 1)];
-				b[(uint32_t)q->pid & (nr - 1)] = q;
+				q->next = b[proc_hash(q->pid, q->gen, nr)];
+				b[proc_hash(q->pid, q->gen, nr)] = q;
 			}
 		}
 		free(s->buckets);
@@ -275,20 +388,21 @@ static int proc_add(struct symbolizer *s, pid_t pid, struct proc **out)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	p->next = s->buckets[(uint32_t)pid & (s->nr_buckets - 1)];
-	s->buckets[(uint32_t)pid & (s->nr_buckets - 1)] = p;
+	p->gen = gen;
+	p->next = s->buckets[proc_hash(pid, gen, s->nr_buckets)];
+	s->buckets[proc_hash(pid, gen, s->nr_buckets)] = p;
 	s->nr_procs++;
 	*out = p;
 	return 0;
 }
 
-void symbolizer__forget(struct symbolizer *s, pid_t pid)
+void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
 	struct proc **pp, *p;
 
 	if (!s)
 		return;
-	pp = proc_slot(s, pid);
+	pp = proc_slot(s, pid, gen);
 	p = *pp;
 	if (!p)
 		return;
@@ -296,7 +410,12 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid)
 	if (s->last == p)
 		s->last = NULL;
 	s->nr_procs--;
-	proc__free(p);
+	proc__free(s, p);
+}
+
+void symbolizer__forget(struct symbolizer *s, pid_t pid)
+{
+	symbolizer__forget_gen(s, pid, 0);
 }
 
 /* ---- files ---- */
@@ -332,6 +451,7 @@ static int vdso_load(struct symbolizer *s)
 			goto cleanup;
 		}
 		s->vdso_size = ents[i].end - ents[i].start;
+		s->vdso->refs = 1; /* ours: never released */
 		s->vdso->next = s->all_files;
 		s->all_files = s->vdso;
 		break;
@@ -416,6 +536,43 @@ static int file_upgrade(struct symbolizer *s, int fd, const char *path, struct e
 	return 0;
 }
 
+static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f);
+
+/*
+ * A file with DWARF of its own may be deleted or replaced before its first lookup:
+ * keep it open until indexed (or index it now when too many are held).
+ */
+static void file_hold(struct symbolizer *s, struct elf_file *f, int fd)
+{
+	if (!f->own_dwarf || s->no_dwarf || f->dw_tried || f->fd >= 0)
+		return;
+	if (s->held_fds < HELD_FDS_MAX) {
+		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (f->fd >= 0)
+			s->held_fds++;
+		return;
+	}
+	f->fd = fd;
+	file_dwarf(s, f);
+	f->fd = -1;
+}
+
+/*
+ * @f had its tables dropped while unused: parses @fd (the same file by identity) into
+ * it again. @f stays evicted if @fd cannot be parsed. Returns 0 or -ENOMEM.
+ */
+static int file_reload(struct symbolizer *s, int fd, const char *path, struct elf_file *f)
+{
+	struct elf_file *g = elf_file__parse(fd, NULL, 0, s->strs, path);
+
+	if (!g)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	elf_file__take(f, g);
+	pr_debug("symbolize: %s parsed again\n", path);
+	file_hold(s, f, fd);
+	return 0;
+}
+
 /*
  * The parsed file behind mapping @e of @pid, from the cache or parsed now. *@out NULL:
  * the file cannot be used (counted once in files_unreadable). Returns 0 or -ENOMEM.
@@ -456,7 +613,7 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	}
 	key_devino(&kdev, &st);
 	slot = file_index__slot(&s->files, &kdev);
-	if (slot) {
+	if (slot && !slot->file->evicted) {
 		*out = slot->file->bad ? NULL : slot->file;
 		goto cleanup;
 	}
@@ -467,10 +624,24 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 		err = -errno;
 		goto cleanup;
 	}
+	if (slot) {
+		err = file_reload(s, fd, e->path, slot->file);
+		if (!err && !slot->file->evicted)
+			*out = slot->file;
+		goto cleanup;
+	}
 	if (!elf_file__read_build_id(fd, id, &id_len) && id_len) {
 		key_build_id(&kbid, id, id_len);
 		slot = file_index__slot(&s->files, &kbid);
 		/* the same file seen under another device/inode (a container's copy) */
+		if (slot && slot->file->evicted) {
+			err = file_reload(s, fd, e->path, slot->file);
+			if (!err && !slot->file->evicted) {
+				err = file_index__add(&s->files, &kdev, slot->file);
+				*out = slot->file;
+			}
+			goto cleanup;
+		}
 		if (slot && slot->file->full) {
 			err = file_index__add(&s->files, &kdev, slot->file);
 			*out = slot->file;
@@ -498,9 +669,12 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 			goto cleanup;
 		}
 		f->bad = true;
+		f->fd = -1;
 		s->st.files_unreadable++;
 	} else {
 		s->st.files_cached++;
+		f->path = e->path;
+		file_hold(s, f, fd);
 	}
 	file_link(s, f);
 	err = file_index__add(&s->files, &kdev, f);
@@ -675,7 +849,7 @@ static int maps_merge(struct proc_map **maps, size_t *n, const struct proc_map *
 	return 0;
 }
 
-int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
+int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
 	struct map_entry *ents = NULL;
 	struct proc_map *maps = NULL;
@@ -695,10 +869,10 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 		if (err == -ENOENT)
 			err = -ESRCH;
 		/* keep what an earlier snapshot saw: the process may have just exited */
-		if (proc_find(s, pid))
+		if (proc_find(s, pid, gen))
 			goto cleanup;
 		s->st.procs_missing++;
-		if (proc_add(s, pid, &p))
+		if (proc_add(s, pid, gen, &p))
 			err = -ENOMEM;
 		goto cleanup;
 	}
@@ -712,7 +886,7 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	p = proc_find(s, pid);
+	p = proc_find(s, pid, gen);
 	for (i = 0; i < nr; i++) {
 		err = proc_map_init(s, pid, &ents[i], p, &maps[n]);
 		if (err)
@@ -732,10 +906,14 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 			goto cleanup;
 	}
 	if (!p) {
-		err = proc_add(s, pid, &p);
+		err = proc_add(s, pid, gen, &p);
 		if (err)
 			goto cleanup;
 	}
+	/* new references first: files both snapshots use never look unused */
+	for (i = 0; i < n; i++)
+		file_ref(s, maps[i].file);
+	proc_maps_unref(s, p->maps, p->nr_maps);
 	p->start_time = start_time;
 	free(p->maps);
 	p->maps = maps;
@@ -748,6 +926,190 @@ cleanup:
 	return err;
 }
 
+int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
+{
+	return symbolizer__snapshot_gen(s, pid, 0);
+}
+
+/* ---- names ---- */
+
+static struct name_slot *name_cache__slot(const struct name_cache *c, const char *key)
+{
+	size_t i, mask = c->nr_slots - 1;
+
+	if (!c->nr_slots)
+		return NULL;
+	for (i = hash__bytes(&key, sizeof(key), 7) & mask; c->slots[i].key; i = (i + 1) & mask)
+		if (c->slots[i].key == key)
+			return &c->slots[i];
+	return NULL;
+}
+
+static int name_cache__add(struct name_cache *c, const char *key, const char *val)
+{
+	size_t i, j, mask;
+
+	if ((c->count + 1) * 2 > c->nr_slots) {
+		size_t nr = c->nr_slots ? c->nr_slots * 2 : 1024;
+		struct name_slot *slots = calloc(nr, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (j = 0; j < c->nr_slots; j++) {
+			if (!c->slots[j].key)
+				continue;
+			for (i = hash__bytes(&c->slots[j].key, sizeof(char *), 7) & (nr - 1);
+			     slots[i].key; i = (i + 1) & (nr - 1))
+				;
+			slots[i] = c->slots[j];
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->nr_slots = nr;
+	}
+	mask = c->nr_slots - 1;
+	for (i = hash__bytes(&key, sizeof(key), 7) & mask; c->slots[i].key; i = (i + 1) & mask)
+		;
+	c->slots[i] = (struct name_slot){.key = key, .val = val};
+	c->count++;
+	return 0;
+}
+
+/* The display name of the interned raw symbol @raw: demangled once, then cached. */
+static const char *name_display(struct symbolizer *s, const char *raw)
+{
+	const struct name_slot *slot;
+	const char *val;
+	char *dem;
+
+	if (s->no_demangle)
+		return raw;
+	slot = name_cache__slot(&s->names, raw);
+	if (slot)
+		return slot->val;
+	dem = demangle__name(raw, s->keep_params);
+	val = dem ? strset__intern(s->strs, dem) : raw;
+	free(dem);
+	if (!val || name_cache__add(&s->names, raw, val))
+		return NULL;
+	return val;
+}
+
+/* Fills the name of @fr from raw symbol @raw (interned) and its file:line. */
+static int frame_name(struct symbolizer *s, struct frame *fr, const char *raw, const char *file,
+		      uint32_t line)
+{
+	const char *name = name_display(s, raw), *base;
+	char buf[1024];
+	int n;
+
+	if (!name)
+		return -ENOMEM;
+	fr->name = name;
+	fr->line = file ? line : 0;
+	fr->file = NULL;
+	if (file && line) {
+		fr->file = strset__intern(s->strs, file);
+		if (!fr->file)
+			return -ENOMEM;
+	}
+	if (!s->lines || !fr->file)
+		return 0;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	n = snprintf(buf, sizeof(buf), "%s (%s:%u)", name, base, line);
+	if (n < 0)
+		return -EINVAL;
+	fr->name = strset__intern_len(s->strs, buf, MIN((size_t)n, sizeof(buf) - 1));
+	return fr->name ? 0 : -ENOMEM;
+}
+
+/* ---- DWARF ---- */
+
+/* The DWARF index of @f, built on first use from the file itself or its debug file. */
+static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
+{
+	struct dwarf_index *idx = NULL;
+	const char *what = f->path ? f->path : "?";
+	int fd = -1, err = -ENOENT;
+
+	if (f->dw_tried || s->no_dwarf)
+		return f->dw;
+	f->dw_tried = true;
+	if (f->fd >= 0) {
+		err = dwarf_index__build(f->fd, what, &idx);
+		close(f->fd);
+		f->fd = -1;
+		if (s->held_fds)
+			s->held_fds--;
+	}
+	if (err && err != -ENOMEM) {
+		fd = debuginfo__open(f, s->debug_root);
+		if (fd >= 0)
+			err = dwarf_index__build(fd, what, &idx);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		if (err == -EINVAL)
+			pr_warn("symbolize: %s: debug information unreadable, symbols only\n",
+				what);
+		return NULL;
+	}
+	f->dw = idx;
+	s->st.dwarf_files++;
+	return idx;
+}
+
+/*
+ * Frames for ELF virtual address @vaddr of @f (@delta: ip - addr, added back to the
+ * function offset). Returns how many, 0 when neither DWARF nor symbols know it, -ENOMEM.
+ */
+static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr, uint64_t delta,
+		       const char *module, struct frame *out, size_t cap)
+{
+	struct dw_frame dwf[CHAIN_MAX];
+	const struct sym *sym = symtab__find(&f->tab, vaddr);
+	struct dwarf_index *idx = file_dwarf(s, f);
+	int n = 0, i, err;
+
+	if (idx) {
+		n = dwarf_index__lookup(idx, vaddr, dwf, s->no_inline ? 1 : MIN(cap, CHAIN_MAX));
+		for (i = 0; i < n; i++) {
+			/* a symbol starting where the function does is its canonical name */
+			const char *raw = !i && sym && sym->start == dwf[0].entry
+						  ? sym->name
+						  : strset__intern(s->strs, dwf[i].name);
+
+			if (!raw)
+				return -ENOMEM;
+			out[i] = (struct frame){
+				.module = module,
+				.kind = dwf[i].inlined ? FRAME_INLINE : FRAME_SYMBOL,
+			};
+			if (!i)
+				out[i].offset =
+					(sym ? vaddr - sym->start : vaddr - dwf[i].entry) + delta;
+			err = frame_name(s, &out[i], raw, dwf[i].file, dwf[i].line);
+			if (err)
+				return err;
+		}
+		s->st.inline_frames += n > 1 ? n - 1 : 0;
+		if (n)
+			return n;
+	}
+	if (!sym)
+		return 0;
+	out[0] = (struct frame){
+		.module = module,
+		.offset = vaddr - sym->start + delta,
+		.kind = FRAME_SYMBOL,
+	};
+	/* symbols without DWARF functions may still have lines (dwf[0] from the lookup) */
+	err = frame_name(s, &out[0], sym->name, idx ? dwf[0].file : NULL, idx ? dwf[0].line : 0);
+	return err ? err : 1;
+}
+
 /* ---- lookups ---- */
 
 static int frame_unknown(struct symbolizer *s, struct frame *out)
@@ -756,24 +1118,61 @@ static int frame_unknown(struct symbolizer *s, struct frame *out)
 	return 1;
 }
 
-int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
-		     struct frame *out, size_t cap)
+/*
+ * Anonymous executable memory (@m) or no mapping (@m NULL): the JIT resolver's name,
+ * its fallback label, "[jit]" or "[unknown]".
+ */
+static int frame_jit(struct symbolizer *s, pid_t pid, uint64_t ip, uint64_t addr,
+		     const struct proc_map *m, struct frame *out)
+{
+	const char *name = NULL;
+	uint64_t off = 0;
+	int r;
+
+	if (s->jit_lookup) {
+		r = s->jit_lookup(s->jit_ctx, pid, addr, &name, &off);
+		if (!r && name) {
+			name = strset__intern(s->strs, name);
+			if (!name)
+				return -ENOMEM;
+			s->st.jit_frames++;
+			*out = (struct frame){
+				.name = name, .offset = off + (ip - addr), .kind = FRAME_JIT};
+			return 1;
+		}
+		if (r && name) {
+			name = strset__intern(s->strs, name);
+			if (!name)
+				return -ENOMEM;
+		}
+	}
+	s->st.user_unresolved++;
+	if (!m && !name)
+		return frame_unknown(s, out);
+	*out = (struct frame){
+		.name = name ? name : m->name,
+		.kind = m ? FRAME_MODULE : FRAME_UNKNOWN,
+	};
+	return 1;
+}
+
+int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t ip, bool is_return,
+			 struct frame *out, size_t cap)
 {
 	uint64_t addr = is_return && ip ? ip - 1 : ip, vaddr;
 	const struct proc_map *m;
-	const struct sym *sym;
 	struct proc *p;
-	int err;
+	int err, n;
 
 	if (!cap)
 		return -EINVAL;
 	s->st.user_frames++;
-	p = proc_find(s, pid);
+	p = proc_find(s, pid, gen);
 	if (!p) {
-		err = symbolizer__snapshot(s, pid);
+		err = symbolizer__snapshot_gen(s, pid, gen);
 		if (err == -ENOMEM)
 			return err;
-		p = proc_find(s, pid);
+		p = proc_find(s, pid, gen);
 	}
 	if (p)
 		s->last = p;
@@ -781,30 +1180,113 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_retur
 	if (!m && p && p->nr_maps && !p->miss_refreshed) {
 		/* mapped after the snapshot (dlopen, JIT)? Look once more, once per process */
 		p->miss_refreshed = true;
-		err = symbolizer__snapshot(s, pid);
+		err = symbolizer__snapshot_gen(s, pid, gen);
 		if (err == -ENOMEM)
 			return err;
 		m = maps_find(p->maps, p->nr_maps, addr);
 	}
-	if (!m) {
-		s->st.user_unresolved++;
-		return frame_unknown(s, out);
-	}
+	if (!m || m->name == s->s_anon)
+		return frame_jit(s, pid, ip, addr, m, out);
 	if (m->file && elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr)) {
-		sym = symtab__find(&m->file->tab, vaddr);
-		if (sym) {
-			*out = (struct frame){
-				.name = sym->name,
-				.module = m->path,
-				.offset = vaddr + (ip - addr) - sym->start,
-				.kind = FRAME_SYMBOL,
-			};
-			return 1;
-		}
+		n = file_frames(s, m->file, vaddr, ip - addr, m->path, out, cap);
+		if (n)
+			return n;
 	}
 	s->st.user_unresolved++;
 	*out = (struct frame){.name = m->name, .module = m->path, .kind = FRAME_MODULE};
 	return 1;
+}
+
+/* The file at @path for symbolizer__elf(), parsed once and kept. */
+static int elf_get(struct symbolizer *s, const char *path, struct elf_file **out)
+{
+	struct file_key kdev;
+	struct file_slot *slot;
+	struct elf_file *f = NULL;
+	struct stat st;
+	char *abs;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("symbolize: cannot open %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		pr_warn("symbolize: %s: not a regular file\n", path);
+		goto cleanup;
+	}
+	key_devino(&kdev, &st);
+	slot = file_index__slot(&s->files, &kdev);
+	if (slot && slot->file && !slot->file->bad && !slot->file->evicted) {
+		f = slot->file;
+		goto found;
+	}
+	f = elf_file__parse(fd, NULL, 0, s->strs, path);
+	if (!f) {
+		err = errno == ENOMEM ? -ENOMEM : -EINVAL;
+		if (err == -EINVAL) {
+			pr_warn("symbolize: %s: not a readable ELF file\n", path);
+			s->st.files_unreadable++;
+		}
+		goto cleanup;
+	}
+	s->st.files_cached++;
+	/* absolute, for the debuglink directories */
+	abs = realpath(path, NULL);
+	f->path = strset__intern(s->strs, abs ? abs : path);
+	free(abs);
+	if (!f->path) {
+		elf_file__free(f);
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	file_link(s, f);
+	err = file_index__add(&s->files, &kdev, f);
+	if (err)
+		goto cleanup;
+	file_hold(s, f, fd);
+found:
+	file_ref(s, f); /* kept for the symbolizer's life */
+	*out = f;
+cleanup:
+	close(fd);
+	return err;
+}
+
+int symbolizer__elf(struct symbolizer *s, const char *path, uint64_t addr, bool is_return,
+		    struct frame *out, size_t cap)
+{
+	uint64_t a = is_return && addr ? addr - 1 : addr;
+	const char *ipath;
+	int err, n;
+
+	if (!cap)
+		return -EINVAL;
+	ipath = strset__intern(s->strs, path);
+	if (!ipath)
+		return -ENOMEM;
+	if (ipath != s->elf_path) {
+		err = elf_get(s, path, &s->elf_file);
+		if (err)
+			return err;
+		s->elf_path = ipath;
+	}
+	s->st.user_frames++;
+	n = file_frames(s, s->elf_file, a, addr - a, ipath, out, cap);
+	if (n)
+		return n;
+	s->st.user_unresolved++;
+	*out = (struct frame){.name = bracket_name(s, path), .module = ipath, .kind = FRAME_MODULE};
+	return out->name ? 1 : -ENOMEM;
+}
+
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
+		     struct frame *out, size_t cap)
+{
+	return symbolizer__user_gen(s, pid, 0, ip, is_return, out, cap);
 }
 
 static int kernel_load(struct symbolizer *s)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* symbolize: kernel and user addresses to frame names (kallsyms, ELF .symtab/.dynsym). */
+/* symbolize: kernel and user addresses to frame names (kallsyms, ELF symbols, DWARF). */
 #ifndef SCORCH_SYMBOLIZE_H
 #define SCORCH_SYMBOLIZE_H
 
@@ -10,25 +10,50 @@
 
 /*
  * One lookup path for every address (see DESIGN.md):
- *   kernel: /proc/kallsyms, binary search; module symbols are named "func [module]".
+ *   kernel: /proc/kallsyms, binary search; module symbols are named "func [module]",
+ *           BPF programs "bpf_prog_<tag>_<name> [bpf]".
  *   user:   /proc/PID/maps -> the mapped file, opened through /proc/PID/map_files or
- *           /proc/PID/root (so processes in containers resolve) -> file offset -> ELF
- *           virtual address via the PT_LOAD headers (PIE, shared objects, non-zero
- *           offsets) -> .symtab, else .dynsym. [vdso] resolves through this process's
- *           own vDSO image.
+ *           /proc/PID/root (so processes in containers, and binaries deleted or replaced
+ *           since, resolve) -> file offset -> ELF virtual address via the PT_LOAD
+ *           headers -> DWARF (inline chain, lines) from the file itself or its debug
+ *           file, else .symtab, else .dynsym. [vdso] resolves through this process's own
+ *           vDSO image. Anonymous executable memory and addresses in no mapping go to
+ *           the JIT resolver of the options, if any.
+ * Debug files are found as gdb finds them: @debug_root/.build-id/xx/rest.debug, then the
+ * .gnu_debuglink name in the binary's directory, its .debug/ and @debug_root/<dir>/
+ * (CRC checked); a build-id mismatch is rejected. The DWARF of a file is read once, on
+ * the first lookup that needs it, into an index (function and inline ranges, lines);
+ * zlib- and zstd-compressed debug sections are read.
  * Non-leaf frames are return addresses: the caller says so and they are looked up at
  * addr - 1, so a call that is the last instruction of a function names that function.
  *
  * Names of frames:
- *   a symbol                      "name" (kernel module: "name [module]")
+ *   a symbol                      "name" (kernel module: "name [module]"), demangled
+ *                                 (C++, Rust, D) without parameter lists by default
+ *   with lines on                 "name (file.c:123)" (basename of the source file)
+ *   an inlined function           FRAME_INLINE, a plain name: the caller appends "_[i]"
+ *   a JIT map entry               FRAME_JIT, the resolver's name: the caller appends "_[j]"
  *   a mapped file without symbol  "[basename]" (FlameGraph's convention, e.g. "[libfoo.so]")
- *   an anonymous mapping          "[anon]"; pseudo mappings keep their name ("[heap]")
- *   no mapping at all             "[unknown]"
+ *   anonymous executable memory   "[jit]", or the resolver's fallback label (below)
+ *   a pseudo mapping              its name ("[heap]", "[stack]")
+ *   no mapping at all             "[unknown]", or the resolver's fallback label
  * Parsed files are cached by build-id, else by device + inode, and shared between
  * processes. All returned strings are interned: they stay valid until symbolizer__free().
  */
 
 struct symbolizer;
+
+/*
+ * JIT resolver for user addresses in anonymous executable memory or in no mapping,
+ * consulted before "[jit]" / "[unknown]" is given. Returns 0 with *@name (borrowed: the
+ * symbolizer interns it before returning) and *@offset (from the start of the symbol),
+ * or -ENOENT. On -ENOENT it may set *@name to a fallback label used instead of
+ * "[jit]" / "[unknown]" (perfmap/ gives "[perf-PID.map]" for a process that has a map
+ * without an entry for @ip); it leaves *@name NULL otherwise. Other negative returns
+ * count as -ENOENT without a label. Called from the symbolizer's thread only.
+ */
+typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t ip, const char **name,
+				 uint64_t *offset);
 
 struct symbolizer_opts {
 	size_t sz; /* sizeof(struct symbolizer_opts) */
@@ -36,6 +61,21 @@ struct symbolizer_opts {
 	const char *kallsyms_path;
 	/* Skip kernel symbols entirely (e.g. --user-only); kernel lookups give "[unknown]". */
 	bool no_kernel;
+	/* Keep mangled names (record --no-demangle). Default: demangle C++, Rust and D. */
+	bool no_demangle;
+	/* Keep C++/D parameter lists ("ns::f(int)"); default: dropped ("ns::f"). */
+	bool keep_params;
+	/* Frame names with source lines, "func (file.c:123)" (record --lines). */
+	bool lines;
+	/* No inline frames: only the function (DWARF still names it). */
+	bool no_inline;
+	/* Symbol tables only: no DWARF, no debug files. */
+	bool no_dwarf;
+	/* Root of the debug file directories; NULL: /usr/lib/debug. Tests use fixtures. */
+	const char *debug_root;
+	/* Optional JIT resolver (see symbolizer_jit_fn) and its context. */
+	symbolizer_jit_fn jit_lookup;
+	void *jit_ctx;
 };
 
 /* Returns a new symbolizer or NULL with errno set. Kernel symbols load lazily. */
@@ -55,42 +95,88 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
 /* Drops what is kept for @pid (its mappings; cached files stay while others use them). */
 void symbolizer__forget(struct symbolizer *s, pid_t pid);
 
+/*
+ * Processes keyed by (pid, generation). exec replaces the image under the same PID and
+ * PIDs are reused, so a caller that can tell images apart (an exec counter or start time
+ * from BPF) passes @gen, any u64 it chooses; the pid-only functions above and
+ * symbolizer__user() are these with @gen 0.
+ *
+ * symbolizer__snapshot_gen() stores /proc/PID/maps under (@pid, @gen) and opens the
+ * mapped files (as symbolizer__snapshot). Lookups use exactly that entry. A lookup for
+ * an unknown (@pid, @gen) snapshots /proc/PID/maps on first use: if the process has
+ * exec'd since the samples were taken, that is the new image and names may be wrong --
+ * snapshot at exec time to avoid it. symbolizer__forget_gen() drops the entry and its
+ * mappings. Memory for exited processes is bounded: parsed files are shared by build-id
+ * or device+inode and reference-counted by the mappings that use them; a file no entry
+ * uses stays parsed while it is among the 16 most recently released, then its tables
+ * are freed (its few-hundred-byte identity stays, and it is parsed again if needed).
+ * Cost, measured by tests/symbolize (test_elf "perf:" lines): one snapshot of a process
+ * whose files are already cached is about a /proc/PID/maps read plus one fstat per
+ * executable mapping (tens of microseconds).
+ */
+int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
+void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
+
 enum frame_kind {
-	FRAME_SYMBOL = 0, /* resolved to a symbol name */
-	FRAME_MODULE,     /* inside a known file or mapping, no symbol: "[libfoo.so]" */
-	FRAME_UNKNOWN,    /* no mapping / no kernel symbol: "[unknown]" */
+	FRAME_SYMBOL = 0, /* resolved to a function (symbol table or DWARF) */
+	FRAME_MODULE,	  /* inside a known file or mapping, no symbol: "[libfoo.so]" */
+	FRAME_UNKNOWN,	  /* no mapping / no kernel symbol: "[unknown]" */
+	FRAME_INLINE,	  /* inlined into the frame before it (the caller appends "_[i]") */
+	FRAME_JIT,	  /* named by the JIT resolver (the caller appends "_[j]") */
 };
 
 struct frame {
 	const char *name;   /* display name, interned (never NULL) */
 	const char *module; /* file path or kernel module name, interned; NULL if none */
-	uint64_t offset;    /* address relative to the symbol start (0 if unresolved) */
+	uint64_t offset;    /* address relative to the symbol start (0 if unresolved/inline) */
 	enum frame_kind kind;
+	const char *file; /* source file (path as DWARF gives it), interned; NULL if unknown */
+	uint32_t line;	  /* source line (an outer frame: the call site), 0 if unknown */
 };
 
 /*
  * Resolves one user address of process @pid. @is_return: @ip is a return address
  * (any frame but the leaf) and is looked up at ip - 1. Writes up to @cap frames,
- * outermost first (more than one once inline frames are resolved), and returns how
- * many (>= 1), or -errno on failure (-ENOMEM). A process that is gone and was never
- * snapshotted is not an error: its frames come back FRAME_UNKNOWN and are counted.
+ * outermost first: the function, then the functions inlined into it down to the one
+ * holding @ip (FRAME_INLINE); with more than @cap, the function and the innermost
+ * cap - 1. Returns how many (>= 1), or -errno on failure (-ENOMEM, -EINVAL for cap 0). A process
+ * that is gone and was never snapshotted is not an error: its frames come back FRAME_UNKNOWN and
+ * are counted.
  */
 int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_return,
 		     struct frame *out, size_t cap);
+
+/* Same for the process image (@pid, @gen): see symbolizer__snapshot_gen(). */
+int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t ip, bool is_return,
+			 struct frame *out, size_t cap);
 
 /* Same for a kernel address. */
 int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
 		       size_t cap);
 
+/*
+ * Resolves @addr, an ELF virtual address of the file at @path (as addr2line does; for
+ * `scorch symbolize --elf`). The file is opened as given (symlinks followed: the caller
+ * chose it) and stays cached. Same frames and returns as symbolizer__user(); an address
+ * in no function gives "[basename]" (FRAME_MODULE); a file that cannot be read or parsed
+ * returns -errno (-ENOENT, -EACCES, -EINVAL) after a one-line warning.
+ */
+int symbolizer__elf(struct symbolizer *s, const char *path, uint64_t addr, bool is_return,
+		    struct frame *out, size_t cap);
+
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
-	uint64_t user_frames;       /* user lookups */
+	uint64_t user_frames;	    /* user lookups */
 	uint64_t user_unresolved;   /* of those, FRAME_MODULE or FRAME_UNKNOWN */
-	uint64_t kernel_frames;     /* kernel lookups */
+	uint64_t kernel_frames;	    /* kernel lookups */
 	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
-	uint64_t procs_missing;     /* PIDs whose maps could not be read (exited) */
+	uint64_t procs_missing;	    /* PIDs whose maps could not be read (exited) */
 	uint64_t files_unreadable;  /* mapped files that could not be opened or parsed */
-	uint64_t files_cached;      /* distinct ELF files parsed */
+	uint64_t files_cached;	    /* distinct ELF files parsed */
+	uint64_t files_evicted;	    /* unused files whose tables were freed (see _gen above) */
+	uint64_t dwarf_files;	    /* files whose DWARF was indexed (own or debug file) */
+	uint64_t inline_frames;	    /* FRAME_INLINE frames returned */
+	uint64_t jit_frames;	    /* FRAME_JIT frames returned */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

@@ -96,7 +96,8 @@ static struct frame user(struct symbolizer *s, pid_t pid, uint64_t ip, bool is_r
 
 	CHECK(symbolizer__user(s, pid, ip, is_return, &fr, 1) == 1);
 	CHECK(fr.name);
-	CHECK(fr.kind == FRAME_SYMBOL || fr.kind == FRAME_MODULE || fr.kind == FRAME_UNKNOWN);
+	CHECK(fr.kind == FRAME_SYMBOL || fr.kind == FRAME_MODULE || fr.kind == FRAME_UNKNOWN ||
+	      fr.kind == FRAME_JIT);
 	return fr;
 }
 
@@ -336,7 +337,7 @@ static void test_refresh(void)
 	CHECK(late != MAP_FAILED);
 	/* a miss re-reads the maps, once per process */
 	fr = user(s, self, (uintptr_t)late + 8, false);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	later = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(later != MAP_FAILED);
 	fr = user(s, self, (uintptr_t)later + 8, false);
@@ -345,9 +346,9 @@ static void test_refresh(void)
 	CHECK(!munmap(late, 4096));
 	CHECK(!symbolizer__snapshot(s, self));
 	fr = user(s, self, (uintptr_t)later + 8, false);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	fr = user(s, self, (uintptr_t)late + 8, false);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	/* still a lookup-time binary search on the merged, sorted mappings */
 	CHECK_SYM(s, self, (uintptr_t)test_refresh, false, "test_refresh", 0,
 		  "/test_symbolize_elf");
@@ -544,7 +545,7 @@ static void test_self(void)
 
 	fr = user(s, self, (uintptr_t)anon + 100, false);
 	CHECK(fr.kind == FRAME_MODULE);
-	CHECK_STR(fr.name, "[anon]");
+	CHECK_STR(fr.name, "[jit]");
 	CHECK(!fr.module);
 	fr = user(s, self, (uintptr_t)data + 100, false);
 	CHECK(fr.kind == FRAME_UNKNOWN);
@@ -622,6 +623,196 @@ static void test_self(void)
 	dlclose(h);
 }
 
+struct jit_ctx {
+	uint64_t base;
+	int calls;
+};
+
+/* A JIT map: one function at [base, base + 64), a map without an entry elsewhere. */
+static int jit_resolve(void *vctx, pid_t pid, uint64_t ip, const char **name, uint64_t *offset)
+{
+	struct jit_ctx *ctx = vctx;
+	static char label[64];
+
+	ctx->calls++;
+	if (ip >= ctx->base && ip < ctx->base + 64) {
+		char buf[32];
+
+		/* borrowed and overwritten at the next call: the symbolizer interns it */
+		snprintf(buf, sizeof(buf), "jit_fn_%d", 7);
+		*name = strcpy(label, buf);
+		*offset = ip - ctx->base;
+		return 0;
+	}
+	if (ip >= ctx->base && ip < ctx->base + 4096) {
+		snprintf(label, sizeof(label), "[perf-%d.map]", (int)pid);
+		*name = label;
+	}
+	return -ENOENT;
+}
+
+/* The JIT resolver hook: named frames, fallback labels, "[jit]" without a resolver. */
+static void test_jit(void)
+{
+	struct jit_ctx ctx = {0};
+	struct symbolizer_opts o = {.sz = sizeof(o), .jit_lookup = jit_resolve, .jit_ctx = &ctx};
+	struct symbolizer *s = symbolizer__new(&o), *plain = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	char want[64];
+	void *code;
+	struct frame fr;
+
+	CHECK(s && plain);
+	code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	ctx.base = (uintptr_t)code;
+	fr = user(s, getpid(), ctx.base + 9, true);
+	CHECK(fr.kind == FRAME_JIT);
+	CHECK_STR(fr.name, "jit_fn_7");
+	CHECK_U64(fr.offset, 9);
+	fr = user(s, getpid(), ctx.base + 100, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	snprintf(want, sizeof(want), "[perf-%d.map]", (int)getpid());
+	CHECK_STR(fr.name, want);
+	/* no mapping and nothing from the resolver */
+	fr = user(s, getpid(), 0x1000, false);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	CHECK_STR(fr.name, "[unknown]");
+	CHECK(ctx.calls == 3);
+	/* file-backed code never asks the resolver */
+	fr = user(s, getpid(), (uintptr_t)test_jit, false);
+	CHECK_STR(fr.name, "test_jit");
+	CHECK(ctx.calls == 3);
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.jit_frames, 1);
+	fr = user(plain, getpid(), ctx.base + 9, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[jit]");
+	munmap(code, 4096);
+	symbolizer__free(s);
+	symbolizer__free(plain);
+}
+
+/* (pid, gen) entries: separate images of one PID, forgotten independently. */
+static void test_gen(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st0, st;
+	struct fixture fx;
+	struct frame fr;
+	double t0, t1;
+	int i;
+
+	CHECK(s);
+	fixture_start("symfix-pie", &fx);
+	t0 = now();
+	CHECK(!symbolizer__snapshot_gen(s, fx.pid, 7));
+	t1 = now();
+	printf("perf: cold snapshot of the fixture: %.3f ms\n", (t1 - t0) * 1e3);
+	t0 = now();
+	for (i = 0; i < 100; i++)
+		CHECK(!symbolizer__snapshot_gen(s, fx.pid, 100 + i));
+	t1 = now();
+	printf("perf: snapshot of the fixture, files cached: %.1f us\n", (t1 - t0) * 1e6 / 100);
+	CHECK(symbolizer__user_gen(s, fx.pid, 7, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	/* gen 8 was never snapshotted: taken now, while the image is the same */
+	CHECK(symbolizer__user_gen(s, fx.pid, 8, fx.lib_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_lib_func");
+	/* gen 0 is the pid-only API */
+	CHECK(!symbolizer__snapshot(s, fx.pid));
+	fixture_stop(&fx);
+	symbolizer__forget_gen(s, fx.pid, 7);
+	symbolizer__stats(s, &st0);
+	CHECK(symbolizer__user_gen(s, fx.pid, 7, fx.exe_func, false, &fr, 1) == 1);
+	CHECK(fr.kind == FRAME_UNKNOWN);
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.procs_missing, st0.procs_missing + 1);
+	/* the other entries still name the exited process */
+	CHECK(symbolizer__user_gen(s, fx.pid, 8, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	CHECK(symbolizer__user(s, fx.pid, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	for (i = 0; i < 100; i++)
+		symbolizer__forget_gen(s, fx.pid, 100 + i);
+	symbolizer__forget_gen(s, fx.pid, 8);
+	symbolizer__forget(s, fx.pid);
+	symbolizer__free(s);
+}
+
+/*
+ * Files no process uses: the 16 most recently released stay parsed, older ones drop
+ * their tables and are parsed again when mapped again.
+ */
+static void test_evict(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st0, st;
+	char path[4096], *lib, *img;
+	uint64_t addr[20], off;
+	void *h, (*addrs)(void **, void **, void **, void **), *func, *x;
+	size_t len, i, bid;
+	Dl_info info;
+	struct frame fr;
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h);
+	*(void **)&addrs = dlsym(h, "symfix_lib_addrs");
+	CHECK(addrs);
+	addrs(&func, &x, &x, &x);
+	CHECK(dladdr(func, &info));
+	off = (uintptr_t)func - (uintptr_t)info.dli_fbase;
+	lib = read_whole(path, &len);
+	img = malloc(len);
+	CHECK(img);
+	memcpy(img, lib, len);
+	for (bid = 0; bid + 32 < len; bid++)
+		if (!memcmp(img + bid, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU", 16))
+			break;
+	CHECK(bid + 32 < len);
+	/* 20 distinct files (own build-ids), mapped under generation 1 */
+	for (i = 0; i < 20; i++) {
+		img[bid + 16] = (char)i;
+		img[bid + 17] = (char)0xee;
+		snprintf(path, sizeof(path), "%s/evict%zu.so", dir, i);
+		write_file(path, img, len);
+		addr[i] = map_exec(path, len);
+	}
+	symbolizer__stats(s, &st0);
+	CHECK(!symbolizer__snapshot_gen(s, getpid(), 1));
+	symbolizer__stats(s, &st);
+	CHECK(st.files_cached >= st0.files_cached + 20);
+	CHECK(symbolizer__user_gen(s, getpid(), 1, addr[0] + off, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_lib_func");
+	/* unmapped and forgotten: 20 unused files, the 4 released first lose their tables */
+	for (i = 0; i < 20; i++)
+		munmap((void *)(uintptr_t)addr[i], len);
+	symbolizer__forget_gen(s, getpid(), 1);
+	symbolizer__stats(s, &st);
+	CHECK(st.files_evicted >= 4);
+	/* mapped again: parsed again, not a new file */
+	st0 = st;
+	for (i = 0; i < 20; i++) {
+		snprintf(path, sizeof(path), "%s/evict%zu.so", dir, i);
+		addr[i] = map_exec(path, len);
+	}
+	CHECK(!symbolizer__snapshot_gen(s, getpid(), 2));
+	for (i = 0; i < 20; i++) {
+		CHECK(symbolizer__user_gen(s, getpid(), 2, addr[i] + off, false, &fr, 1) == 1);
+		CHECK_STR(fr.name, "symfix_lib_func");
+		munmap((void *)(uintptr_t)addr[i], len);
+	}
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.files_cached, st0.files_cached);
+	CHECK_U64(st.files_unreadable, st0.files_unreadable);
+	symbolizer__free(s);
+	dlclose(h);
+	free(img);
+	free(lib);
+}
+
 int main(int argc, char **argv)
 {
 	struct symbolizer *s;
@@ -637,6 +828,9 @@ int main(int argc, char **argv)
 	symbolizer__free(s);
 	test_self();
 	test_refresh();
+	test_gen();
+	test_evict();
+	test_jit();
 	test_corrupt();
 	test_fuzz();
 	printf("ok\n");

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch symbolize`, what the symbolizer makes of addresses of a process or file. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "common.h"
+#include "symbolize.h"
+
+#define SYM_FRAMES_MAX 64
+
+struct symbolize_opts {
+	long pid;
+	const char *elf;
+	bool is_return;
+	bool kernel;
+	struct symbolizer_opts sym;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: scorch symbolize (-p PID | --elf FILE | --kernel) [options] [ADDR...]\n"
+		"\n"
+		"Prints what the symbolizer makes of each address: one line per address,\n"
+		"ADDR, a tab, then its frames outermost first joined by ';' (functions inlined\n"
+		"into the one before end in _[i], JIT frames in _[j]). Without ADDR arguments,\n"
+		"addresses are read from standard input, one per line (hex, 0x optional).\n"
+		"\n"
+		"  -p, --pid PID        addresses of a running process (as sampled)\n"
+		"  -e, --elf FILE       ELF virtual addresses of FILE (as addr2line takes them)\n"
+		"  -k, --kernel         kernel addresses (/proc/kallsyms)\n"
+		"  -r, --return         addresses are return addresses (looked up at ADDR-1)\n"
+		"  -l, --lines          frames as 'func (file.c:123)'\n"
+		"      --no-demangle    keep mangled C++, Rust and D names\n"
+		"      --params         keep C++/D parameter lists\n"
+		"      --no-inline      no inlined frames\n"
+		"      --no-dwarf       symbol tables only\n"
+		"      --debug-dir DIR  debug file root (default /usr/lib/debug)\n"
+		"  -v, --verbose        debug messages\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"exit status: 0 success, 1 error (unreadable file, bad address), 2 usage error\n"
+		"\n"
+		"examples:\n"
+		"  scorch symbolize --elf ./myprog --lines 0x401136\n"
+		"  scorch symbolize -p 1234 7f1c2a3b4c5d\n"
+		"  awk '{print $1}' addrs.txt | scorch symbolize --elf "
+		"/usr/lib/x86_64-linux-gnu/libc.so.6\n");
+}
+
+static int parse_args(int argc, char **argv, struct symbolize_opts *o)
+{
+	enum { OPT_NO_DEMANGLE = 256, OPT_PARAMS, OPT_NO_INLINE, OPT_NO_DWARF, OPT_DEBUG_DIR };
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"elf", required_argument, NULL, 'e'},
+		{"kernel", no_argument, NULL, 'k'},
+		{"return", no_argument, NULL, 'r'},
+		{"lines", no_argument, NULL, 'l'},
+		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+		{"params", no_argument, NULL, OPT_PARAMS},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
+		{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c, modes = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:e:krlvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse__long(optarg, 1, INT32_MAX, &o->pid)) {
+				pr_err("symbolize: invalid PID '%s'\n", optarg);
+				return -EINVAL;
+			}
+			modes++;
+			break;
+		case 'e':
+			o->elf = optarg;
+			modes++;
+			break;
+		case 'k':
+			o->kernel = true;
+			modes++;
+			break;
+		case 'r':
+			o->is_return = true;
+			break;
+		case 'l':
+			o->sym.lines = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->sym.no_demangle = true;
+			break;
+		case OPT_PARAMS:
+			o->sym.keep_params = true;
+			break;
+		case OPT_NO_INLINE:
+			o->sym.no_inline = true;
+			break;
+		case OPT_NO_DWARF:
+			o->sym.no_dwarf = true;
+			break;
+		case OPT_DEBUG_DIR:
+			o->sym.debug_root = optarg;
+			break;
+		case 'v':
+			log__set_level(LOG_DEBUG);
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			pr_hint("run 'scorch symbolize --help' for the options\n");
+			return -EINVAL;
+		}
+	}
+	if (modes != 1) {
+		pr_err("symbolize: give exactly one of -p PID, --elf FILE, --kernel\n");
+		pr_hint("run 'scorch symbolize --help' for the options\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *suffix(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_INLINE:
+		return "_[i]";
+	case FRAME_JIT:
+		return "_[j]";
+	default:
+		return "";
+	}
+}
+
+/* Resolves and prints one address. Returns 0, or -errno after a message. */
+static int one(struct symbolizer *s, const struct symbolize_opts *o, const char *text)
+{
+	struct frame fr[SYM_FRAMES_MAX];
+	uint64_t addr;
+	int n, i;
+
+	if (!strncmp(text, "0x", 2) || !strncmp(text, "0X", 2))
+		text += 2;
+	if (parse__u64(text, 16, &addr)) {
+		pr_err("symbolize: invalid address '%s'\n", text);
+		pr_hint("addresses are hexadecimal, e.g. 0x401136\n");
+		return -EINVAL;
+	}
+	if (o->elf)
+		n = symbolizer__elf(s, o->elf, addr, o->is_return, fr, SYM_FRAMES_MAX);
+	else if (o->kernel)
+		n = symbolizer__kernel(s, addr, o->is_return, fr, SYM_FRAMES_MAX);
+	else
+		n = symbolizer__user(s, (pid_t)o->pid, addr, o->is_return, fr, SYM_FRAMES_MAX);
+	if (n < 0) {
+		if (n == -ENOMEM)
+			pr_err("symbolize: out of memory\n");
+		return n;
+	}
+	printf("%#" PRIx64 "\t", addr);
+	for (i = 0; i < n; i++)
+		printf("%s%s%s", i ? ";" : "", fr[i].name, suffix(fr[i].kind));
+	putchar('\n');
+	return 0;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	struct symbolize_opts o = {.sym = {.sz = sizeof(o.sym)}};
+	struct symbolizer *s = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int err, i;
+
+	err = parse_args(argc, argv, &o);
+	if (err)
+		return err > 0 ? EXIT_OK : EXIT_USAGE;
+	o.sym.no_kernel = !o.kernel;
+	s = symbolizer__new(&o.sym);
+	if (!s) {
+		pr_err("symbolize: cannot create the symbolizer: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	if (o.pid) {
+		err = symbolizer__snapshot(s, (pid_t)o.pid);
+		if (err) {
+			pr_err("symbolize: cannot read the mappings of PID %ld: %s\n", o.pid,
+			       strerror(-err));
+			pr_hint("is the process running, and are you root?\n");
+			goto cleanup;
+		}
+	}
+	for (i = optind; i < argc && !err; i++)
+		err = one(s, &o, argv[i]);
+	if (optind == argc) {
+		while (!err && (len = getline(&line, &cap, stdin)) > 0) {
+			while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+				       line[len - 1] == ' '))
+				line[--len] = '\0';
+			if (len)
+				err = one(s, &o, line);
+		}
+	}
+	if (fflush(stdout) && !err) {
+		pr_err("symbolize: cannot write the output: %s\n", strerror(errno));
+		err = -EIO;
+	}
+cleanup:
+	free(line);
+	symbolizer__free(s);
+	return err ? EXIT_ERROR : EXIT_OK;
+}

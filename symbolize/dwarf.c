@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/* symbolize: DWARF indexed once per file (function and inline ranges, line tables). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "symbolize-private.h"
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+/* Bounds on what one (untrusted) debug file may make us hold. */
+#define DW_MAX_SCOPES	 (8u << 20)
+#define DW_MAX_SEGS	 (32u << 20)
+#define DW_MAX_LINES	 (64u << 20)
+#define DW_MAX_DEPTH	 256	      /* DIE nesting followed */
+#define DW_MAX_ZSTD_SIZE (1ull << 32) /* decompressed section */
+
+/* A function, or one inlined instance of a function inside another. */
+struct dw_scope {
+	const char *name;      /* linkage name if any (demangled at lookup), else DW_AT_name */
+	const char *call_file; /* inlined: the file of the call site in the parent */
+	uint64_t entry;	       /* lowest address */
+	uint32_t call_line;
+	uint32_t parent; /* index + 1 of the enclosing scope; 0 for a function */
+};
+
+/* Disjoint address ranges, each naming its innermost scope. */
+struct dw_seg {
+	uint64_t lo, hi;
+	uint32_t scope;
+};
+
+struct dw_line {
+	uint64_t addr;
+	uint32_t file; /* index into files[]; UINT32_MAX: end of a sequence */
+	uint32_t line;
+};
+
+struct dwarf_index {
+	struct strset *strs; /* names and file paths of this index only */
+	struct dw_scope *scopes;
+	size_t nr_scopes, cap_scopes;
+	struct dw_seg *segs;
+	size_t nr_segs, cap_segs;
+	struct dw_line *lines;
+	size_t nr_lines, cap_lines;
+	const char **files;
+	size_t nr_files, cap_files;
+	size_t bytes;
+};
+
+/* A range while the index is built: nesting is resolved by sorting and a sweep. */
+struct dw_range {
+	uint64_t lo, hi;
+	uint32_t scope, depth;
+};
+
+struct dw_build {
+	struct dwarf_index *idx;
+	struct dw_range *ranges;
+	size_t nr_ranges, cap_ranges;
+	Dwarf_Files *files; /* the current CU's file table */
+	size_t nr_cu_files;
+	bool bad; /* something did not parse: counted, the rest is kept */
+};
+
+#define GROW(arr, nr, cap, max)                                                                    \
+	({                                                                                         \
+		int err_ = 0;                                                                      \
+		if ((nr) >= (max)) {                                                               \
+			err_ = -E2BIG;                                                             \
+		} else if ((nr) == (cap)) {                                                        \
+			size_t c_ = (cap) ? (cap)*2 : 1024;                                        \
+			void *t_ = realloc((arr), c_ * sizeof(*(arr)));                            \
+			if (!t_) {                                                                 \
+				err_ = -ENOMEM;                                                    \
+			} else {                                                                   \
+				(arr) = t_;                                                        \
+				(cap) = c_;                                                        \
+			}                                                                          \
+		}                                                                                  \
+		err_;                                                                              \
+	})
+
+void dwarf_index__free(struct dwarf_index *idx)
+{
+	if (!idx)
+		return;
+	strset__free(idx->strs);
+	free(idx->scopes);
+	free(idx->segs);
+	free(idx->lines);
+	free(idx->files);
+	free(idx);
+}
+
+size_t dwarf_index__bytes(const struct dwarf_index *idx)
+{
+	if (!idx)
+		return 0;
+	return idx->cap_scopes * sizeof(*idx->scopes) + idx->cap_segs * sizeof(*idx->segs) +
+	       idx->cap_lines * sizeof(*idx->lines) + idx->cap_files * sizeof(*idx->files);
+}
+
+static const char *intern(struct dwarf_index *idx, const char *s)
+{
+	return s ? strset__intern(idx->strs, s) : NULL;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name;
+}
+
+/* Adds a scope for @die and its address ranges. Returns its index + 1, 0 if it has no
+ * code, or -errno. */
+static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32_t depth,
+		     bool inlined)
+{
+	struct dwarf_index *idx = b->idx;
+	Dwarf_Addr base, start, end, entry = UINT64_MAX;
+	struct dw_scope *sc;
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	ptrdiff_t off = 0;
+	size_t first = b->nr_ranges;
+	const char *name;
+	int err;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (end <= start)
+			continue;
+		err = GROW(b->ranges, b->nr_ranges, b->cap_ranges, DW_MAX_SEGS);
+		if (err)
+			return err;
+		b->ranges[b->nr_ranges++] = (struct dw_range){
+			.lo = start, .hi = end, .scope = (uint32_t)idx->nr_scopes, .depth = depth};
+		entry = MIN(entry, start);
+	}
+	if (off < 0)
+		b->bad = true;
+	if (b->nr_ranges == first)
+		return 0;
+	err = GROW(idx->scopes, idx->nr_scopes, idx->cap_scopes, DW_MAX_SCOPES);
+	if (err) {
+		b->nr_ranges = first;
+		return err;
+	}
+	name = die_name(die);
+	sc = &idx->scopes[idx->nr_scopes];
+	*sc = (struct dw_scope){.parent = parent, .entry = entry};
+	sc->name = intern(idx, name ? name : "[unknown]");
+	if (!sc->name)
+		return -ENOMEM;
+	if (inlined) {
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &w))
+			sc->call_line = w > UINT32_MAX ? 0 : (uint32_t)w;
+		if (b->files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &w) &&
+		    w < b->nr_cu_files) {
+			sc->call_file = intern(idx, dwarf_filesrc(b->files, w, NULL, NULL));
+			if (!sc->call_file && errno == ENOMEM)
+				return -ENOMEM;
+		}
+	}
+	idx->nr_scopes++;
+	return (int)idx->nr_scopes;
+}
+
+static int walk(struct dw_build *b, Dwarf_Die *parent_die, uint32_t parent, uint32_t depth)
+{
+	Dwarf_Die child;
+	int r, err = 0;
+
+	if (depth > DW_MAX_DEPTH) {
+		b->bad = true;
+		return 0;
+	}
+	r = dwarf_child(parent_die, &child);
+	if (r < 0)
+		b->bad = true;
+	if (r)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			r = add_scope(b, &child, 0, depth, false);
+			if (r < 0)
+				return r;
+			/* nested functions (GNU C) and lambdas are scopes of their own */
+			if (r > 0)
+				err = walk(b, &child, (uint32_t)r, depth + 1);
+			break;
+		case DW_TAG_inlined_subroutine:
+			r = add_scope(b, &child, parent, depth, true);
+			if (r < 0)
+				return r;
+			err = walk(b, &child, r > 0 ? (uint32_t)r : parent, depth + 1);
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			err = walk(b, &child, parent, depth + 1);
+			break;
+		default:
+			break;
+		}
+		if (err)
+			return err;
+	} while ((r = dwarf_siblingof(&child, &child)) == 0);
+	if (r < 0)
+		b->bad = true;
+	return 0;
+}
+
+static int add_lines(struct dw_build *b, Dwarf_Die *cu)
+{
+	struct dwarf_index *idx = b->idx;
+	const char *last_src = NULL;
+	uint32_t last_file = 0;
+	Dwarf_Lines *lines;
+	size_t n, i;
+	int err;
+
+	if (dwarf_getsrclines(cu, &lines, &n))
+		return 0; /* a CU without a line table */
+	for (i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr;
+		bool end = false;
+		const char *src;
+		int line = 0;
+
+		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &line) ||
+		    dwarf_lineendsequence(l, &end)) {
+			b->bad = true;
+			continue;
+		}
+		err = GROW(idx->lines, idx->nr_lines, idx->cap_lines, DW_MAX_LINES);
+		if (err)
+			return err;
+		if (end) {
+			idx->lines[idx->nr_lines++] =
+				(struct dw_line){.addr = addr, .file = UINT32_MAX, .line = 0};
+			continue;
+		}
+		/* rows of a sequence ascend; at one address the last row is the one in force */
+		if (idx->nr_lines && idx->lines[idx->nr_lines - 1].addr == addr &&
+		    idx->lines[idx->nr_lines - 1].file != UINT32_MAX)
+			idx->nr_lines--;
+		src = dwarf_linesrc(l, NULL, NULL);
+		if (!src)
+			src = "??";
+		if (src != last_src) {
+			/* rows of one file come in runs: one interning per run */
+			const char *in = intern(idx, src);
+
+			if (!in)
+				return -ENOMEM;
+			if (!idx->nr_files || idx->files[idx->nr_files - 1] != in) {
+				err = GROW(idx->files, idx->nr_files, idx->cap_files, DW_MAX_LINES);
+				if (err)
+					return err;
+				idx->files[idx->nr_files++] = in;
+			}
+			last_file = (uint32_t)idx->nr_files - 1;
+			last_src = src;
+		}
+		idx->lines[idx->nr_lines++] = (struct dw_line){
+			.addr = addr, .file = last_file, .line = line < 0 ? 0 : (uint32_t)line};
+	}
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct dw_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return x->scope < y->scope ? -1 : x->scope > y->scope;
+}
+
+/* Line rows by address; at one address an end of sequence sorts first (the next
+ * sequence starts there). */
+static int line_cmp(const void *a, const void *b)
+{
+	const struct dw_line *x = a, *y = b;
+	bool ex = x->file == UINT32_MAX, ey = y->file == UINT32_MAX;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (ex != ey)
+		return ex ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int emit(struct dwarf_index *idx, uint64_t lo, uint64_t hi, uint32_t scope)
+{
+	int err;
+
+	if (lo >= hi)
+		return 0;
+	if (idx->nr_segs && idx->segs[idx->nr_segs - 1].hi == lo &&
+	    idx->segs[idx->nr_segs - 1].scope == scope) {
+		idx->segs[idx->nr_segs - 1].hi = hi;
+		return 0;
+	}
+	err = GROW(idx->segs, idx->nr_segs, idx->cap_segs, DW_MAX_SEGS);
+	if (err)
+		return err;
+	idx->segs[idx->nr_segs++] = (struct dw_seg){.lo = lo, .hi = hi, .scope = scope};
+	return 0;
+}
+
+/*
+ * Ranges nest (a function holds its inlined calls), so after sorting by start, outer
+ * first, a sweep with a stack yields disjoint segments naming the innermost scope.
+ * Ranges that overlap without nesting (bogus DWARF) are clipped, never trusted.
+ */
+static int build_segs(struct dw_build *b)
+{
+	struct dwarf_index *idx = b->idx;
+	struct dw_range *stack = NULL;
+	size_t sp = 0, i;
+	uint64_t pos = 0;
+	int err = 0;
+
+	qsort(b->ranges, b->nr_ranges, sizeof(*b->ranges), range_cmp);
+	stack = malloc((b->nr_ranges + 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (i = 0; i < b->nr_ranges && !err; i++) {
+		const struct dw_range *r = &b->ranges[i];
+
+		while (sp && stack[sp - 1].hi <= r->lo && !err) {
+			err = emit(idx, MAX(pos, stack[sp - 1].lo), stack[sp - 1].hi,
+				   stack[sp - 1].scope);
+			pos = MAX(pos, stack[sp - 1].hi);
+			sp--;
+		}
+		if (err)
+			break;
+		if (sp)
+			err = emit(idx, MAX(pos, stack[sp - 1].lo), r->lo, stack[sp - 1].scope);
+		pos = MAX(pos, r->lo);
+		stack[sp++] = *r;
+	}
+	while (sp && !err) {
+		err = emit(idx, MAX(pos, stack[sp - 1].lo), stack[sp - 1].hi, stack[sp - 1].scope);
+		pos = MAX(pos, stack[sp - 1].hi);
+		sp--;
+	}
+	free(stack);
+	return err;
+}
+
+/*
+ * libdw 0.188 decompresses zlib sections (SHF_COMPRESSED, .zdebug) itself but not zstd
+ * ones: those are decompressed here with libzstd and handed to libdw in place of the
+ * compressed data, with SHF_COMPRESSED cleared in our in-memory copy of the header.
+ * The buffers are appended to *@bufs and freed by the caller after elf_end().
+ */
+static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *what)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Chdr ch;
+		size_t hdr;
+		void *out, **tmp;
+		size_t got;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
+		    sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD)
+			continue;
+		/* the Elf_Data libdw will get from elf_getdata(): replaced in place below */
+		data = elf_getdata(scn, NULL);
+		hdr = gelf_fsize(elf, ELF_T_CHDR, 1, EV_CURRENT);
+		if (!data || !data->d_buf || data->d_size < hdr || ch.ch_size > DW_MAX_ZSTD_SIZE) {
+			pr_debug("symbolize: %s: bad compressed section\n", what);
+			continue;
+		}
+		out = malloc(ch.ch_size ? ch.ch_size : 1);
+		tmp = realloc(*bufs, (*nr_bufs + 1) * sizeof(**bufs));
+		if (!out || !tmp) {
+			free(out);
+			if (tmp)
+				*bufs = tmp;
+			return -ENOMEM;
+		}
+		*bufs = tmp;
+		(*bufs)[(*nr_bufs)++] = out;
+		got = ZSTD_decompress(out, ch.ch_size, (const char *)data->d_buf + hdr,
+				      data->d_size - hdr);
+		if (ZSTD_isError(got) || got != ch.ch_size) {
+			pr_debug("symbolize: %s: zstd section: %s\n", what,
+				 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
+			continue;
+		}
+		data->d_buf = out;
+		data->d_size = ch.ch_size;
+		data->d_type = ELF_T_BYTE;
+		data->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
+		sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+		sh.sh_size = ch.ch_size;
+		if (!gelf_update_shdr(scn, &sh)) {
+			pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
+			err = 0;
+		}
+	}
+	return err;
+}
+
+bool dwarf__has_debug_info(int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	bool found = false;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		goto cleanup;
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		found = name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"));
+	}
+cleanup:
+	elf_end(elf);
+	return found;
+}
+
+int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
+{
+	struct dw_build b = {0};
+	struct dwarf_index *idx = NULL;
+	void **bufs = NULL;
+	size_t nr_bufs = 0, i, hsize;
+	Dwarf_Off off = 0, next;
+	Dwarf *dw = NULL;
+	Elf *elf = NULL;
+	uint8_t utype;
+	int err = 0;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	err = inflate_zstd(elf, &bufs, &nr_bufs, what);
+	if (err)
+		goto cleanup;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		pr_debug("symbolize: %s: %s\n", what, dwarf_errmsg(-1));
+		err = -ENOENT;
+		goto cleanup;
+	}
+	idx = calloc(1, sizeof(*idx));
+	if (!idx || !(idx->strs = strset__new())) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	b.idx = idx;
+	while (!err &&
+	       dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, &utype, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (utype != DW_UT_compile && utype != DW_UT_partial && utype != DW_UT_skeleton) {
+			off = next;
+			continue;
+		}
+		if (!dwarf_offdie(dw, off + hsize, &cu)) {
+			b.bad = true;
+			off = next;
+			continue;
+		}
+		b.files = NULL;
+		b.nr_cu_files = 0;
+		if (dwarf_getsrcfiles(&cu, &b.files, &b.nr_cu_files))
+			b.files = NULL;
+		err = add_lines(&b, &cu);
+		if (!err)
+			err = walk(&b, &cu, 0, 0);
+		off = next;
+	}
+	if (err == -E2BIG) {
+		pr_warn("symbolize: %s: DWARF too large, index truncated\n", what);
+		b.bad = true;
+		err = 0;
+	}
+	if (err)
+		goto cleanup;
+	err = build_segs(&b);
+	if (err == -E2BIG)
+		err = 0;
+	if (err)
+		goto cleanup;
+	qsort(idx->lines, idx->nr_lines, sizeof(*idx->lines), line_cmp);
+	if (b.bad)
+		pr_debug("symbolize: %s: parts of the DWARF could not be read\n", what);
+	pr_debug("symbolize: %s: %zu scopes, %zu ranges, %zu line rows\n", what, idx->nr_scopes,
+		 idx->nr_segs, idx->nr_lines);
+	*out = idx;
+	idx = NULL;
+cleanup:
+	dwarf_index__free(idx);
+	free(b.ranges);
+	dwarf_end(dw);
+	elf_end(elf);
+	for (i = 0; i < nr_bufs; i++)
+		free(bufs[i]);
+	free(bufs);
+	return err;
+}
+
+static const struct dw_seg *seg_find(const struct dwarf_index *idx, uint64_t addr)
+{
+	size_t lo = 0, hi = idx->nr_segs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (idx->segs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < idx->segs[lo - 1].hi)
+		return &idx->segs[lo - 1];
+	return NULL;
+}
+
+static bool line_find(const struct dwarf_index *idx, uint64_t addr, const char **file,
+		      uint32_t *line)
+{
+	size_t lo = 0, hi = idx->nr_lines;
+	const struct dw_line *l;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (idx->lines[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	l = &idx->lines[lo - 1];
+	if (l->file == UINT32_MAX || !l->line)
+		return false;
+	*file = idx->files[l->file];
+	*line = l->line;
+	return true;
+}
+
+int dwarf_index__lookup(const struct dwarf_index *idx, uint64_t addr, struct dw_frame *out,
+			size_t cap)
+{
+	const struct dw_seg *seg;
+	uint32_t chain[DW_MAX_DEPTH + 1], sc;
+	size_t n = 0, i, keep;
+
+	if (!cap)
+		return 0;
+	seg = idx ? seg_find(idx, addr) : NULL;
+	if (!seg) {
+		/* no function, maybe a line: the caller may still use it */
+		out[0] = (struct dw_frame){0};
+		if (idx)
+			line_find(idx, addr, &out[0].file, &out[0].line);
+		return 0;
+	}
+	/* innermost first, then reversed into the caller's outermost-first order */
+	for (sc = seg->scope + 1; sc && n < ARRAY_SIZE(chain); sc = idx->scopes[sc - 1].parent)
+		chain[n++] = sc - 1;
+	/* too many for @cap: the function and the innermost cap - 1 inlined frames */
+	keep = MIN(n, cap);
+	for (i = 0; i < keep; i++) {
+		size_t k = i == 0 ? n - 1 : keep - 1 - i;
+		const struct dw_scope *s = &idx->scopes[chain[k]];
+
+		out[i] = (struct dw_frame){
+			.name = s->name,
+			.entry = s->entry,
+			.inlined = i > 0,
+		};
+		/* an outer frame's line is the call site of the frame inside it */
+		if (k > 0) {
+			const struct dw_scope *inner = &idx->scopes[chain[k - 1]];
+
+			out[i].file = inner->call_file;
+			out[i].line = inner->call_line;
+		} else {
+			line_find(idx, addr, &out[i].file, &out[i].line);
+		}
+	}
+	return (int)keep;
+}

@@ -87,6 +87,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->ts = now;
 	st->key.pid = pid;
 	st->key.flags = runq ? KEY_RUNQUEUE : 0;
+	st->key.gen = kthread ? 0 : task_gen(prev);
 	st->key.user_stack = 0;
 	st->key.kernel_stack = 0;
 	bpf_get_current_comm(st->key.comm, sizeof(st->key.comm));
@@ -109,7 +110,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			st->key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		announce(pid);
+		announce(pid, st->key.gen);
 	}
 }
 

@@ -65,6 +65,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	if (!kernel_only && tid != 0 && !(BPF_CORE_READ(task, flags) & PF_KTHREAD)) {
+		key.gen = task_gen(task);
 		n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips), BPF_F_USER_STACK);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);
@@ -75,7 +76,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		announce(pid);
+		announce(pid, key.gen);
 	}
 
 	if (!count_add(&key, 1)) {

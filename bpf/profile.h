@@ -21,6 +21,7 @@ enum scorch_stat {
 	STAT_LOST_EVENTS,     /* process notifications lost (ring buffer full) */
 	STAT_PROCS_FULL,      /* "procs" full: process not announced (symbolized late) */
 	STAT_FORKS_FOLLOWED,  /* children added to the PID filter (record -- cmd) */
+	STAT_EXITS,           /* announced processes that exited (reported to user space) */
 	/* offcpu */
 	STAT_SWITCHES,        /* switch-outs of matching threads (stacks walked) */
 	STAT_OFF_COUNTED,     /* off-CPU intervals counted */
@@ -49,6 +50,7 @@ struct stack_trace {
 struct count_key {
 	__u32 pid; /* thread group id */
 	__u32 flags;
+	__u64 gen; /* which image of process @pid: see scorch_event.gen */
 	__u64 user_stack;
 	__u64 kernel_stack;
 	char comm[SCORCH_COMM_LEN]; /* thread name */
@@ -67,14 +69,20 @@ struct offcpu_start {
 };
 
 enum scorch_event_type {
-	SCORCH_EVENT_NEW = 1, /* first sample of this process */
-	SCORCH_EVENT_EXEC,    /* a sampled process called exec */
+	SCORCH_EVENT_NEW = 1, /* first sample of this (pid, gen): a new process or a new image */
+	SCORCH_EVENT_EXIT,    /* an announced process exited (its last thread) */
 };
 
-/* Ring buffer record: one per process, not per sample. */
+/*
+ * Ring buffer record: one per process image, not per sample. A process image is
+ * (pid, gen): gen = start time of the thread group leader (ns since boot) + the
+ * leader's exec count (task_struct.self_exec_id), so it changes at every exec and
+ * differs between two processes that reuse a PID.
+ */
 struct scorch_event {
 	__u32 type;
 	__u32 pid;
+	__u64 gen;
 };
 
 #endif /* SCORCH_PROFILE_H */

@@ -42,12 +42,13 @@ struct {
 	__type(value, __u8);
 } tids SEC(".maps");
 
-/* Processes already announced to user space. */
+/* Processes announced to user space: pid -> gen of the image announced. Entries
+ * are deleted when the process exits, so the map holds live processes only. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } procs SEC(".maps");
 
 struct {
@@ -139,28 +140,45 @@ static __always_inline __u64 stack_store(struct stack_trace *st)
 	return 0;
 }
 
-static __always_inline void announce(__u32 pid)
+/* The image of @t's process: see struct scorch_event. */
+static __always_inline __u64 task_gen(struct task_struct *t)
 {
-	struct scorch_event *e;
-	__u8 one = 1;
-	long err;
+	return BPF_CORE_READ(t, group_leader, start_time) + BPF_CORE_READ(t, self_exec_id);
+}
 
-	if (bpf_map_lookup_elem(&procs, &pid))
-		return;
-	err = bpf_map_update_elem(&procs, &pid, &one, BPF_NOEXIST);
-	if (err) {
-		if (err != -EEXIST)
-			stat_inc(STAT_PROCS_FULL);
-		return;
-	}
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+static __always_inline void emit(__u32 type, __u32 pid, __u64 gen)
+{
+	struct scorch_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
 	if (!e) {
 		stat_inc(STAT_LOST_EVENTS);
 		return;
 	}
-	e->type = SCORCH_EVENT_NEW;
+	e->type = type;
 	e->pid = pid;
+	e->gen = gen;
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* Tells user space, once per process image, to read its mappings while it lives. */
+static __always_inline void announce(__u32 pid, __u64 gen)
+{
+	__u64 *known = bpf_map_lookup_elem(&procs, &pid);
+	long err;
+
+	if (known) {
+		if (*known == gen)
+			return;
+		*known = gen; /* exec: a new image under the same PID */
+	} else {
+		err = bpf_map_update_elem(&procs, &pid, &gen, BPF_NOEXIST);
+		if (err) {
+			if (err != -EEXIST)
+				stat_inc(STAT_PROCS_FULL);
+			return;
+		}
+	}
+	emit(SCORCH_EVENT_NEW, pid, gen);
 }
 
 /* Does the thread @tid of process @pid pass the -p/-t filter? */
@@ -210,23 +228,28 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A process that execs gets new mappings: tell user space to read them again. */
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(notify_exec, struct task_struct *p)
+/*
+ * The last thread of an announced process exits: user space may symbolize and
+ * release what it keeps of it. Followed children leave the PID filter, so a
+ * process that later reuses the PID is not taken for them.
+ */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
-	struct scorch_event *e;
+	__u64 *gen;
 
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	/* signal->live drops to 0 before this tracepoint when the group is dead */
+	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(STAT_LOST_EVENTS);
+	if (follow_forks)
+		bpf_map_delete_elem(&pids, &pid);
+	gen = bpf_map_lookup_elem(&procs, &pid);
+	if (!gen)
 		return 0;
-	}
-	e->type = SCORCH_EVENT_EXEC;
-	e->pid = pid;
-	bpf_ringbuf_submit(e, 0);
+	stat_inc(STAT_EXITS);
+	emit(SCORCH_EVENT_EXIT, pid, *gen);
+	bpf_map_delete_elem(&procs, &pid);
 	return 0;
 }
 

@@ -70,8 +70,50 @@ typedef int (*sampler_drain_fn)(void *ctx, bool offcpu, const struct count_key *
 int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
 		   uint64_t *lost_ns);
 
+/*
+ * During the recording: takes the counts whose key @select returns true for out
+ * of the kernel maps (atomically per key, so nothing counted is lost or counted
+ * twice) and passes each to @cb as sampler__drain() does. For processes that
+ * exited: their stacks are symbolized and what is kept of them released early.
+ * *nr_reaped is set to the number of keys taken. Returns 0, @cb's error, -errno.
+ */
+typedef bool (*sampler_select_fn)(void *ctx, const struct count_key *key);
+int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
+		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped);
+
 /* Sums the per-CPU counters of every program into @stats[SCORCH_NR_STATS]. */
 int sampler__stats(struct sampler *s, uint64_t *stats);
+
+/* ---- procs.c: the process images (pid, gen) a recording has seen ---- */
+
+enum proc_flags {
+	PROC_SNAPPED = 1 << 0,  /* its mappings were read while it lived */
+	PROC_MISSING = 1 << 1,  /* it was gone before they could be read */
+	PROC_EXITED = 1 << 2,   /* it exited; its counts wait to be reaped */
+	PROC_RELEASED = 1 << 3, /* reaped: its counts are symbolized, its mappings dropped */
+};
+
+struct proc_entry {
+	pid_t pid; /* > 0 */
+	uint32_t flags;
+	uint64_t gen;
+};
+
+/*
+ * A hash table of proc_entry by (pid, gen). Entries are never removed: a released
+ * process keeps 16 bytes, which stops a late count of it from being symbolized
+ * with the mappings of a process that reused its PID.
+ */
+struct proctab;
+struct proctab *proctab__new(void);
+void proctab__free(struct proctab *t);
+/* The entry of (pid, gen), or NULL. Pointers stay valid until the next __get(). */
+struct proc_entry *proctab__find(const struct proctab *t, pid_t pid, uint64_t gen);
+/* Finds or inserts (flags 0) the entry; NULL when out of memory or pid <= 0. */
+struct proc_entry *proctab__get(struct proctab *t, pid_t pid, uint64_t gen);
+size_t proctab__nr(const struct proctab *t);
+/* Iteration: pass NULL first, then the previous entry; NULL at the end. */
+struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *prev);
 
 /* ---- launch.c: record -- cmd ---- */
 

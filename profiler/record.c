@@ -28,6 +28,8 @@
 #define POLL_PERIOD_MS	 250
 #define PARTIAL_LOSS_PCT 5.0
 #define MAX_INLINE	 32
+#define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
+#define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often */
 
 enum record_mode {
 	MODE_CPU = 0, /* on-CPU samples, counted in samples */
@@ -58,6 +60,11 @@ struct record_opts {
 	uint32_t state_mask;
 	bool user_threads_only;
 	bool kernel_threads_only;
+	/* names */
+	bool lines;
+	bool no_demangle;
+	bool keep_params;
+	bool no_inline;
 	/* -o FILE.svg */
 	bool svg;
 	struct flamegraph_opts fg;
@@ -68,7 +75,8 @@ struct record {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct folded *folded;
-	struct strset *names; /* kernel names with their _[k] suffix */
+	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
+	struct proctab *procs;
 	struct launch launch;
 	struct out_file out; /* opened before sampling starts: fail before, not after */
 	int *pidfds;
@@ -82,6 +90,16 @@ struct record {
 	uint64_t offcpu_ns; /* off-CPU time counted */
 	uint64_t truncated_user;
 	uint64_t truncated_kernel;
+	/* process images */
+	size_t pending_exits;  /* exited, not reaped yet */
+	double last_reap;
+	uint64_t procs_seen;
+	uint64_t procs_released; /* reaped during the recording */
+	uint64_t procs_held;     /* snapshotted and not released, now ... */
+	uint64_t procs_held_max; /* ... and at most */
+	uint64_t reaped_counts;  /* count keys taken out early */
+	uint64_t noproc_samples; /* samples (or us) of processes gone before their maps were read */
+	uint64_t noproc_us;
 	double elapsed;
 	int err;
 };
@@ -141,6 +159,12 @@ static void usage(FILE *out)
 		"      --kernel-threads-only  only kernel threads\n"
 		"  The idle task is never counted. Only intervals that begin during the\n"
 		"  recording are counted; those still open at its end are closed then.\n"
+		"\n"
+		"names:\n"
+		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
+		"      --no-demangle          keep C++/Rust/D symbols mangled\n"
+		"      --params               keep C++/D parameter lists (dropped by default)\n"
+		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
 		"\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
@@ -214,6 +238,10 @@ enum {
 	OPT_STATE,
 	OPT_USER_THREADS,
 	OPT_KERNEL_THREADS,
+	OPT_LINES,
+	OPT_NO_DEMANGLE,
+	OPT_PARAMS,
+	OPT_NO_INLINE,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -235,6 +263,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "user-threads-only", no_argument, NULL, OPT_USER_THREADS },
 		{ "kernel-threads-only", no_argument, NULL, OPT_KERNEL_THREADS },
+		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "params", no_argument, NULL, OPT_PARAMS },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -352,6 +384,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		case OPT_KERNEL_THREADS:
 			off_opts = true;
 			o->kernel_threads_only = true;
+			break;
+		case OPT_LINES:
+			o->lines = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
+			break;
+		case OPT_PARAMS:
+			o->keep_params = true;
+			break;
+		case OPT_NO_INLINE:
+			o->no_inline = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -535,11 +579,37 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 static void on_event(void *ctx, const struct scorch_event *e)
 {
 	struct record *r = ctx;
+	struct proc_entry *p;
 	int err;
 
-	/* read the maps while the process is alive; exec replaces them */
-	err = symbolizer__snapshot(r->sym, e->pid);
-	if (err && err != -ESRCH)
+	if (e->type == SCORCH_EVENT_EXIT) {
+		p = proctab__find(r->procs, e->pid, e->gen);
+		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
+			p->flags |= PROC_EXITED;
+			r->pending_exits++;
+		}
+		return;
+	}
+	if (e->type != SCORCH_EVENT_NEW)
+		return;
+	p = proctab__get(r->procs, e->pid, e->gen);
+	if (!p) {
+		r->err = -ENOMEM;
+		return;
+	}
+	if (p->flags & (PROC_SNAPPED | PROC_MISSING))
+		return; /* announced by both programs (wall mode) */
+	r->procs_seen++;
+	/* read the maps while the process is alive: after exit or exec they are gone */
+	err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
+	if (!err) {
+		p->flags |= PROC_SNAPPED;
+		r->procs_held++;
+		r->procs_held_max = MAX(r->procs_held, r->procs_held_max);
+		return;
+	}
+	p->flags |= PROC_MISSING;
+	if (err != -ESRCH)
 		pr_debug("cannot snapshot the mappings of %u: %s\n", e->pid, strerror(-err));
 }
 
@@ -577,6 +647,49 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, int first, int n
 	return (o->nr_pids || o->nr_tids) && !alive;
 }
 
+static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
+		     const struct stack_trace *user, const struct stack_trace *kernel);
+
+static bool is_exited(void *ctx, const struct count_key *key)
+{
+	struct record *r = ctx;
+	struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
+
+	return p && (p->flags & PROC_EXITED) && !(p->flags & PROC_RELEASED);
+}
+
+/*
+ * Processes that exited: their counts are taken out of the kernel maps and
+ * symbolized now, then their mappings are released, so memory follows the
+ * processes alive, not every process the recording has seen.
+ */
+static int reap_exited(struct record *r)
+{
+	struct proc_entry *p = NULL;
+	size_t nr = 0;
+	int err;
+
+	err = sampler__reap(r->sampler, is_exited, add_stack, r, &r->drain_lost, &r->drain_lost_ns,
+			    &nr);
+	if (err) {
+		pr_err("cannot read the stacks of exited processes: %s\n", strerror(-err));
+		return err;
+	}
+	r->reaped_counts += nr;
+	while ((p = proctab__next(r->procs, p))) {
+		if (!(p->flags & PROC_EXITED) || (p->flags & PROC_RELEASED))
+			continue;
+		symbolizer__forget_gen(r->sym, p->pid, p->gen);
+		if (p->flags & PROC_SNAPPED)
+			r->procs_held--;
+		p->flags |= PROC_RELEASED;
+		r->procs_released++;
+	}
+	r->pending_exits = 0;
+	r->last_reap = now_sec();
+	return 0;
+}
+
 /* Waits until the duration ends, a signal arrives, or the targets exit. */
 static int record_loop(struct record *r, const sigset_t *waitmask)
 {
@@ -612,6 +725,16 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			break;
 		}
 		sampler__consume(r->sampler, on_event, r);
+		if (r->err) {
+			err = r->err;
+			break;
+		}
+		if (r->pending_exits >= REAP_PENDING ||
+		    (r->pending_exits && now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
+			err = reap_exited(r);
+			if (err)
+				break;
+		}
 		if (r->launch.pid) {
 			bool exited = r->launch.pidfd >= 0 ? n > 0 && (pfds[1].revents & POLLIN)
 							   : launch__wait(&r->launch, true) != -EAGAIN;
@@ -637,6 +760,21 @@ static const char *kernel_name(struct record *r, const char *name)
 
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return name;
+	return strset__intern_len(r->names, buf, n);
+}
+
+/* Inlined frames end in _[i] and JIT frames in _[j] (FlameGraph's annotations). */
+static const char *user_name(struct record *r, const struct frame *f)
+{
+	const char *suffix = f->kind == FRAME_INLINE ? "_[i]" : f->kind == FRAME_JIT ? "_[j]" : NULL;
+	char buf[1024];
+	int n;
+
+	if (!suffix)
+		return f->name;
+	n = snprintf(buf, sizeof(buf), "%s%s", f->name, suffix);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return f->name;
 	return strset__intern_len(r->names, buf, n);
 }
 
@@ -714,17 +852,32 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 	if (key->flags & KEY_USER_MISSED) {
 		err = push_frame(r, &n, "[missed user stack]");
 	} else if (user) {
+		struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
+		/* gone before its maps were read (or released): never guess from a PID
+		 * that may belong to another process by now */
+		bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+
 		if (user->nr >= r->max_depth) {
 			r->truncated_user += count;
 			err = push_frame(r, &n, "[truncated]");
 		}
+		if (lost_proc) {
+			if (offcpu)
+				r->noproc_us += count;
+			else
+				r->noproc_samples += value;
+		}
 		for (i = (int)user->nr - 1; i >= 0 && !err; i--) {
-			k = symbolizer__user(r->sym, key->pid, user->ips[i], i > 0, r->fbuf,
-					     MAX_INLINE);
+			if (lost_proc) {
+				err = push_frame(r, &n, "[unknown]");
+				continue;
+			}
+			k = symbolizer__user_gen(r->sym, key->pid, key->gen, user->ips[i], i > 0,
+						 r->fbuf, MAX_INLINE);
 			if (k < 0)
 				return k;
 			for (j = 0; j < k && !err; j++)
-				err = push_frame(r, &n, r->fbuf[j].name);
+				err = push_frame(r, &n, user_name(r, &r->fbuf[j]));
 		}
 	}
 	if (err)
@@ -803,12 +956,25 @@ static double report_summary(struct record *r, const uint64_t *st)
 		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
 			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);
 	pr_warn("frames: %" PRIu64 " user (%" PRIu64 " unresolved, %.1f%%), %" PRIu64
-		" kernel (%" PRIu64 " unresolved); %" PRIu64
-		" processes exited before their maps were read\n",
+		" kernel (%" PRIu64 " unresolved)\n",
 		ss.user_frames, ss.user_unresolved, pct(ss.user_unresolved, ss.user_frames),
-		ss.kernel_frames, ss.kernel_unresolved, ss.procs_missing);
-	if (ss.procs_missing)
-		pr_hint("short-lived processes resolve better when they live past their first sample\n");
+		ss.kernel_frames, ss.kernel_unresolved);
+	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
+		" exited and released during the recording (at most %" PRIu64
+		" held at once), %" PRIu64 " gone before their maps were read\n",
+		r->procs_seen, r->procs_released, r->procs_held_max, ss.procs_missing);
+	if (r->noproc_samples || r->noproc_us) {
+		if (o->mode == MODE_CPU)
+			pr_warn("unresolved processes: %" PRIu64
+				" samples (%.2f%%) have [unknown] user frames\n",
+				r->noproc_samples, pct(r->noproc_samples, st[STAT_COUNTED]));
+		else
+			pr_warn("unresolved processes: %" PRIu64 " samples and %" PRIu64
+				" us off CPU have [unknown] user frames\n",
+				r->noproc_samples, r->noproc_us);
+		pr_hint("a process sampled for the first time just before it exits cannot be "
+			"read any more; a higher -F catches it earlier\n");
+	}
 	return lost_pct;
 }
 
@@ -906,7 +1072,14 @@ static int record_run(struct record *r)
 		.follow_forks = o->cmd != NULL,
 		.nr_filter = MAX(o->nr_pids, o->nr_tids) + 1,
 	};
-	struct symbolizer_opts yopts = { .sz = sizeof(yopts), .no_kernel = o->user_only };
+	struct symbolizer_opts yopts = {
+		.sz = sizeof(yopts),
+		.no_kernel = o->user_only,
+		.lines = o->lines,
+		.no_demangle = o->no_demangle,
+		.keep_params = o->keep_params,
+		.no_inline = o->no_inline,
+	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, waitmask;
 	uint64_t st[SCORCH_NR_STATS];
@@ -922,9 +1095,10 @@ static int record_run(struct record *r)
 	r->sym = symbolizer__new(&yopts);
 	r->folded = folded__new();
 	r->names = strset__new();
+	r->procs = proctab__new();
 	r->pidfds = malloc((o->nr_pids + 1) * sizeof(*r->pidfds));
 	r->gone = calloc(o->nr_pids + o->nr_tids + 1, sizeof(*r->gone));
-	if (!r->sym || !r->folded || !r->names || !r->pidfds || !r->gone)
+	if (!r->sym || !r->folded || !r->names || !r->procs || !r->pidfds || !r->gone)
 		return -ENOMEM;
 	for (i = 0; i < o->nr_pids; i++)
 		r->pidfds[i] = syscall(SYS_pidfd_open, o->pids[i], 0);
@@ -1027,6 +1201,7 @@ int cmd_record(int argc, char **argv)
 	symbolizer__free(r.sym);
 	folded__free(r.folded);
 	strset__free(r.names);
+	proctab__free(r.procs);
 	free(r.pidfds);
 	free(r.gone);
 	free(r.frames);

@@ -20,8 +20,8 @@
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
 struct prog_set {
 	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats;
-	struct bpf_program *fork, *exec;
-	struct bpf_link *fork_link, *exec_link;
+	struct bpf_program *fork, *exit;
+	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
 };
 
@@ -51,7 +51,7 @@ struct sampler {
 		.events = (skel)->maps.events,                                                     \
 		.stats = (skel)->maps.stats,                                                       \
 		.fork = (skel)->progs.follow_fork,                                                 \
-		.exec = (skel)->progs.notify_exec,                                                 \
+		.exit = (skel)->progs.proc_exit,                                                    \
 		.offcpu = (is_off),                                                                \
 	})
 
@@ -333,7 +333,7 @@ int sampler__attach(struct sampler *s)
 		if (bpf_program__autoload(ps->fork))
 			err = attach_tracepoint(ps->fork, &ps->fork_link, "sched_process_fork");
 		if (!err)
-			err = attach_tracepoint(ps->exec, &ps->exec_link, "sched_process_exec");
+			err = attach_tracepoint(ps->exit, &ps->exit_link, "sched_process_exit");
 	}
 	if (!err && s->off) {
 		err = attach_tracepoint(s->off->progs.offcpu_switch, &s->links[s->nr_links],
@@ -370,8 +370,8 @@ void sampler__detach(struct sampler *s)
 	s->nr_links = 0;
 	for (i = 0; i < s->nr_sets; i++) {
 		bpf_link__destroy(s->sets[i].fork_link);
-		bpf_link__destroy(s->sets[i].exec_link);
-		s->sets[i].fork_link = s->sets[i].exec_link = NULL;
+		bpf_link__destroy(s->sets[i].exit_link);
+		s->sets[i].fork_link = s->sets[i].exit_link = NULL;
 	}
 }
 
@@ -426,34 +426,153 @@ static int lookup_stack(int fd, __u64 id, struct stack_trace *st)
 	return 0;
 }
 
+/*
+ * Reads every (key, value) of the counts map @fd into arrays grown as needed: in
+ * batches of up to 4096 where the kernel supports it (one syscall per batch), else
+ * key by key. Entries added meanwhile may or may not be seen. Returns 0 or -errno.
+ */
+static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t cap = 0, n = 0;
+	struct count_key *k = NULL, *kt, batch_key, next, last;
+	bool have_last = false;
+	__u64 *v = NULL, *vt;
+	bool batch = true, done = false;
+	__u32 count;
+	int err = 0;
+
+	while (!done) {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			kt = realloc(k, cap * sizeof(*k));
+			if (kt)
+				k = kt;
+			vt = realloc(v, cap * sizeof(*v));
+			if (vt)
+				v = vt;
+			if (!kt || !vt) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+		}
+		if (batch) {
+			count = 4096;
+			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n, v + n,
+						   &count, &opts);
+			if (!err || err == -ENOENT) {
+				n += count;
+				done = err == -ENOENT;
+				err = 0;
+				continue;
+			}
+			if (n || (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP))
+				goto cleanup;
+			batch = false; /* no batch operations: walk key by key */
+			err = 0;
+		}
+		if (bpf_map_get_next_key(fd, have_last ? &last : NULL, &next)) {
+			if (errno != ENOENT)
+				err = -errno;
+			break;
+		}
+		last = next;
+		have_last = true;
+		k[n] = next;
+		if (!bpf_map_lookup_elem(fd, &k[n], &v[n]))
+			n++;
+	}
+cleanup:
+	if (err) {
+		pr_err("cannot read the BPF counts map: %s\n", strerror(-err));
+		free(k);
+		free(v);
+		return err;
+	}
+	*keys = k;
+	*vals = v;
+	*nr = n;
+	return 0;
+}
+
+/* Reads back the stacks of @key and calls @cb; unreadable stacks add to *lost. */
+static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 value,
+		     sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
+		     struct stack_trace *kernel)
+{
+	int stacks_fd = bpf_map__fd(ps->stacks);
+
+	if ((key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
+	    (key->kernel_stack && lookup_stack(stacks_fd, key->kernel_stack, kernel))) {
+		*lost += value;
+		return 0;
+	}
+	return cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
+		  key->kernel_stack ? kernel : NULL);
+}
+
 static int drain_counts(struct prog_set *ps, sampler_drain_fn cb, void *ctx, uint64_t *lost,
 			struct stack_trace *user, struct stack_trace *kernel)
 {
-	int counts_fd = bpf_map__fd(ps->counts), stacks_fd = bpf_map__fd(ps->stacks);
-	struct count_key key, next, *prev = NULL;
-	__u64 value;
+	struct count_key *keys = NULL;
+	__u64 *vals = NULL;
+	size_t i, n = 0;
 	int err;
 
-	while (!bpf_map_get_next_key(counts_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(counts_fd, &key, &value))
+	err = read_counts(bpf_map__fd(ps->counts), &keys, &vals, &n);
+	for (i = 0; i < n && !err; i++)
+		err = drain_one(ps, &keys[i], vals[i], cb, ctx, lost, user, kernel);
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* The counts of keys @select picks, taken out of the map one by one atomically. */
+static int reap_counts(struct prog_set *ps, sampler_select_fn select, sampler_drain_fn cb,
+		       void *ctx, uint64_t *lost, struct stack_trace *user,
+		       struct stack_trace *kernel, size_t *nr_reaped)
+{
+	int fd = bpf_map__fd(ps->counts);
+	struct count_key *keys = NULL;
+	__u64 *vals = NULL, value;
+	size_t i, n = 0;
+	int err;
+
+	err = read_counts(fd, &keys, &vals, &n);
+	for (i = 0; i < n && !err; i++) {
+		if (!select(ctx, &keys[i]))
 			continue;
-		if ((key.user_stack && lookup_stack(stacks_fd, key.user_stack, user)) ||
-		    (key.kernel_stack && lookup_stack(stacks_fd, key.kernel_stack, kernel))) {
-			*lost += value;
+		/* a count added after the read above is taken too, none is lost */
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &value))
 			continue;
-		}
-		err = cb(ctx, ps->offcpu, &key, value, key.user_stack ? user : NULL,
-			 key.kernel_stack ? kernel : NULL);
-		if (err)
-			return err;
+		(*nr_reaped)++;
+		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
 	}
-	if (errno != ENOENT) {
-		pr_err("cannot iterate the BPF counts map: %s\n", strerror(errno));
-		return -errno;
+	free(keys);
+	free(vals);
+	return err;
+}
+
+int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
+		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped)
+{
+	struct stack_trace *user = NULL, *kernel = NULL;
+	int err = 0, i;
+
+	*nr_reaped = 0;
+	user = malloc(sizeof(*user));
+	kernel = malloc(sizeof(*kernel));
+	if (!user || !kernel) {
+		err = -ENOMEM;
+		goto cleanup;
 	}
-	return 0;
+	for (i = 0; i < s->nr_sets && !err; i++)
+		err = reap_counts(&s->sets[i], select, cb, ctx, s->sets[i].offcpu ? lost_ns : lost,
+				  user, kernel, nr_reaped);
+cleanup:
+	free(user);
+	free(kernel);
+	return err;
 }
 
 /* Threads still off CPU: their interval ends now. */

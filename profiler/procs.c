@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/* profiler: the process images (pid, gen) a recording has seen, and what became of them. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common.h"
+#include "profiler-private.h"
+
+struct proctab {
+	struct proc_entry *slots; /* open addressing, linear probing; pid 0 = empty */
+	size_t cap;		  /* a power of two */
+	size_t nr;
+};
+
+struct proctab *proctab__new(void)
+{
+	struct proctab *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->cap = 256;
+	t->slots = calloc(t->cap, sizeof(*t->slots));
+	if (!t->slots) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void proctab__free(struct proctab *t)
+{
+	if (!t)
+		return;
+	free(t->slots);
+	free(t);
+}
+
+static size_t slot_of(const struct proctab *t, pid_t pid, uint64_t gen)
+{
+	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^ (gen * 0xc2b2ae3d27d4eb4fULL);
+
+	return (h ^ (h >> 31)) & (t->cap - 1);
+}
+
+static struct proc_entry *probe(const struct proctab *t, pid_t pid, uint64_t gen)
+{
+	size_t i = slot_of(t, pid, gen);
+
+	for (;; i = (i + 1) & (t->cap - 1)) {
+		struct proc_entry *e = &t->slots[i];
+
+		if (!e->pid || (e->pid == pid && e->gen == gen))
+			return e;
+	}
+}
+
+struct proc_entry *proctab__find(const struct proctab *t, pid_t pid, uint64_t gen)
+{
+	struct proc_entry *e;
+
+	if (pid <= 0)
+		return NULL;
+	e = probe(t, pid, gen);
+	return e->pid ? e : NULL;
+}
+
+static int grow(struct proctab *t)
+{
+	struct proctab bigger = { .cap = t->cap * 2 };
+	size_t i;
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		if (t->slots[i].pid)
+			*probe(&bigger, t->slots[i].pid, t->slots[i].gen) = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = bigger.slots;
+	t->cap = bigger.cap;
+	return 0;
+}
+
+struct proc_entry *proctab__get(struct proctab *t, pid_t pid, uint64_t gen)
+{
+	struct proc_entry *e;
+
+	if (pid <= 0)
+		return NULL;
+	e = probe(t, pid, gen);
+	if (e->pid)
+		return e;
+	if ((t->nr + 1) * 2 > t->cap) {
+		if (grow(t))
+			return NULL;
+		e = probe(t, pid, gen);
+	}
+	e->pid = pid;
+	e->gen = gen;
+	e->flags = 0;
+	t->nr++;
+	return e;
+}
+
+size_t proctab__nr(const struct proctab *t)
+{
+	return t->nr;
+}
+
+struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *prev)
+{
+	size_t i = prev ? (size_t)(prev - t->slots) + 1 : 0;
+
+	for (; i < t->cap; i++) {
+		if (t->slots[i].pid)
+			return &t->slots[i];
+	}
+	return NULL;
+}

@@ -8,6 +8,7 @@ pkgs=(
 	build-essential cmake pkg-config clang llvm
 	libbpf-dev libelf-dev libdw-dev libunwind-dev libzstd-dev zlib1g-dev bpftool
 	libxml2-utils perl python3 chromium
+	linux-perf nodejs openjdk-17-jdk-headless # JIT runtimes for tests/perfmap (perf samples them)
 )
 
 missing=()

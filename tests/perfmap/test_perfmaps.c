@@ -461,6 +461,35 @@ static void test_real_process(void)
 	free(b.data);
 }
 
+/* Many processes: the PID table survives growth and deletions in any order. */
+static void test_many(void)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm = new_pm(0);
+	char path[512];
+	int i;
+
+	for (i = 1; i <= 300; i++) {
+		snprintf(path, sizeof(path), "%s/%d", dir, 10000 + i);
+		CHECK(!mkdir(path, 0700));
+		snprintf(path, sizeof(path), "%s/%d/status", dir, 10000 + i);
+		puts_file(path, "w", "Name:\tx\nUid:\t0\t0\t0\t0\n");
+		CHECK(!perfmaps__track(pm, 10000 + i));
+	}
+	for (i = 1; i <= 300; i += 3)
+		perfmaps__forget(pm, 10000 + i);
+	for (i = 300; i >= 1; i--)
+		CHECK(perfmaps__refresh(pm, 10000 + i) == (i % 3 == 1 ? -ENOENT : 0));
+	for (i = 2; i <= 300; i += 3)
+		perfmaps__forget(pm, 10000 + i);
+	for (i = 1; i <= 300; i++)
+		CHECK(perfmaps__refresh(pm, 10000 + i) == (i % 3 == 0 ? 0 : -ENOENT));
+	CHECK(!perfmaps__refresh(pm, 0));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.procs_tracked, 300);
+	perfmaps__free(pm);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/scorch-perfmap-XXXXXX");
@@ -473,6 +502,7 @@ int main(void)
 	test_security();
 	test_jitdump();
 	test_real_process();
+	test_many();
 	sh("rm -rf %s", dir);
 	printf("perfmaps: ok\n");
 	return 0;

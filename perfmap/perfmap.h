@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* perfmap: names for JIT code from the files runtimes write (perf-PID.map, jit-PID.dump). */
+#ifndef SCORCH_PERFMAP_H
+#define SCORCH_PERFMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Two sources, both written by the profiled process (see docs/jit.md):
+ *
+ *   perf map  /tmp/perf-NSPID.map, text lines "START SIZE name" (hex, "0x" optional),
+ *             found as the process sees it: /proc/PID/root/tmp/perf-NSPID.map, NSPID
+ *             being the innermost PID of "NSpid:" in /proc/PID/status (containers).
+ *   jitdump   jit-NSPID.dump (perf's binary format: JIT_CODE_LOAD / MOVE / DEBUG_INFO /
+ *             CLOSE records), found through the process's own mapping of it in
+ *             /proc/PID/maps (runtimes mmap it for perf), opened under /proc/PID/root.
+ *
+ * Lifecycle, as `scorch record` drives it:
+ *   perfmaps__track(pid)     when a process is first seen, while it is alive: reads its
+ *                            uid and NSpid, opens whatever files exist and keeps the file
+ *                            descriptors, so the files stay readable after it exits;
+ *   perfmaps__refresh(0)     about once a second: reads only the bytes appended since the
+ *                            last read (cost follows the new bytes, not the file size);
+ *                            opens files that appeared since; notices a file truncated,
+ *                            rewritten or replaced and reads it again from the start;
+ *   perfmaps__refresh(pid)   when a tracked process exits (reads through the open fds);
+ *   perfmaps__lookup()       at symbolization time, after the last refresh;
+ *   perfmaps__forget(pid)    after its last stacks are symbolized.
+ *
+ * Entries: a later perf-map line wins over an earlier one where they overlap (recompiled
+ * code, reused addresses); so does a later jitdump record (file order). jitdump entries are
+ * consulted before perf-map entries. Without sample times the newest entry wins; with a
+ * sample time perfmaps__lookup_at() takes the newest load that precedes it.
+ *
+ * Security: scorch runs as root and these files belong to the profiled user. Every path
+ * component below /proc/PID/root is opened without following symlinks; a file must be a
+ * regular file owned by root or by the process's real or effective uid, else it is
+ * ignored with one warning and counted (perf's rule). At most max_file_bytes of a file are
+ * read; the contents are only parsed, and names are returned as bytes (embedded NUL bytes
+ * become '?'; escaping is the caller's business).
+ *
+ * Not thread-safe: one thread drives a struct perfmaps.
+ */
+
+struct perfmaps;
+
+struct perfmaps_opts {
+	size_t sz; /* sizeof(struct perfmaps_opts) */
+	/*
+	 * Directory laid out like /proc (PID/status, PID/maps, PID/root/); NULL: "/proc".
+	 * Tests point it at a fixture tree.
+	 */
+	const char *proc_root;
+	/* File offset up to which a perf map or jitdump is read; 0: 256 MiB. */
+	uint64_t max_file_bytes;
+	/* Skip jitdump discovery (no /proc/PID/maps reads). */
+	bool no_jitdump;
+};
+
+/* Returns a new, empty set or NULL with errno set (EINVAL: bad opts, ENOMEM). */
+struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts);
+/* Closes every file and frees every entry and name. NULL is accepted. */
+void perfmaps__free(struct perfmaps *pm);
+
+/*
+ * Starts following process @pid: reads /proc/PID/status (uid, NSpid), opens its perf map
+ * if it exists and scans /proc/PID/maps for a jitdump, then reads both. Tracking a PID
+ * already tracked refreshes it. Returns 0 (also when the process has no JIT files yet:
+ * later refreshes look again), -ESRCH if the process is gone (nothing is tracked then),
+ * -ENOMEM, or another -errno from /proc.
+ */
+int perfmaps__track(struct perfmaps *pm, pid_t pid);
+
+/*
+ * Reads what was appended to the files of @pid (0: of every tracked process) and opens
+ * files that appeared since the last call, while the process is alive. A process that has
+ * exited is read through the descriptors kept open. Read errors are warned once per file
+ * and counted, not returned. Returns 0, -ENOENT if @pid is not tracked, -ENOMEM.
+ */
+int perfmaps__refresh(struct perfmaps *pm, pid_t pid);
+
+/* Closes the files of @pid and drops its entries. Unknown PIDs are ignored. */
+void perfmaps__forget(struct perfmaps *pm, pid_t pid);
+
+/*
+ * The symbolizer's jit_lookup hook (@pm is the struct perfmaps). Finds the JIT entry of
+ * process @pid that covers @ip (start <= ip < start + size). Returns 0 with *name (borrowed:
+ * valid until perfmaps__forget(@pid) or perfmaps__free()) and *offset = ip - entry start.
+ * Returns -ENOENT when no entry covers @ip; *name is then "[perf-NSPID.map]" if the process
+ * has a perf map (FlameGraph's label for such frames), else NULL and *offset 0.
+ * Lookups after new refreshes rebuild the process's index once (sorted, non-overlapping
+ * ranges; binary search).
+ */
+int perfmaps__lookup(void *pm, pid_t pid, uint64_t ip, const char **name, uint64_t *offset);
+
+/*
+ * Same, for a sample taken at @ts_ns (CLOCK_MONOTONIC nanoseconds, the clock runtimes
+ * stamp jitdump records with): the newest jitdump entry loaded at or before @ts_ns wins;
+ * perf-map lines carry no time and count as loaded before every sample. Linear in the
+ * number of entries of the process: for occasional use, not per frame of a big profile.
+ */
+int perfmaps__lookup_at(struct perfmaps *pm, pid_t pid, uint64_t ip, uint64_t ts_ns,
+			const char **name, uint64_t *offset);
+
+/* Counters for the end-of-run summary. Every skipped line, record or file is counted. */
+struct perfmaps_stats {
+	uint64_t procs_tracked;	    /* processes tracked (ever) */
+	uint64_t maps_opened;	    /* perf maps opened */
+	uint64_t dumps_opened;	    /* jitdump files opened */
+	uint64_t files_refused;	    /* symlink, not a regular file, foreign owner, bad header */
+	uint64_t files_capped;	    /* files that reached max_file_bytes */
+	uint64_t files_rewritten;   /* truncated, rewritten or replaced: read again from 0 */
+	uint64_t read_errors;	    /* read(2) failures */
+	uint64_t lines_parsed;	    /* perf-map entries added */
+	uint64_t lines_bad;	    /* perf-map lines skipped (malformed, too long) */
+	uint64_t records_parsed;    /* jitdump LOAD and MOVE records added */
+	uint64_t records_bad;	    /* jitdump records skipped (malformed, unknown MOVE) */
+	uint64_t records_other;	    /* jitdump DEBUG_INFO, UNWINDING_INFO, CLOSE, unknown ids */
+	uint64_t records_truncated; /* incomplete record at the end of a file at lookup time */
+	uint64_t bytes_read;	    /* bytes read from perf maps and jitdumps */
+	uint64_t lookups;	    /* perfmaps__lookup() calls */
+	uint64_t lookups_resolved;  /* of those, returning 0 */
+};
+void perfmaps__stats(const struct perfmaps *pm, struct perfmaps_stats *st);
+
+#endif /* SCORCH_PERFMAP_H */

@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: MIT
+/* perfmap: finding, opening (safely) and incrementally reading each process's JIT files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "perfmap-private.h"
+
+#define READ_CHUNK	    (256 * 1024)
+#define TAIL_BYTES	    64
+#define MAX_DUMPS	    4
+#define MAX_RESCAN_INTERVAL 16
+#define DEFAULT_MAX_FILE    (256ull << 20)
+#define MAX_STATUS_BYTES    (64 * 1024)
+#define MAX_MAPS_BYTES	    (64u << 20)
+
+enum pm_kind { PM_MAP, PM_DUMP };
+
+struct pm_file {
+	enum pm_kind kind;
+	int fd;		  /* -1: not open */
+	const char *path; /* as the process sees it, interned: "/tmp/perf-42.map" */
+	dev_t dev;
+	ino_t ino;
+	uint64_t off; /* file offset of buf[0] */
+	uint8_t *buf;
+	size_t have, cap;
+	uint8_t tail[TAIL_BYTES]; /* the bytes just before off, to notice a rewrite */
+	size_t tail_len;
+	bool capped, warned;
+	struct pm_text_state text;
+	struct pm_jd_state jd;
+};
+
+struct pm_proc {
+	pid_t pid, nspid;
+	uid_t uid, euid, fsuid;
+	struct pm_file map;
+	bool map_refused;
+	struct pm_file dumps[MAX_DUMPS];
+	size_t nr_dumps;
+	const char *seen_dumps[MAX_DUMPS * 2]; /* paths opened or refused, not retried */
+	size_t nr_seen;
+	unsigned rescan_in, rescan_every;
+	struct pm_index ix_map, ix_dump;
+	const char *label; /* "[perf-NSPID.map]" once a perf map was opened */
+	bool stale;	   /* read since the indexes were built */
+};
+
+struct perfmaps {
+	char *proc_root;
+	uint64_t max_file;
+	bool no_jitdump;
+	struct strset *strs;
+	struct pm_proc **slots; /* open addressing on pid, linear probing */
+	size_t nr_slots, nr_procs;
+	struct perfmaps_stats st;
+};
+
+static size_t slot_of(const struct perfmaps *pm, pid_t pid)
+{
+	return hash__bytes(&pid, sizeof(pid), 0) & (pm->nr_slots - 1);
+}
+
+static struct pm_proc *proc_find(const struct perfmaps *pm, pid_t pid)
+{
+	size_t i;
+
+	if (!pm->nr_slots)
+		return NULL;
+	for (i = slot_of(pm, pid); pm->slots[i]; i = (i + 1) & (pm->nr_slots - 1))
+		if (pm->slots[i]->pid == pid)
+			return pm->slots[i];
+	return NULL;
+}
+
+static int proc_insert(struct perfmaps *pm, struct pm_proc *p)
+{
+	struct pm_proc **old = pm->slots;
+	size_t old_n = pm->nr_slots, i, j;
+
+	if ((pm->nr_procs + 1) * 2 > pm->nr_slots) {
+		pm->nr_slots = old_n ? old_n * 2 : 64;
+		pm->slots = calloc(pm->nr_slots, sizeof(*pm->slots));
+		if (!pm->slots) {
+			pm->slots = old;
+			pm->nr_slots = old_n;
+			return -ENOMEM;
+		}
+		for (i = 0; i < old_n; i++) {
+			if (!old[i])
+				continue;
+			for (j = slot_of(pm, old[i]->pid); pm->slots[j];
+			     j = (j + 1) & (pm->nr_slots - 1))
+				;
+			pm->slots[j] = old[i];
+		}
+		free(old);
+	}
+	for (j = slot_of(pm, p->pid); pm->slots[j]; j = (j + 1) & (pm->nr_slots - 1))
+		;
+	pm->slots[j] = p;
+	pm->nr_procs++;
+	return 0;
+}
+
+/* Backward-shift deletion keeps every probe chain unbroken. */
+static void proc_remove(struct perfmaps *pm, pid_t pid)
+{
+	size_t mask = pm->nr_slots - 1, i, j, home;
+
+	if (!pm->nr_slots)
+		return;
+	for (i = slot_of(pm, pid); pm->slots[i]; i = (i + 1) & mask)
+		if (pm->slots[i]->pid == pid)
+			break;
+	if (!pm->slots[i])
+		return;
+	pm->slots[i] = NULL;
+	pm->nr_procs--;
+	for (j = (i + 1) & mask; pm->slots[j]; j = (j + 1) & mask) {
+		home = slot_of(pm, pm->slots[j]->pid);
+		/* move slots[j] into the hole unless its home lies cyclically in (i, j] */
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			pm->slots[i] = pm->slots[j];
+			pm->slots[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+static void file_init(struct pm_file *f, enum pm_kind kind)
+{
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->fd = -1;
+}
+
+static void file_restart(struct pm_file *f)
+{
+	f->off = 0;
+	f->have = 0;
+	f->tail_len = 0;
+	f->text.skipping = false;
+	pm_jd__reset(&f->jd);
+}
+
+static void file_close(struct pm_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->buf);
+	pm_jd__reset(&f->jd);
+	file_init(f, f->kind);
+}
+
+static void proc_free(struct pm_proc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	file_close(&p->map);
+	for (i = 0; i < p->nr_dumps; i++)
+		file_close(&p->dumps[i]);
+	pm_index__free(&p->ix_map);
+	pm_index__free(&p->ix_dump);
+	free(p);
+}
+
+struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts)
+{
+	struct perfmaps *pm = NULL;
+	int err = -ENOMEM;
+
+	if (opts && opts->sz < offsetof(struct perfmaps_opts, no_jitdump) + sizeof(bool)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		goto cleanup;
+	pm->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
+	pm->strs = strset__new();
+	if (!pm->proc_root || !pm->strs)
+		goto cleanup;
+	pm->max_file = opts && opts->max_file_bytes ? opts->max_file_bytes : DEFAULT_MAX_FILE;
+	pm->no_jitdump = opts && opts->no_jitdump;
+	return pm;
+cleanup:
+	perfmaps__free(pm);
+	errno = -err;
+	return NULL;
+}
+
+void perfmaps__free(struct perfmaps *pm)
+{
+	size_t i;
+
+	if (!pm)
+		return;
+	for (i = 0; i < pm->nr_slots; i++)
+		proc_free(pm->slots[i]);
+	free(pm->slots);
+	strset__free(pm->strs);
+	free(pm->proc_root);
+	free(pm);
+}
+
+/* "Uid:\tR\tE\tS\tF" and the last (innermost) PID of "NSpid:". */
+static int read_status(struct perfmaps *pm, struct pm_proc *p)
+{
+	unsigned long long r, e, s, fs;
+	char path[4096], *buf = NULL, *line, *last;
+	size_t len;
+	long nspid;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/status", pm->proc_root, p->pid);
+	err = file__read_bounded(AT_FDCWD, path, MAX_STATUS_BYTES, &buf, &len);
+	if (err) {
+		if (err == -ENOENT)
+			err = -ESRCH;
+		goto cleanup;
+	}
+	line = strstr(buf, "\nUid:");
+	if (!line || sscanf(line + 5, "%llu %llu %llu %llu", &r, &e, &s, &fs) != 4) {
+		pr_warn("perfmap: no Uid line in %s\n", path);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	p->uid = r;
+	p->euid = e;
+	p->fsuid = fs;
+	p->nspid = p->pid;
+	line = strstr(buf, "\nNSpid:");
+	if (line) {
+		line += 7;
+		line[strcspn(line, "\n")] = '\0';
+		last = strrchr(line, '\t');
+		last = last ? last + 1 : line;
+		if (!parse__long(last, 1, INT32_MAX, &nspid))
+			p->nspid = (pid_t)nspid;
+	}
+	err = 0;
+cleanup:
+	free(buf);
+	return err;
+}
+
+static void refuse(struct perfmaps *pm, struct pm_proc *p, const char *path, const char *why)
+{
+	pm->st.files_refused++;
+	pr_warn("perfmap: ignoring %s/%d/root%s: %s\n", pm->proc_root, p->pid, path, why);
+	pr_hint("JIT symbol files must be regular files owned by the profiled process's user "
+		"or root (no symlinks); see docs/jit.md\n");
+}
+
+/*
+ * Opens @path (absolute, as the process sees it) under PROC/PID/root, following no symlink
+ * on the way (openat2 RESOLVE_NO_SYMLINKS, RESOLVE_IN_ROOT), as O_PATH first so a device or
+ * FIFO is never opened, then checks it is a regular file owned by the process's uid or root
+ * and reopens it for reading. Returns the fd, -ENOENT (absent), -ESRCH (process gone),
+ * -EPERM (refused: warned and counted), or another -errno.
+ */
+static int open_checked(struct perfmaps *pm, struct pm_proc *p, const char *path, struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int rootfd = -1, pfd = -1, fd = -1, err;
+	const char *shown = path;
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%d/root", pm->proc_root, p->pid);
+	rootfd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		err = errno == ENOENT || errno == EACCES ? -ESRCH : -errno;
+		goto cleanup;
+	}
+	while (*path == '/')
+		path++;
+	pfd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	if (pfd < 0) {
+		err = -errno;
+		if (err == -ELOOP) {
+			refuse(pm, p, shown, "a symlink on the way");
+			err = -EPERM;
+		} else if (err == -ENOTDIR) {
+			err = -ENOENT;
+		}
+		goto cleanup;
+	}
+	if (fstat(pfd, st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = -EPERM;
+	if (S_ISLNK(st->st_mode)) {
+		refuse(pm, p, shown, "a symlink");
+		goto cleanup;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		refuse(pm, p, shown, "not a regular file");
+		goto cleanup;
+	}
+	if (st->st_uid != 0 && st->st_uid != p->uid && st->st_uid != p->euid &&
+	    st->st_uid != p->fsuid) {
+		snprintf(buf, sizeof(buf), "owned by uid %u, not by the process's uid %u or root",
+			 (unsigned)st->st_uid, (unsigned)p->euid);
+		refuse(pm, p, shown, buf);
+		goto cleanup;
+	}
+	/* reopen the very file the O_PATH descriptor holds */
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pfd);
+	fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = fd;
+cleanup:
+	if (pfd >= 0)
+		close(pfd);
+	if (rootfd >= 0)
+		close(rootfd);
+	return err;
+}
+
+static void file_warn(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f, const char *what,
+		      int err)
+{
+	if (f->warned)
+		return;
+	f->warned = true;
+	pr_warn("perfmap: %s %s of process %d: %s\n", what, f->path, p->pid, strerror(-err));
+}
+
+static void tail_update(struct pm_file *f, const uint8_t *consumed, size_t n)
+{
+	size_t keep;
+
+	if (n >= TAIL_BYTES) {
+		memcpy(f->tail, consumed + n - TAIL_BYTES, TAIL_BYTES);
+		f->tail_len = TAIL_BYTES;
+		return;
+	}
+	keep = MIN(f->tail_len, TAIL_BYTES - n);
+	memmove(f->tail, f->tail + f->tail_len - keep, keep);
+	memcpy(f->tail + keep, consumed, n);
+	f->tail_len = keep + n;
+}
+
+/* True if the file no longer holds what was read: truncated, or rewritten in place. */
+static bool file_rewritten(struct pm_file *f, uint64_t size)
+{
+	uint8_t now[TAIL_BYTES];
+	ssize_t n;
+
+	if (size < f->off + f->have)
+		return true;
+	if (!f->tail_len)
+		return false;
+	n = pread(f->fd, now, f->tail_len, f->off - f->tail_len);
+	return n != (ssize_t)f->tail_len || memcmp(now, f->tail, f->tail_len);
+}
+
+/* Reads and parses what was appended since the last call; cost follows the new bytes. */
+static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
+{
+	struct pm_sink sink = {
+		.ix = f->kind == PM_MAP ? &p->ix_map : &p->ix_dump,
+		.strs = pm->strs,
+		.st = &pm->st,
+	};
+	size_t need = 0, want, cap;
+	uint64_t consumed, avail;
+	struct stat st;
+	uint8_t *nb;
+	ssize_t n;
+	int err = 0;
+
+	if (f->fd < 0 || f->jd.broken || f->jd.closed)
+		return 0;
+	if (fstat(f->fd, &st)) {
+		pm->st.read_errors++;
+		file_warn(pm, p, f, "cannot stat", -errno);
+		return 0;
+	}
+	if (file_rewritten(f, st.st_size)) {
+		pm->st.files_rewritten++;
+		pr_debug("perfmap: %s of process %d was rewritten: reading it again\n", f->path,
+			 p->pid);
+		file_restart(f);
+	}
+	for (;;) {
+		if (f->off + f->have >= pm->max_file) {
+			if ((uint64_t)st.st_size > pm->max_file && !f->capped) {
+				f->capped = true;
+				pm->st.files_capped++;
+				pr_warn("perfmap: %s of process %d is larger than %llu bytes: "
+					"the rest is not read\n",
+					f->path, p->pid, (unsigned long long)pm->max_file);
+			}
+			break;
+		}
+		want = need > f->have ? need - f->have : READ_CHUNK;
+		want = MIN((uint64_t)want, pm->max_file - (f->off + f->have));
+		if (f->have + want > f->cap) {
+			cap = f->have + want;
+			nb = realloc(f->buf, cap);
+			if (!nb)
+				return -ENOMEM;
+			f->buf = nb;
+			f->cap = cap;
+		}
+		n = pread(f->fd, f->buf + f->have, want, f->off + f->have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			pm->st.read_errors++;
+			file_warn(pm, p, f, "cannot read", -errno);
+			break;
+		}
+		if (n == 0)
+			break;
+		f->have += n;
+		pm->st.bytes_read += n;
+		p->stale = true;
+		if (f->kind == PM_MAP) {
+			consumed = pm_text__parse(&f->text, (const char *)f->buf, f->have, false,
+						  &sink, &err);
+			tail_update(f, f->buf, consumed);
+			need = 0;
+		} else {
+			avail = MAX((uint64_t)st.st_size, f->off + f->have) - f->off;
+			consumed = pm_jd__parse(&f->jd, f->buf, f->have, avail, &need, &sink, &err);
+			f->tail_len = 0; /* jitdumps are append-only: truncation is checked */
+			if (f->jd.broken && !f->warned) {
+				f->warned = true;
+				pm->st.files_refused++;
+				pr_warn("perfmap: %s of process %d is not a jitdump file or is "
+					"corrupt: not read further\n",
+					f->path, p->pid);
+				pr_hint("jitdump files start with the magic \"JiTD\"; see "
+					"linux "
+					"tools/perf/Documentation/jitdump-specification.txt\n");
+			}
+		}
+		if (consumed >= f->have) {
+			f->off += consumed;
+			f->have = 0;
+		} else {
+			memmove(f->buf, f->buf + consumed, f->have - consumed);
+			f->have -= consumed;
+			f->off += consumed;
+		}
+		if (err)
+			return err;
+		if (f->jd.broken || f->jd.closed)
+			break;
+		if (f->kind == PM_DUMP && !consumed && need <= f->have)
+			break; /* a record still being written */
+	}
+	return 0;
+}
+
+static const char *intern_fmt(struct perfmaps *pm, const char *fmt, int v)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), fmt, v);
+	return strset__intern(pm->strs, buf);
+}
+
+static int proc_open_map(struct perfmaps *pm, struct pm_proc *p)
+{
+	struct stat st;
+	int fd;
+
+	if (!p->map.path) {
+		p->map.path = intern_fmt(pm, "/tmp/perf-%d.map", p->nspid);
+		if (!p->map.path)
+			return -ENOMEM;
+	}
+	fd = open_checked(pm, p, p->map.path, &st);
+	if (fd == -EPERM)
+		p->map_refused = true;
+	if (fd < 0)
+		return 0;
+	p->map.fd = fd;
+	p->map.dev = st.st_dev;
+	p->map.ino = st.st_ino;
+	pm->st.maps_opened++;
+	if (!p->label) {
+		p->label = intern_fmt(pm, "[perf-%d.map]", p->nspid);
+		if (!p->label)
+			return -ENOMEM;
+	}
+	pr_debug("perfmap: reading %s of process %d\n", p->map.path, p->pid);
+	return 0;
+}
+
+/* A perf map deleted or renamed over (atomic rewrite): finish the old one, take the new one. */
+static int proc_check_replaced(struct perfmaps *pm, struct pm_proc *p)
+{
+	struct pm_file old;
+	struct stat st;
+	int err;
+
+	if (fstat(p->map.fd, &st) || st.st_nlink > 0)
+		return 0;
+	err = file_read(pm, p, &p->map);
+	if (err)
+		return err;
+	old = p->map;
+	file_init(&p->map, PM_MAP);
+	p->map.path = old.path;
+	err = proc_open_map(pm, p);
+	if (p->map.fd < 0) {
+		file_close(&p->map);
+		p->map = old; /* no new file (yet): keep reading the old one */
+		return err;
+	}
+	pm->st.files_rewritten++;
+	pm->st.maps_opened--; /* the same map, reopened */
+	file_close(&old);
+	return err;
+}
+
+static bool seen_dump(const struct pm_proc *p, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_seen; i++)
+		if (p->seen_dumps[i] == path)
+			return true;
+	return false;
+}
+
+/* "jit-<digits>.dump" */
+static bool is_jitdump_name(const char *path, size_t len)
+{
+	const char *base = memrchr(path, '/', len);
+	size_t i, n;
+
+	base = base ? base + 1 : path;
+	n = path + len - base;
+	if (n < 10 || memcmp(base, "jit-", 4) || memcmp(base + n - 5, ".dump", 5))
+		return false;
+	for (i = 4; i < n - 5; i++)
+		if (base[i] < '0' || base[i] > '9')
+			return false;
+	return true;
+}
+
+/* Finds jitdumps through the process's own mappings of them (runtimes mmap them for perf). */
+static int proc_scan_dumps(struct perfmaps *pm, struct pm_proc *p)
+{
+	char path[4096], *buf = NULL, *line, *next, *s;
+	const char *name;
+	struct pm_file *f;
+	struct stat st;
+	size_t len;
+	int i, fd, err;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", pm->proc_root, p->pid);
+	err = file__read_bounded(AT_FDCWD, path, MAX_MAPS_BYTES, &buf, &len);
+	if (err) {
+		err = err == -ENOMEM ? err : 0; /* gone, or not readable: nothing to find */
+		goto cleanup;
+	}
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strstr(line, ".dump"))
+			continue;
+		/* the path is the sixth field and may hold spaces */
+		s = line;
+		for (i = 0; i < 5 && s; i++) {
+			s = strpbrk(s, " \t");
+			if (s)
+				s += strspn(s, " \t");
+		}
+		if (!s || *s != '/' || !is_jitdump_name(s, strlen(s)))
+			continue; /* includes "... (deleted)": no path to open it by */
+		name = strset__intern(pm->strs, s);
+		if (!name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (seen_dump(p, name) || p->nr_seen == ARRAY_SIZE(p->seen_dumps))
+			continue;
+		if (p->nr_dumps == MAX_DUMPS) {
+			pr_debug("perfmap: process %d maps more than %d jitdumps; ignoring %s\n",
+				 p->pid, MAX_DUMPS, name);
+			continue;
+		}
+		fd = open_checked(pm, p, name, &st);
+		if (fd == -ENOENT || fd == -ESRCH)
+			continue; /* retried on a later scan */
+		p->seen_dumps[p->nr_seen++] = name;
+		if (fd < 0)
+			continue;
+		f = &p->dumps[p->nr_dumps++];
+		file_init(f, PM_DUMP);
+		f->fd = fd;
+		f->path = name;
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		pm->st.dumps_opened++;
+		pr_debug("perfmap: reading %s of process %d\n", name, p->pid);
+	}
+	err = 0;
+cleanup:
+	free(buf);
+	return err;
+}
+
+static int proc_refresh(struct perfmaps *pm, struct pm_proc *p)
+{
+	size_t i;
+	int err = 0;
+
+	if (p->map.fd < 0 && !p->map_refused)
+		err = proc_open_map(pm, p);
+	else if (p->map.fd >= 0)
+		err = proc_check_replaced(pm, p);
+	if (!err)
+		err = file_read(pm, p, &p->map);
+	if (!err && !pm->no_jitdump && p->rescan_in && !--p->rescan_in) {
+		err = proc_scan_dumps(pm, p);
+		/* runtimes create their jitdump at startup: look again less and less often */
+		p->rescan_every = MIN(p->rescan_every * 2, MAX_RESCAN_INTERVAL);
+		p->rescan_in = p->rescan_every;
+	}
+	for (i = 0; !err && i < p->nr_dumps; i++)
+		err = file_read(pm, p, &p->dumps[i]);
+	return err;
+}
+
+int perfmaps__track(struct perfmaps *pm, pid_t pid)
+{
+	struct pm_proc *p;
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	p = proc_find(pm, pid);
+	if (p)
+		return proc_refresh(pm, p);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	file_init(&p->map, PM_MAP);
+	err = read_status(pm, p);
+	if (err)
+		goto cleanup;
+	p->rescan_in = 1; /* scan now */
+	p->rescan_every = 1;
+	err = proc_insert(pm, p);
+	if (err)
+		goto cleanup;
+	pm->st.procs_tracked++;
+	return proc_refresh(pm, p);
+cleanup:
+	proc_free(p);
+	return err;
+}
+
+int perfmaps__refresh(struct perfmaps *pm, pid_t pid)
+{
+	struct pm_proc *p;
+	size_t i;
+	int err;
+
+	if (pid) {
+		p = proc_find(pm, pid);
+		return p ? proc_refresh(pm, p) : -ENOENT;
+	}
+	for (i = 0; i < pm->nr_slots; i++) {
+		if (!pm->slots[i])
+			continue;
+		err = proc_refresh(pm, pm->slots[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void perfmaps__forget(struct perfmaps *pm, pid_t pid)
+{
+	struct pm_proc *p = pm ? proc_find(pm, pid) : NULL;
+
+	if (!p)
+		return;
+	proc_remove(pm, pid);
+	proc_free(p);
+}
+
+/*
+ * Before the first lookup after reads: an unterminated last perf-map line is taken as it
+ * is (the writer is done, or its last line is lost anyway), without consuming it, so a
+ * later refresh still reads it whole; an incomplete jitdump record is counted.
+ */
+static int proc_finish(struct perfmaps *pm, struct pm_proc *p)
+{
+	struct pm_sink sink = {.ix = &p->ix_map, .strs = pm->strs, .st = &pm->st};
+	struct pm_text_state ts = p->map.text;
+	size_t i;
+	int err = 0;
+
+	if (!p->stale)
+		return 0;
+	if (p->map.have && !ts.skipping && !p->map.capped)
+		pm_text__parse(&ts, (const char *)p->map.buf, p->map.have, true, &sink, &err);
+	for (i = 0; i < p->nr_dumps; i++)
+		if (p->dumps[i].have && !p->dumps[i].jd.broken)
+			pm->st.records_truncated++;
+	if (!err)
+		err = pm_index__build(&p->ix_map);
+	if (!err)
+		err = pm_index__build(&p->ix_dump);
+	if (!err)
+		p->stale = false;
+	return err;
+}
+
+static int lookup(struct perfmaps *pm, pid_t pid, uint64_t ip, bool at, uint64_t ts,
+		  const char **name, uint64_t *offset)
+{
+	const struct pm_entry *e;
+	struct pm_proc *p;
+	int err;
+
+	*name = NULL;
+	*offset = 0;
+	pm->st.lookups++;
+	p = proc_find(pm, pid);
+	if (!p)
+		return -ENOENT;
+	err = proc_finish(pm, p);
+	if (err)
+		return err;
+	if (at)
+		e = pm_index__find_at(&p->ix_dump, ip, ts);
+	else
+		e = pm_index__find(&p->ix_dump, ip);
+	if (!e)
+		e = pm_index__find(&p->ix_map, ip);
+	if (!e) {
+		*name = p->label;
+		return -ENOENT;
+	}
+	*name = e->name;
+	*offset = ip - e->start;
+	pm->st.lookups_resolved++;
+	return 0;
+}
+
+int perfmaps__lookup(void *pm, pid_t pid, uint64_t ip, const char **name, uint64_t *offset)
+{
+	return lookup(pm, pid, ip, false, 0, name, offset);
+}
+
+int perfmaps__lookup_at(struct perfmaps *pm, pid_t pid, uint64_t ip, uint64_t ts_ns,
+			const char **name, uint64_t *offset)
+{
+	return lookup(pm, pid, ip, true, ts_ns, name, offset);
+}
+
+void perfmaps__stats(const struct perfmaps *pm, struct perfmaps_stats *st)
+{
+	*st = pm->st;
+}

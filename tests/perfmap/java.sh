@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# End to end (needs record's perfmap wiring; CMake registers it with -DSCORCH_JIT_E2E=ON):
+# a JVM with -XX:+PreserveFramePointer whose map is written by `jcmd PID Compiler.perfmap`
+# while `scorch record -p PID` runs; Hot.hot() is a _[j] frame in >= 90 % of the samples.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/e2e-lib.sh"
+require_bpf
+for t in java javac jcmd; do
+	command -v $t >/dev/null || fail "$t is not installed (scripts/setup.sh installs it)"
+done
+
+cd "$TMP"
+javac -d "$TMP" "$WORKLOADS/Hot.java"
+start_ready java -XX:+PreserveFramePointer -XX:CompileCommand=quiet \
+	-XX:CompileCommand=dontinline,Hot::hot -cp "$TMP" Hot 8
+jcmd "$BG_PID" Compiler.perfmap >/dev/null || fail "jcmd Compiler.perfmap failed"
+"$SCORCH" record -F 999 -d 3 -p "$BG_PID" -o "$TMP/java.folded" 2>"$TMP/err" ||
+	fail "record failed: $(cat "$TMP/err")"
+cat "$TMP/err"
+check_folded "$TMP/java.folded"
+read -r total matched < <(jit_share "$TMP/java.folded" java 'Hot\.hot\(')
+check_share "$total" "$matched" "java: Hot.hot() as a JIT frame"
+rm -f "/tmp/perf-$BG_PID.map"
+echo PASS

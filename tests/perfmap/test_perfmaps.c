@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/perfmap: struct perfmaps on a fixture /proc tree (growth between refreshes,
+ * rewrites, replacement, exit, caps, symlinks, foreign owners, FIFOs, jitdump discovery)
+ * and on a real child process that writes /tmp/perf-PID.map and maps a jitdump.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../symbolize/check.h"
+#include "jitdump-writer.h"
+#include "perfmap.h"
+#include "common.h"
+
+#define FAKE_PID 4000
+#define NSPID	 7
+
+static char dir[256]; /* the fixture /proc */
+static int warnings, hints;
+static char last_warning[1024];
+
+static void log_sink(enum log_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (strstr(buf, "hint: ") == buf) {
+		hints++;
+	} else if (level == LOG_WARN) {
+		warnings++;
+		snprintf(last_warning, sizeof(last_warning), "%s", buf);
+	}
+	if (getenv("VERBOSE"))
+		fputs(buf, stderr);
+}
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	CHECK(system(cmd) == 0);
+}
+
+static void put(const char *path, const char *mode, const void *data, size_t len)
+{
+	FILE *f = fopen(path, mode);
+
+	CHECK(f);
+	CHECK(fwrite(data, 1, len, f) == len);
+	CHECK(fclose(f) == 0);
+}
+
+static void puts_file(const char *path, const char *mode, const char *s)
+{
+	put(path, mode, s, strlen(s));
+}
+
+static char *fpath(const char *rel)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%d/%s", dir, FAKE_PID, rel);
+	return buf[k];
+}
+
+/* A fresh fake process: status with @uid, an empty root with /tmp, no maps lines. */
+static void fake_proc(unsigned uid)
+{
+	char status[256];
+
+	sh("rm -rf %s/%d && mkdir -p %s/%d/root/tmp", dir, FAKE_PID, dir, FAKE_PID);
+	snprintf(status, sizeof(status),
+		 "Name:\tfake\nUmask:\t0022\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\n"
+		 "Pid:\t%d\nPPid:\t1\nTracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\n"
+		 "Gid:\t0\t0\t0\t0\nNSpid:\t%d\t%d\n",
+		 FAKE_PID, FAKE_PID, uid, uid, uid, uid, FAKE_PID, NSPID);
+	puts_file(fpath("status"), "w", status);
+	puts_file(fpath("maps"), "w", "");
+}
+
+static struct perfmaps *new_pm(uint64_t max)
+{
+	struct perfmaps_opts o = {.sz = sizeof(o), .proc_root = dir, .max_file_bytes = max};
+	struct perfmaps *pm = perfmaps__new(&o);
+
+	CHECK(pm);
+	return pm;
+}
+
+static const char *look(struct perfmaps *pm, uint64_t ip, int *ret, uint64_t *off)
+{
+	const char *name = (const char *)1;
+	uint64_t o = 99;
+
+	*ret = perfmaps__lookup(pm, FAKE_PID, ip, &name, &o);
+	if (off)
+		*off = o;
+	return name;
+}
+
+static const char *resolve(struct perfmaps *pm, uint64_t ip)
+{
+	int ret;
+	const char *n = look(pm, ip, &ret, NULL);
+
+	return ret ? NULL : n;
+}
+
+#define MAP "root/tmp/perf-7.map"
+
+/* Appended bytes are read at each refresh, only once; partial lines wait for their end. */
+static void test_growth(void)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	struct stat sb;
+	uint64_t off;
+	int ret;
+
+	fake_proc(getuid());
+	puts_file(fpath(MAP), "w", "1000 10 one\n2000 10 two\n");
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK_STR(look(pm, 0x1004, &ret, &off), "one");
+	CHECK(ret == 0);
+	CHECK_U64(off, 4);
+	/* not covered: the perf map's label, -ENOENT */
+	CHECK_STR(look(pm, 0x5000, &ret, &off), "[perf-7.map]");
+	CHECK(ret == -ENOENT);
+	CHECK_U64(off, 0);
+
+	puts_file(fpath(MAP), "a", "3000 10 thr");
+	CHECK(!perfmaps__refresh(pm, FAKE_PID));
+	puts_file(fpath(MAP), "a", "ee\n2000 10 two-recompiled\n4000 10 fo");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x3000), "three");
+	CHECK_STR(resolve(pm, 0x2000), "two-recompiled");
+	/* the unterminated last line is taken at lookup time... */
+	CHECK_STR(resolve(pm, 0x4000), "fo");
+	/* ...and read whole once it is complete */
+	puts_file(fpath(MAP), "a", "ur\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x4000), "four");
+
+	/* every byte read once: cost follows the new bytes */
+	CHECK(!stat(fpath(MAP), &sb));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.bytes_read, (uint64_t)sb.st_size);
+	CHECK_U64(st.maps_opened, 1);
+	CHECK_U64(st.lines_bad, 0);
+	CHECK_U64(st.files_rewritten, 0);
+
+	perfmaps__forget(pm, FAKE_PID);
+	CHECK(look(pm, 0x1004, &ret, NULL) == NULL);
+	CHECK(ret == -ENOENT);
+	CHECK(perfmaps__refresh(pm, FAKE_PID) == -ENOENT);
+	perfmaps__free(pm);
+}
+
+/* The map appears after track; rewritten in place (jcmd Compiler.perfmap); renamed over. */
+static void test_rewrites(void)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	char tmp[512];
+
+	fake_proc(getuid());
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(!resolve(pm, 0x1000));
+	puts_file(fpath(MAP), "w", "0x1000 0x10 first\n0x2000 0x10 second\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x2000), "second");
+
+	/* truncated and rewritten shorter */
+	puts_file(fpath(MAP), "w", "0x2000 0x10 new\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x2000), "new");
+	CHECK_STR(resolve(pm, 0x1000), "first"); /* older entries stay where not overwritten */
+
+	/* rewritten longer, with different bytes before the old end */
+	puts_file(fpath(MAP), "w", "0x2000 0x10 newer\n0x3000 0x10 third\n0x4000 0x10 fourth\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x2000), "newer");
+	CHECK_STR(resolve(pm, 0x4000), "fourth");
+
+	/* replaced by rename (a new inode) */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fpath(MAP));
+	puts_file(tmp, "w", "0x4000 0x10 renamed\n");
+	CHECK(!rename(tmp, fpath(MAP)));
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x4000), "renamed");
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.files_rewritten, 3);
+	CHECK_U64(st.maps_opened, 1);
+	perfmaps__free(pm);
+}
+
+/* After the process is gone (no /proc/PID), the kept descriptor still reads new lines. */
+static void test_exit(void)
+{
+	struct perfmaps *pm;
+	FILE *w;
+
+	fake_proc(getuid());
+	puts_file(fpath(MAP), "w", "1000 10 one\n");
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	w = fopen(fpath(MAP), "a");
+	CHECK(w);
+	sh("rm -rf %s/%d", dir, FAKE_PID);
+	fputs("2000 10 written-at-exit\n", w);
+	CHECK(!fclose(w));
+	CHECK(!perfmaps__refresh(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x2000), "written-at-exit");
+	CHECK_STR(resolve(pm, 0x1000), "one");
+	/* a process that is already gone is not tracked */
+	CHECK(perfmaps__track(pm, FAKE_PID + 1) == -ESRCH);
+	perfmaps__free(pm);
+}
+
+static void test_cap(void)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	int before = warnings;
+
+	fake_proc(getuid());
+	/* 12 bytes per line: the cap of 30 bytes admits two whole lines */
+	puts_file(fpath(MAP), "w", "1000 10 aaa\n2000 10 bbb\n3000 10 ccc\n4000 10 ddd\n");
+	pm = new_pm(30);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x2000), "bbb");
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.files_capped, 1);
+	CHECK_U64(st.bytes_read, 30);
+	CHECK(warnings == before + 1);
+	CHECK(strstr(last_warning, "larger than 30 bytes"));
+	/* the capped partial line "3000 1" must not become an entry */
+	perfmaps__forget(pm, FAKE_PID);
+	perfmaps__free(pm);
+}
+
+/* Refused files: one warning and one hint each, counted once, no entries, never followed. */
+static void expect_refused(const char *what, const char *why, bool reads)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	int w = warnings, h = hints, ret;
+
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(look(pm, 0x1000, &ret, NULL) == NULL);
+	CHECK(ret == -ENOENT);
+	perfmaps__stats(pm, &st);
+	if (st.files_refused != 1 || warnings != w + 1 || hints != h + 1 ||
+	    !strstr(last_warning, why)) {
+		fprintf(stderr, "%s: refused %llu, warnings %d, hints %d, last: %s\n", what,
+			(unsigned long long)st.files_refused, warnings - w, hints - h,
+			last_warning);
+		exit(1);
+	}
+	CHECK_U64(st.lines_parsed, 0);
+	CHECK_U64(st.records_parsed, 0);
+	CHECK(reads || st.bytes_read == 0);
+	perfmaps__free(pm);
+}
+
+static void test_security(void)
+{
+	char secret[512];
+
+	/* a symlink to a file the process's user could not read */
+	fake_proc(getuid());
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	puts_file(secret, "w", "1000 10 root-only\n");
+	CHECK(!symlink(secret, fpath(MAP)));
+	expect_refused("symlinked map", "a symlink", false);
+
+	/* /tmp itself a symlink */
+	fake_proc(getuid());
+	sh("rmdir %s && mkdir %s/othertmp && ln -s %s/othertmp %s", fpath("root/tmp"), dir, dir,
+	   fpath("root/tmp"));
+	puts_file(fpath(MAP), "w", "1000 10 via-symlinked-dir\n");
+	expect_refused("symlinked /tmp", "a symlink on the way", false);
+	sh("rm -rf %s/othertmp", dir);
+
+	/* a FIFO: refused without blocking */
+	fake_proc(getuid());
+	CHECK(!mkfifo(fpath(MAP), 0600));
+	expect_refused("fifo", "not a regular file", false);
+
+	/* a directory */
+	fake_proc(getuid());
+	CHECK(!mkdir(fpath(MAP), 0700));
+	expect_refused("directory", "not a regular file", false);
+
+	/* owned by another user than the process's (as root: chown the file; otherwise
+	 * claim the process runs as another uid) */
+	if (geteuid() == 0) {
+		fake_proc(1000);
+		puts_file(fpath(MAP), "w", "1000 10 planted\n");
+		CHECK(!chown(fpath(MAP), 12345, 12345));
+	} else {
+		fake_proc(12345);
+		puts_file(fpath(MAP), "w", "1000 10 planted\n");
+	}
+	expect_refused("foreign owner", "owned by uid", false);
+}
+
+/* A Julia-style jitdump found through the process's mapping of it, plus its perf map. */
+static void test_jitdump(void)
+{
+	static const char dump_rel[] =
+		"root/home/u/.debug/jit/llvm-IR-jit-20240101-a1b2c3/jit-7.dump";
+	const char *dump_path = dump_rel + 4; /* as the process sees it */
+	struct jd_buf b = {0};
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	char line[1024];
+	size_t half;
+	int ret;
+
+	fake_proc(getuid());
+	sh("mkdir -p %s", fpath("root/home/u/.debug/jit/llvm-IR-jit-20240101-a1b2c3"));
+	jd_julia_fixture(&b, NSPID);
+	half = 40 + 60; /* the header and part of the first record */
+	put(fpath(dump_rel), "w", b.data, half);
+	snprintf(line, sizeof(line),
+		 "55d0c6a00000-55d0c6a02000 r--p 00000000 fd:01 1234   /usr/bin/julia\n"
+		 "7f3a2c100000-7f3a2c101000 r-xp 00000000 fd:01 99     /old/jit-1.dump (deleted)\n"
+		 "7f3a2c200000-7f3a2c201000 r-xp 00000000 fd:01 98     /tmp/notjit-7.dump\n"
+		 "7f3a2c300000-7f3a2c301000 r-xp 00000000 fd:01 97     %s\n",
+		 dump_path);
+	puts_file(fpath("maps"), "w", line);
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(look(pm, JULIA_FIB_ADDR, &ret, NULL) == NULL); /* no perf map: no label */
+	CHECK(ret == -ENOENT);
+	put(fpath(dump_rel), "a", b.data + half, b.len - half);
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, JULIA_FIB_ADDR), "julia_fib_42");
+	CHECK_STR(resolve(pm, JULIA_FIB_ADDR + 0x50), "julia_fib_17");
+	CHECK_STR(resolve(pm, JULIA_JFPTR_ADDR), "jfptr_fib_18");
+	/* lookup_at: before the recompile the first specialization */
+	{
+		const char *n;
+		uint64_t off;
+
+		CHECK(!perfmaps__lookup_at(pm, FAKE_PID, JULIA_FIB_ADDR + 8, 1500, &n, &off));
+		CHECK_STR(n, "julia_fib_17");
+		CHECK_U64(off, 8);
+	}
+	/* jitdump entries come first; perf-map lines fill the rest */
+	puts_file(fpath(MAP), "w", "7f3a2c001000 90 julia_fib_17\n7f3a2c002000 10 julia_g_3\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, JULIA_FIB_ADDR), "julia_fib_42");
+	CHECK_STR(resolve(pm, 0x7f3a2c002004), "julia_g_3");
+	CHECK_STR(look(pm, 0x7f3a2c003000, &ret, NULL), "[perf-7.map]");
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.dumps_opened, 1);
+	CHECK_U64(st.records_parsed, 3);
+	CHECK_U64(st.records_truncated, 1); /* the first lookup saw half a record */
+	CHECK_U64(st.bytes_read,
+		  b.len + strlen("7f3a2c001000 90 julia_fib_17\n7f3a2c002000 10 julia_g_3\n"));
+	perfmaps__free(pm);
+
+	/* a symlinked jitdump is refused like a symlinked map */
+	CHECK(!unlink(fpath(dump_rel)));
+	CHECK(!unlink(fpath(MAP)));
+	CHECK(!symlink("/etc/passwd", fpath(dump_rel)));
+	expect_refused("symlinked jitdump", "a symlink", false);
+
+	/* a file named like a jitdump that is not one: refused once, counted */
+	CHECK(!unlink(fpath(dump_rel)));
+	puts_file(fpath(dump_rel), "w", "this is not a jitdump file at all, not even close\n");
+	expect_refused("not a jitdump", "not a jitdump", true);
+	free(b.data);
+}
+
+/*
+ * A real process: writes /tmp/perf-PID.map and a jitdump in a private directory that it
+ * mmaps (PROT_READ|PROT_EXEC, as LLVM does); appends a line and exits; the line written
+ * just before exit is still read.
+ */
+static void test_real_process(void)
+{
+	int to_child[2], to_parent[2], status, ret;
+	char map[64], jdir[] = "/tmp/scorch-jit-XXXXXX", jpath[128];
+	struct jd_buf b = {0};
+	struct perfmaps *pm;
+	pid_t child;
+	char c;
+
+	CHECK(mkdtemp(jdir));
+	CHECK(!pipe(to_child) && !pipe(to_parent));
+	child = fork();
+	CHECK(child >= 0);
+	if (!child) {
+		void *marker;
+		int fd;
+
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", getpid());
+		puts_file(map, "w", "7f0000001000 100 LazyCompile:~hot /x.js:1:1\n");
+		snprintf(jpath, sizeof(jpath), "%s/jit-%d.dump", jdir, getpid());
+		jd_header(&b, getpid(), 1);
+		jd_load(&b, 2, getpid(), getpid(), 0x7f0000900000, 0x40, 1, "julia_real_1");
+		put(jpath, "w", b.data, b.len);
+		fd = open(jpath, O_RDONLY);
+		marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		if (fd < 0 || marker == MAP_FAILED)
+			_exit(2);
+		if (write(to_parent[1], "r", 1) != 1 || read(to_child[0], &c, 1) != 1)
+			_exit(3);
+		puts_file(map, "a", "7f0000002000 100 LazyCompile:*late /x.js:9:1\n");
+		_exit(0);
+	}
+	CHECK(read(to_parent[0], &c, 1) == 1);
+	pm = perfmaps__new(NULL);
+	CHECK(pm);
+	CHECK(!perfmaps__track(pm, child));
+	{
+		const char *n;
+		uint64_t off;
+
+		CHECK(!perfmaps__lookup(pm, child, 0x7f0000001010, &n, &off));
+		CHECK_STR(n, "LazyCompile:~hot /x.js:1:1");
+		CHECK_U64(off, 0x10);
+		CHECK(!perfmaps__lookup(pm, child, 0x7f0000900004, &n, &off));
+		CHECK_STR(n, "julia_real_1");
+		CHECK(write(to_child[1], "g", 1) == 1);
+		CHECK(waitpid(child, &status, 0) == child);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		CHECK(!perfmaps__refresh(pm, child));
+		CHECK(!perfmaps__lookup(pm, child, 0x7f0000002000, &n, &off));
+		CHECK_STR(n, "LazyCompile:*late /x.js:9:1");
+		ret = perfmaps__lookup(pm, child, 0x7f0000003000, &n, &off);
+		CHECK(ret == -ENOENT);
+		snprintf(map, sizeof(map), "[perf-%d.map]", child);
+		CHECK_STR(n, map);
+	}
+	perfmaps__free(pm);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", child);
+	unlink(map);
+	sh("rm -rf %s", jdir);
+	free(b.data);
+}
+
+/* Many processes: the PID table survives growth and deletions in any order. */
+static void test_many(void)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm = new_pm(0);
+	char path[512];
+	int i;
+
+	for (i = 1; i <= 300; i++) {
+		snprintf(path, sizeof(path), "%s/%d", dir, 10000 + i);
+		CHECK(!mkdir(path, 0700));
+		snprintf(path, sizeof(path), "%s/%d/status", dir, 10000 + i);
+		puts_file(path, "w", "Name:\tx\nUid:\t0\t0\t0\t0\n");
+		CHECK(!perfmaps__track(pm, 10000 + i));
+	}
+	for (i = 1; i <= 300; i += 3)
+		perfmaps__forget(pm, 10000 + i);
+	for (i = 300; i >= 1; i--)
+		CHECK(perfmaps__refresh(pm, 10000 + i) == (i % 3 == 1 ? -ENOENT : 0));
+	for (i = 2; i <= 300; i += 3)
+		perfmaps__forget(pm, 10000 + i);
+	for (i = 1; i <= 300; i++)
+		CHECK(perfmaps__refresh(pm, 10000 + i) == (i % 3 == 0 ? 0 : -ENOENT));
+	CHECK(!perfmaps__refresh(pm, 0));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.procs_tracked, 300);
+	perfmaps__free(pm);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/scorch-perfmap-XXXXXX");
+	CHECK(mkdtemp(dir));
+	log__set_fn(log_sink);
+	test_growth();
+	test_rewrites();
+	test_exit();
+	test_cap();
+	test_security();
+	test_jitdump();
+	test_real_process();
+	test_many();
+	sh("rm -rf %s", dir);
+	printf("perfmaps: ok\n");
+	return 0;
+}

@@ -38,6 +38,7 @@ static void usage(FILE *out)
 		     "  sudo scorch record -o cpu.folded -- ./myprog args\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg\n"
 		     "  scorch flamegraph cpu.folded -o cpu.svg\n"
+		     "  scorch diff before.folded after.folded -o diff.svg\n"
 		     "  scorch symbolize --elf ./myprog --lines 0x401136\n");
 }
 
@@ -46,7 +47,8 @@ void scorch__print_version(void)
 	printf("scorch %s\n", SCORCH_VERSION);
 	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
 	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
-	       "demangle-cxx-rust-d, svg-flamegraph\n");
+	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, "
+	       "gzip-zstd-input\n");
 }
 
 int main(int argc, char **argv)

@@ -20,6 +20,7 @@
 #include "common.h"
 #include "cmds.h"
 #include "flamegraph.h"
+#include "perfmap.h"
 #include "profiler-private.h"
 #include "symbolize.h"
 
@@ -30,6 +31,7 @@
 #define MAX_INLINE	 32
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often */
+#define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 
 enum record_mode {
 	MODE_CPU = 0, /* on-CPU samples, counted in samples */
@@ -74,6 +76,8 @@ struct record {
 	struct record_opts opts;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct perfmaps *pm; /* JIT symbol files of the processes seen */
+	double last_jit_refresh;
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
 	struct proctab *procs;
@@ -587,6 +591,8 @@ static void on_event(void *ctx, const struct scorch_event *e)
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
 			p->flags |= PROC_EXITED;
 			r->pending_exits++;
+			/* its last JIT entries, through the descriptors kept open */
+			perfmaps__refresh(r->pm, e->pid);
 		}
 		return;
 	}
@@ -602,6 +608,8 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	r->procs_seen++;
 	/* read the maps while the process is alive: after exit or exec they are gone */
 	err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
+	/* a runtime's perf map or jitdump: found now, read as it grows */
+	perfmaps__track(r->pm, e->pid);
 	if (!err) {
 		p->flags |= PROC_SNAPPED;
 		r->procs_held++;
@@ -680,6 +688,7 @@ static int reap_exited(struct record *r)
 		if (!(p->flags & PROC_EXITED) || (p->flags & PROC_RELEASED))
 			continue;
 		symbolizer__forget_gen(r->sym, p->pid, p->gen);
+		perfmaps__forget(r->pm, p->pid);
 		if (p->flags & PROC_SNAPPED)
 			r->procs_held--;
 		p->flags |= PROC_RELEASED;
@@ -729,6 +738,10 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			err = r->err;
 			break;
 		}
+		if (now_sec() - r->last_jit_refresh >= JIT_REFRESH_SEC) {
+			perfmaps__refresh(r->pm, 0);
+			r->last_jit_refresh = now_sec();
+		}
 		if (r->pending_exits >= REAP_PENDING ||
 		    (r->pending_exits && now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
 			err = reap_exited(r);
@@ -749,6 +762,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	r->elapsed = now_sec() - start;
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, r);
+	perfmaps__refresh(r->pm, 0);
 	free(pfds);
 	return err;
 }
@@ -915,6 +929,7 @@ static double report_summary(struct record *r, const uint64_t *st)
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
 			st[STAT_LOST_START] + r->drain_lost;
 	struct symbolizer_stats ss;
+	struct perfmaps_stats js;
 	double lost_pct = pct(lost, taken);
 
 	symbolizer__stats(r->sym, &ss);
@@ -963,6 +978,18 @@ static double report_summary(struct record *r, const uint64_t *st)
 		" exited and released during the recording (at most %" PRIu64
 		" held at once), %" PRIu64 " gone before their maps were read\n",
 		r->procs_seen, r->procs_released, r->procs_held_max, ss.procs_missing);
+	perfmaps__stats(r->pm, &js);
+	if (js.maps_opened || js.dumps_opened || js.files_refused)
+		pr_warn("JIT maps: %" PRIu64 " perf maps and %" PRIu64 " jitdumps read (%" PRIu64
+			" entries, %" PRIu64 " bad lines, %" PRIu64 " bad records skipped), %" PRIu64
+			" files refused, %" PRIu64 " capped; %" PRIu64 " of %" PRIu64
+			" JIT lookups named\n",
+			js.maps_opened, js.dumps_opened, js.lines_parsed + js.records_parsed,
+			js.lines_bad, js.records_bad, js.files_refused, js.files_capped,
+			js.lookups_resolved, js.lookups);
+	if (js.files_refused)
+		pr_hint("perf maps must be regular files owned by the process's user or root, "
+			"not symlinks\n");
 	if (r->noproc_samples || r->noproc_us) {
 		if (o->mode == MODE_CPU)
 			pr_warn("unresolved processes: %" PRIu64
@@ -1079,6 +1106,7 @@ static int record_run(struct record *r)
 		.no_demangle = o->no_demangle,
 		.keep_params = o->keep_params,
 		.no_inline = o->no_inline,
+		.jit_lookup = perfmaps__lookup,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, waitmask;
@@ -1092,13 +1120,15 @@ static int record_run(struct record *r)
 	err = out__open(&r->out, o->output);
 	if (err)
 		return err;
+	r->pm = perfmaps__new(NULL);
+	yopts.jit_ctx = r->pm;
 	r->sym = symbolizer__new(&yopts);
 	r->folded = folded__new();
 	r->names = strset__new();
 	r->procs = proctab__new();
 	r->pidfds = malloc((o->nr_pids + 1) * sizeof(*r->pidfds));
 	r->gone = calloc(o->nr_pids + o->nr_tids + 1, sizeof(*r->gone));
-	if (!r->sym || !r->folded || !r->names || !r->procs || !r->pidfds || !r->gone)
+	if (!r->pm || !r->sym || !r->folded || !r->names || !r->procs || !r->pidfds || !r->gone)
 		return -ENOMEM;
 	for (i = 0; i < o->nr_pids; i++)
 		r->pidfds[i] = syscall(SYS_pidfd_open, o->pids[i], 0);
@@ -1199,6 +1229,7 @@ int cmd_record(int argc, char **argv)
 	out__close(&r.out, false); /* no-op once written */
 	sampler__free(r.sampler);
 	symbolizer__free(r.sym);
+	perfmaps__free(r.pm);
 	folded__free(r.folded);
 	strset__free(r.names);
 	proctab__free(r.procs);

@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
+	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
 };
 
 static void usage(FILE *out)
@@ -38,6 +39,7 @@ static void usage(FILE *out)
 		     "  sudo scorch record -o cpu.folded -- ./myprog args\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg\n"
 		     "  scorch flamegraph cpu.folded -o cpu.svg\n"
+		     "  perf script | scorch collapse | scorch flamegraph > perf.svg\n"
 		     "  scorch symbolize --elf ./myprog --lines 0x401136\n");
 }
 

@@ -233,46 +233,22 @@ static int header(struct collapser *c, const struct header *h)
 	return 0;
 }
 
-/* Perl's /\.\(.*\)\./: a Go method such as "net/http.(*Client).Do". */
-static bool go_method(const char *s, size_t n)
+/* Perl's /\.\(.*\)\./: a Go method such as "net/http.(*Client).Do"; @open is the first '('. */
+static bool go_method(const char *s, size_t n, const char *open)
 {
-	const char *open = memmem(s, n, ".(", 2);
 	size_t i;
 
+	while (open && (open == s || open[-1] != '.'))
+		open = memchr(open + 1, '(', n - (size_t)(open + 1 - s));
 	if (!open)
 		return false;
+	open--; /* the '.' */
 	for (i = n; i >= 2; i--)
 		if (s[i - 2] == ')' && s[i - 1] == '.')
 			return (size_t)(s + i - 2 - open) >= 2;
 	return false;
 }
 
-/* What the Perl script's annotations see in a module name; cached, modules repeat. */
-static int classify_module(struct collapser *c, struct span mod)
-{
-	if (c->mod && mod.len == c->mod_len && !memcmp(mod.p, c->mod, mod.len))
-		return 0;
-	if (mod.len + 1 > c->mod_cap) {
-		char *m = realloc(c->mod, mod.len + 64);
-
-		if (!m)
-			return -ENOMEM;
-		c->mod = m;
-		c->mod_cap = mod.len + 64;
-	}
-	memcpy(c->mod, mod.p, mod.len);
-	c->mod[mod.len] = '\0';
-	c->mod_len = mod.len;
-	/* kernel: /(^\[|vmlinux$)/ and not /unknown/; JIT: m:/tmp/perf-\d+\.map: */
-	c->mod_kernel =
-		mod.len &&
-		(mod.p[0] == '[' || (mod.len >= 7 && !memcmp(mod.p + mod.len - 7, "vmlinux", 7))) &&
-		!span_has(mod, "unknown");
-	c->mod_jit = collapse__is_perf_map(mod.p, mod.len);
-	return 0;
-}
-
-/* One "->"-separated part of a frame line, tidied and annotated, into the arena. */
 enum {
 	CH_SEMI = 1,
 	CH_PAREN = 2,
@@ -288,12 +264,50 @@ static unsigned int specials(struct span s)
 		['\''] = CH_QUOTE, ['-'] = CH_DASH,
 	};
 	unsigned int m = 0;
+	size_t i;
 
-	for (size_t i = 0; i < s.len; i++)
+	/* @s is NUL-terminated here: let the vectorised strcspn skip the plain prefix */
+	for (i = strcspn(s.p, ";(\"'-"); i < s.len; i++)
 		m |= tab[(unsigned char)s.p[i]];
 	return m;
 }
 
+/* What the Perl script's annotations see in a module name; cached, modules repeat. */
+static int classify_module(struct collapser *c, struct span mod)
+{
+	struct cmod *m;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c->mods); i++) {
+		m = &c->mods[i];
+		if (m->name && m->len == mod.len && !memcmp(m->name, mod.p, mod.len))
+			goto found;
+	}
+	m = &c->mods[c->mod_next++ % ARRAY_SIZE(c->mods)];
+	if (mod.len + 1 > m->cap) {
+		char *n = realloc(m->name, mod.len + 64);
+
+		if (!n)
+			return -ENOMEM;
+		m->name = n;
+		m->cap = mod.len + 64;
+	}
+	memcpy(m->name, mod.p, mod.len);
+	m->name[mod.len] = '\0';
+	m->len = mod.len;
+	/* kernel: /(^\[|vmlinux$)/ and not /unknown/; JIT: m:/tmp/perf-\d+\.map: */
+	m->kernel =
+		mod.len &&
+		(mod.p[0] == '[' || (mod.len >= 7 && !memcmp(mod.p + mod.len - 7, "vmlinux", 7))) &&
+		!span_has(mod, "unknown");
+	m->jit = collapse__is_perf_map(mod.p, mod.len);
+found:
+	c->mod_kernel = m->kernel;
+	c->mod_jit = m->jit;
+	return 0;
+}
+
+/* One "->"-separated part of a frame line, tidied and annotated, into the arena. */
 static int frame_part(struct collapser *c, const struct frame_line *f, struct span part,
 		      size_t index, unsigned int ch)
 {
@@ -339,7 +353,7 @@ static int frame_part(struct collapser *c, const struct frame_line *f, struct sp
 		static const char anon[] = "anonymous namespace)";
 		char *p = memchr(s, '(', len);
 
-		if (p && !go_method(s, len)) {
+		if (p && !go_method(s, len, p)) {
 			for (; p; p = memchr(p + 1, '(', len - (size_t)(p + 1 - s))) {
 				size_t rest = len - (size_t)(p + 1 - s);
 
@@ -366,13 +380,15 @@ tidy_done:
 	c->arena_len = off + len + 1;
 
 	if (index > 0) {
-		if (!strstr(s, "_[i]") && collapse__arena_append(c, "_[i]", 4))
+		if (!(memchr(s, '[', len) && strstr(s, "_[i]")) &&
+		    collapse__arena_append(c, "_[i]", 4))
 			return -ENOMEM;
 	} else if (c->opts.annotate_kernel && c->mod_kernel) {
 		if (collapse__arena_append(c, "_[k]", 4))
 			return -ENOMEM;
 	} else if (c->opts.annotate_jit && c->mod_jit) {
-		if (!strstr(s, "_[j]") && collapse__arena_append(c, "_[j]", 4))
+		if (!(memchr(s, '[', len) && strstr(s, "_[j]")) &&
+		    collapse__arena_append(c, "_[j]", 4))
 			return -ENOMEM;
 	}
 	return collapse__push_frame(c, off, collapse__last_len(c, off), c->group);
@@ -400,6 +416,8 @@ static int frame(struct collapser *c, struct frame_line *f)
 
 	/* split /->/: empty fields kept, except trailing ones */
 	start = 0;
+	/* the byte after the name is the " (" of the module, or a '+' of the offset: ours */
+	((char *)fn.p)[fn.len] = '\0';
 	ch = specials(fn);
 	for (const char *a = ch & CH_DASH ? memchr(fn.p, '-', fn.len) : NULL; a;
 	     a = memchr(a, '-', fn.len - (size_t)(a - fn.p))) {

@@ -69,10 +69,14 @@ struct collapser {
 	/* perf */
 	bool in_sample;
 	size_t pname_off, pname_len; /* in arena; the arena is reset with each sample */
-	/* the last module seen and what it is (modules repeat from line to line) */
-	char *mod;
-	size_t mod_len, mod_cap;
-	bool mod_kernel, mod_jit;
+	/* the modules seen last and what they are (a few modules alternate in a stack) */
+	struct cmod {
+		char *name;
+		size_t len, cap;
+		bool kernel, jit;
+	} mods[4];
+	unsigned int mod_next;
+	bool mod_kernel, mod_jit; /* of the current frame line */
 	bool pname_java;
 	uint64_t period;
 	char *event; /* the filter: opts.event_filter or the first event seen */

@@ -2,7 +2,6 @@
 /* flamegraph: collapsers turn perf script or bpftrace stack text into folded stacks. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +53,8 @@ void collapser__free(struct collapser *c)
 	free(c->event);
 	free(c->other_event);
 	free(c->map_name);
-	free(c->mod);
+	for (size_t i = 0; i < ARRAY_SIZE(c->mods); i++)
+		free(c->mods[i].name);
 	free(c->key);
 	free(c->stacks);
 	free(c->keys_buf);
@@ -332,12 +332,32 @@ static void report(struct collapser *c, const struct collapse_stats *before)
 			c->name, c->fmt == COLLAPSE_BPFTRACE ? "map entry" : "sample");
 }
 
+/* Lines longer than this are skipped and counted: no frame or key is that long. */
+#define MAX_LINE   (1u << 20)
+#define READ_CHUNK (256u << 10)
+
+static int one_line(struct collapser *c, char *line, size_t len)
+{
+	c->lineno++;
+	if (len && line[len - 1] == '\r')
+		line[--len] = '\0';
+	if (c->fmt == COLLAPSE_AUTO) {
+		if (!len || line[0] == '#')
+			return 0;
+		c->fmt = detect(line, len);
+		pr_debug("collapse: %s: reading %s output\n", c->name,
+			 c->fmt == COLLAPSE_PERF ? "perf script" : "bpftrace");
+	}
+	return c->fmt == COLLAPSE_PERF ? collapse_perf__line(c, line, len)
+				       : collapse_bt__line(c, line, len);
+}
+
 int collapser__read(struct collapser *c, FILE *in, const char *name)
 {
 	struct collapse_stats before = c->st;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	size_t cap = READ_CHUNK + 1, have = 0, n;
+	char *buf = NULL;
+	bool skipping = false; /* inside a line longer than MAX_LINE */
 	int err = 0;
 
 	c->name = name;
@@ -347,40 +367,73 @@ int collapser__read(struct collapser *c, FILE *in, const char *name)
 	c->in_sample = false;
 	c->in_record = false;
 	collapse__reset_sample(c);
-	__fsetlocking(in, FSETLOCKING_BYCALLER);
 
-	errno = 0;
-	while ((n = getline(&line, &cap, in)) > 0) {
-		size_t len = (size_t)n;
+	/* our own line splitting, in place: getline() would copy every line once more */
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		char *p, *nl, *end;
 
-		c->lineno++;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (len && line[len - 1] == '\r')
-			line[--len] = '\0';
+		if (cap - 1 - have < READ_CHUNK / 2) {
+			size_t ncap = MIN(have + READ_CHUNK, (size_t)MAX_LINE + READ_CHUNK) + 1;
+			char *b;
+
+			if (ncap > cap) {
+				b = realloc(buf, ncap);
+				if (!b) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				buf = b;
+				cap = ncap;
+			}
+		}
+		errno = 0;
+		n = fread(buf + have, 1, cap - 1 - have, in);
+		if (!n)
+			break;
 		/* a NUL would end a frame early: it becomes '?', as the folded contract escapes it
 		 */
-		for (char *z = memchr(line, '\0', len); z;
-		     z = memchr(z, '\0', len - (size_t)(z - line)))
+		for (char *z = memchr(buf + have, '\0', n); z;
+		     z = memchr(z, '\0', n - (size_t)(z - (buf + have))))
 			*z = '?';
-		if (c->fmt == COLLAPSE_AUTO) {
-			if (!len || line[0] == '#')
+		have += n;
+		end = buf + have;
+		for (p = buf; (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1) {
+			*nl = '\0';
+			if (skipping) {
+				skipping = false;
 				continue;
-			c->fmt = detect(line, len);
-			pr_debug("collapse: %s: reading %s output\n", name,
-				 c->fmt == COLLAPSE_PERF ? "perf script" : "bpftrace");
+			}
+			err = one_line(c, p, (size_t)(nl - p));
+			if (err)
+				goto cleanup;
 		}
-		err = c->fmt == COLLAPSE_PERF ? collapse_perf__line(c, line, len)
-					      : collapse_bt__line(c, line, len);
-		if (err)
-			goto cleanup;
-		errno = 0;
+		have = (size_t)(end - p);
+		memmove(buf, p, have);
+		if (have >= MAX_LINE) {
+			if (!skipping) {
+				c->lineno++;
+				collapse__bad_line(c, buf, 64);
+			}
+			skipping = true;
+			have = 0;
+		}
 	}
 	if (ferror(in)) {
 		err = errno ? -errno : -EIO;
 		if (err != -EBADMSG) /* a corrupt stream was reported by the reader */
 			pr_err("collapse: cannot read %s: %s\n", name, strerror(-err));
 		goto cleanup;
+	}
+	if (have && !skipping) { /* a last line without its newline */
+		buf[have] = '\0';
+		err = one_line(c, buf, have);
+		if (err)
+			goto cleanup;
 	}
 	if (c->fmt == COLLAPSE_PERF)
 		err = collapse_perf__end(c);
@@ -395,6 +448,6 @@ int collapser__read(struct collapser *c, FILE *in, const char *name)
 cleanup:
 	if (err == -ENOMEM)
 		pr_err("collapse: %s: out of memory\n", name);
-	free(line);
+	free(buf);
 	return err;
 }

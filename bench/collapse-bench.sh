@@ -7,7 +7,7 @@
 #   FLAMEGRAPH_DIR:  a checkout of brendangregg/FlameGraph (run only, never copied)
 #   REPEAT:          copies of example-perf-stacks.txt (37k lines, 3.1 MB each; default 10)
 # Input: FlameGraph's example-perf-stacks.txt.gz (the input of inferno's collapse
-# benchmark) decompressed and repeated. Prints the best wall time of 3 runs and the peak
+# benchmark) decompressed and repeated. Prints the best wall time of 5 runs and the peak
 # RSS of each tool, the speed-up, and checks that both outputs are identical
 # (scorch's default annotations = stackcollapse-perf.pl --all). inferno-collapse-perf is
 # run too when it is on PATH.
@@ -30,13 +30,13 @@ if [ ! -f "$in" ]; then
 fi
 echo "input: $(wc -l <"$in") lines, $(($(wc -c <"$in") / 1048576)) MB ($repeat x example-perf-stacks.txt)"
 
-# label, output file, command...: prints "label  best-of-3 seconds  peak MB"
+# label, output file, command...: prints "label  best-of-5 seconds  peak MB"
 measure() {
 	label=$1
 	out=$2
 	shift 2
 	best=""
-	for run in 1 2 3; do
+	for run in 1 2 3 4 5; do
 		t0=$(date +%s%N)
 		/usr/bin/time -f "%M" -o "$work/rss" "$@" "$in" >"$out" 2>"$work/stderr"
 		t1=$(date +%s%N)

@@ -114,21 +114,27 @@ void collapse__reset_sample(struct collapser *c);
 /* Counts a line that is not understood (the first is kept for the report). */
 void collapse__bad_line(struct collapser *c, const char *line, size_t len);
 
-/* Perl's \s and \w (ASCII, as stackcollapse-perf.pl sees bytes). */
+/* Perl's \s, \d and \w (ASCII, as stackcollapse-perf.pl sees bytes), by table. */
+enum {
+	CC_SPACE = 1,
+	CC_DIGIT = 2,
+	CC_WORD = 4,
+};
+extern const unsigned char collapse__ctype[256];
+
 static inline bool collapse__space(unsigned char ch)
 {
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+	return collapse__ctype[ch] & CC_SPACE;
 }
 
 static inline bool collapse__digit(unsigned char ch)
 {
-	return ch >= '0' && ch <= '9';
+	return collapse__ctype[ch] & CC_DIGIT;
 }
 
 static inline bool collapse__word(unsigned char ch)
 {
-	return collapse__digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	       ch == '_';
+	return collapse__ctype[ch] & CC_WORD;
 }
 
 /* True when @s[0..len) contains "/tmp/perf-" DIGITS ".map" (a perf map: JIT code). */

@@ -11,6 +11,31 @@
 
 #define DEFAULT_BT_KEYS "kstack,ustack,comm"
 
+#define D (CC_DIGIT | CC_WORD)
+#define W CC_WORD
+const unsigned char collapse__ctype[256] = {
+	[' '] = CC_SPACE,  ['\t'] = CC_SPACE, ['\n'] = CC_SPACE, ['\r'] = CC_SPACE,
+	['\f'] = CC_SPACE, ['\v'] = CC_SPACE, ['0'] = D,	 ['1'] = D,
+	['2'] = D,	   ['3'] = D,	      ['4'] = D,	 ['5'] = D,
+	['6'] = D,	   ['7'] = D,	      ['8'] = D,	 ['9'] = D,
+	['_'] = W,	   ['a'] = W,	      ['b'] = W,	 ['c'] = W,
+	['d'] = W,	   ['e'] = W,	      ['f'] = W,	 ['g'] = W,
+	['h'] = W,	   ['i'] = W,	      ['j'] = W,	 ['k'] = W,
+	['l'] = W,	   ['m'] = W,	      ['n'] = W,	 ['o'] = W,
+	['p'] = W,	   ['q'] = W,	      ['r'] = W,	 ['s'] = W,
+	['t'] = W,	   ['u'] = W,	      ['v'] = W,	 ['w'] = W,
+	['x'] = W,	   ['y'] = W,	      ['z'] = W,	 ['A'] = W,
+	['B'] = W,	   ['C'] = W,	      ['D'] = W,	 ['E'] = W,
+	['F'] = W,	   ['G'] = W,	      ['H'] = W,	 ['I'] = W,
+	['J'] = W,	   ['K'] = W,	      ['L'] = W,	 ['M'] = W,
+	['N'] = W,	   ['O'] = W,	      ['P'] = W,	 ['Q'] = W,
+	['R'] = W,	   ['S'] = W,	      ['T'] = W,	 ['U'] = W,
+	['V'] = W,	   ['W'] = W,	      ['X'] = W,	 ['Y'] = W,
+	['Z'] = W,
+};
+#undef D
+#undef W
+
 struct collapser *collapser__new(const struct collapse_opts *opts)
 {
 	struct collapser *c = calloc(1, sizeof(*c));

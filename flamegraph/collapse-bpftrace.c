@@ -283,7 +283,8 @@ static int key_text(struct collapser *c, char *s, size_t n)
 		return end_record(c);
 	while (n && s[n - 1] == ' ')
 		n--;
-	if (n >= 2 && !memcmp(s + n - 2, "]:", 2)) {
+	/* "]: -5", "]: 1.5" (sum(), avg()) or "]:" and a histogram on the next lines */
+	if ((n >= 2 && !memcmp(s + n - 2, "]:", 2)) || memmem(s, n, "]: ", 3)) {
 		/* "@[key]:" then a histogram or another value on its own lines */
 		pr_err("collapse: %s:%zu: bpftrace map value is not an integer count\n", c->name,
 		       c->lineno);
@@ -332,6 +333,12 @@ int collapse_bt__line(struct collapser *c, char *line, size_t len)
 		c->last_was_frame = false;
 		collapse__reset_sample(c);
 		return key_text(c, open + 1, len - name_len - 1);
+	}
+	if (len && line[0] == '@') {
+		pr_err("collapse: %s:%zu: bpftrace map entry of line %zu has no \"]: COUNT\" end\n",
+		       c->name, c->lineno, c->record_lineno);
+		pr_hint("collapse reads maps of counts: @[kstack, ustack, comm] = count()\n");
+		return -EINVAL;
 	}
 	if (len && (line[0] == ' ' || line[0] == '\t')) {
 		if (!c->last_was_frame) {

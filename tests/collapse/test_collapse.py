@@ -245,6 +245,9 @@ def bpftrace(tmp):
     for bad, what in ((b"@[, \n    f+1\n, a]: 1\n@b[, \n    f+1\n, a]: 1\n", b"second"),
                       (b"@[, \n    f+1\n, a]: \n[0, 1) 5 |@@@|\n", b"not an integer"),
                       (b"@: 5\n", b"has no key"),
+                      (b"@[, \n    f+1\n, a]: -5\n", b"not an integer"),
+                      (b"@[, , a]: 1.5\n", b"not an integer"),
+                      (b"@[, \n    f+1\n@[, , a]: 1\n", b"has no"),
                       (b"@[a, b, c, d]: 5\n", b"does not match"),
                       (b"@[x, \n    f+1\n, a]: 1\n", b"a value where a stack was named"),
                       (b"@[, , \n    f+1\n]: 1\n", b"a stack as element 3")):

@@ -269,4 +269,100 @@ int flamegraph__add_diff(struct flamegraph *fg, const struct folded_diff *d);
  */
 int folded_diff__write_top(const struct folded_diff *d, size_t n, FILE *out);
 
+/*
+ * ---------------------------------------------------------------------------
+ * Collapse: other tools' stack text to folded stacks (scorch collapse).
+ * ---------------------------------------------------------------------------
+ *
+ * Two inputs are understood:
+ *
+ * perf script text. Parsed as stackcollapse-perf.pl parses it (its header and
+ * frame patterns, "+0x..." offsets stripped, "[unknown]" frames named after
+ * their module, names tidied: ';' -> ':', "(args)" cut unless the name looks
+ * like a Go method, quotes dropped, the leading 'L' of Java classes dropped
+ * when the process is "java"), so that its output equals the Perl script's
+ * line for line; options mirror its --pid, --tid, --kernel, --jit, --addrs and
+ * --event-filter. Only samples of one event are kept: the filter's, or the
+ * first event seen. A sample ends at a blank line; a last sample with no blank
+ * line after it may be cut and is dropped (as the Perl script does), counted
+ * in nr_truncated. A "->" in a frame (perf's inline chains) makes several
+ * frames, the later ones annotated "_[i]". Deviations from the Perl script:
+ * frames are escaped as the folded contract says (control bytes -> '?', empty
+ * frames "[empty]", ';' in a process name -> ':'), a trailing CR is removed
+ * from each line, and "perf script" without callchains is not supported (as
+ * in the Perl script, such samples have no blank line between them).
+ *
+ * bpftrace map output, e.g. of @[kstack, ustack, comm] = count():
+ *     @[
+ *         do_syscall_64+56
+ *         entry_SYSCALL_64_after_hwframe+99
+ *     ,
+ *         0x7f2a5c0e1a3d
+ *         main+53
+ *     , bash]: 5
+ * The map's key elements are named by opts.bpftrace_keys, a comma-separated
+ * list (default "kstack,ustack,comm"): "kstack" and "ustack" (each at most
+ * once) are stacks, leaf first, in bpftrace's default or perf mode
+ * ("ADDR SYM+OFF (MODULE)"); any other name (comm, pid, tid, cpu, ...) is a
+ * scalar printed on the line. Each record gives one folded stack, root first:
+ * the scalars in key order, then the user stack, then the kernel stack, each
+ * reversed to root-first order; "+OFFSET" (decimal, or 0x hex in perf mode) is
+ * stripped, hex frames are kept as printed, kernel frames get "_[k]" when
+ * annotate_kernel is set. So @[ustack] = count() with keys "ustack" gives
+ * "main;mid;leaf N", and the default keys give "comm;main;...;syscall_leaf_[k] N".
+ * A record whose key does not have the declared shape, a second map, a map
+ * without a key or a value that is not an integer is an error (-EINVAL, logged
+ * with the line number and a hint), not a guess.
+ */
+enum collapse_format {
+	COLLAPSE_AUTO = 0, /* bpftrace if the first line is "Attaching ..." or starts with '@' */
+	COLLAPSE_PERF,
+	COLLAPSE_BPFTRACE,
+};
+
+struct collapse_opts {
+	size_t sz; /* sizeof(struct collapse_opts) */
+	enum collapse_format format;
+	bool pid;		  /* perf: process frame "comm-PID" (stackcollapse-perf.pl --pid) */
+	bool tid;		  /* perf: "comm-PID/TID" (--tid; wins over pid) */
+	bool annotate_kernel;	  /* "_[k]" on kernel frames (--kernel) */
+	bool annotate_jit;	  /* "_[j]" on /tmp/perf-PID.map frames (--jit) */
+	bool addrs;		  /* perf: "[module <ADDR>]" for unknown symbols (--addrs) */
+	const char *event_filter; /* perf: keep this event only; NULL: the first seen */
+	const char *bpftrace_keys; /* NULL: "kstack,ustack,comm" */
+};
+
+/* What a collapser saw, over every read so far. */
+struct collapse_stats {
+	uint64_t samples;	     /* samples (perf) or records (bpftrace) kept */
+	uint64_t filtered;	     /* perf samples of other events, skipped */
+	uint64_t truncated;	     /* an entry cut at the end of the input, dropped */
+	uint64_t bad_lines;	     /* lines not understood, skipped */
+	enum collapse_format format; /* of the last read (AUTO before any) */
+};
+
+struct collapser;
+
+/*
+ * Returns a collapser using a copy of @opts (NULL: no annotations, perf or
+ * bpftrace by content); strings in @opts are borrowed for its lifetime. NULL
+ * with errno set: EINVAL (bad bpftrace_keys, logged), ENOMEM.
+ */
+struct collapser *collapser__new(const struct collapse_opts *opts);
+void collapser__free(struct collapser *c);
+
+/*
+ * Reads one input to its end (@name is used in messages) and adds its stacks
+ * to the collapser's folded set. Lines not understood are skipped and counted;
+ * at the end of the read they, skipped events and a dropped last sample are
+ * reported once each with pr_warn (and a hint where there is a remedy).
+ * Returns 0; -EINVAL for bpftrace input that is not understood (logged); -EIO
+ * or -errno on a read error (including a corrupt compressed stream); -ENOMEM.
+ */
+int collapser__read(struct collapser *c, FILE *in, const char *name);
+
+/* The stacks collected so far; borrowed until collapser__free(). */
+const struct folded *collapser__folded(const struct collapser *c);
+void collapser__stats(const struct collapser *c, struct collapse_stats *st);
+
 #endif /* SCORCH_FLAMEGRAPH_H */

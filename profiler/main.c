@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
+	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
 };
 
 static void usage(FILE *out)
@@ -39,6 +40,7 @@ static void usage(FILE *out)
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg\n"
 		     "  scorch flamegraph cpu.folded -o cpu.svg\n"
 		     "  scorch diff before.folded after.folded -o diff.svg\n"
+		     "  perf script | scorch collapse | scorch flamegraph > perf.svg\n"
 		     "  scorch symbolize --elf ./myprog --lines 0x401136\n");
 }
 
@@ -47,7 +49,7 @@ void scorch__print_version(void)
 	printf("scorch %s\n", SCORCH_VERSION);
 	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
 	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
-	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, "
+	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, collapse, "
 	       "gzip-zstd-input\n");
 }
 

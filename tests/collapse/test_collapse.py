@@ -18,6 +18,14 @@ CLI = sys.argv[1]
 ANCHOR = "--anchor" in sys.argv
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 EXPECTED = os.path.join(DATA, "expected")
+# The whole FlameGraph perf-script corpus is read where it lives (it is shared data,
+# not copied into the project): SCORCH_PERF_SCRIPT_CORPUS, else ../shared/data/perf-script
+# next to the checkout. Without it, the excerpt kept in data/ (3 captures x 6 options).
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.environ.get("SCORCH_PERF_SCRIPT_CORPUS",
+                        os.path.join(os.path.dirname(_ROOT), "shared", "data", "perf-script"))
+if not os.path.isdir(os.path.join(CORPUS, "expected")):
+    CORPUS = None
 failures = []
 
 # expected/NAME-collapsed-OPT.txt = stackcollapse-perf.pl --OPT; ours annotates by default
@@ -57,24 +65,37 @@ def first_diff(a, b):
 def corpus():
     """Every corpus input x every option set the expected directory provides, exactly."""
     pairs = 0
-    for f in sorted(os.listdir(EXPECTED)):
+    data, expected = (CORPUS, os.path.join(CORPUS, "expected")) if CORPUS else (DATA, EXPECTED)
+    print("corpus: %s" % (data if CORPUS else data + " (excerpt; the full corpus was not found)"))
+    for f in sorted(os.listdir(expected)):
         m = re.match(r"(.*)-collapsed-(\w+)\.txt$", f)
         assert m, f
         name, opt = m.groups()
-        inp = os.path.join(DATA, name + ".txt")
-        want = open(os.path.join(EXPECTED, f), "rb").read()
+        if name == "perf-edge-cases":
+            continue  # below
+        inp = os.path.join(data, name + ".txt")
+        want = open(os.path.join(expected, f), "rb").read()
         got = run(OPTS[opt] + [inp]).stdout
         check("corpus %s --%s" % (name, opt), got == want, first_diff(got, want))
         pairs += 1
         if opt == "all":  # annotations on is our default
             got = run([inp]).stdout
             check("corpus %s (default = --all)" % name, got == want, first_diff(got, want))
-    check("corpus size", pairs == 14 * 6, "%d pairs" % pairs)
+    check("corpus size", pairs == (13 if CORPUS else 3) * 6, "%d pairs" % pairs)
+    # our own edge cases (data/expected/perf-edge-cases-*), always from data/
+    for f in sorted(os.listdir(EXPECTED)):
+        m = re.match(r"(perf-edge-cases)-collapsed-(\w+)\.txt$", f)
+        if not m:
+            continue
+        name, opt = m.groups()
+        want = open(os.path.join(EXPECTED, f), "rb").read()
+        got = run(OPTS[opt] + [os.path.join(DATA, name + ".txt")]).stdout
+        check("edge cases --%s" % opt, got == want, first_diff(got, want))
 
 
 def compressed(tmp):
     """gzip and zstd input give the same bytes as plain input; damaged streams are errors."""
-    src = os.path.join(DATA, "perf-java-stacks-01.txt")
+    src = os.path.join(DATA, "perf-java-stacks-02.txt")
     want = run([src]).stdout
     raw = open(src, "rb").read()
     gz = os.path.join(tmp, "j.txt.gz")
@@ -111,7 +132,7 @@ def perf_behaviour(tmp):
     check("periods", run(["-"], stdin=text).stdout == b"ab;f 1000\nab;g 1\n")
 
     # events: the first is kept and the others counted; --event-filter chooses
-    cyc = os.path.join(DATA, "perf-cycles-instructions-01.txt")
+    cyc = os.path.join(DATA, "perf-cycles-instructions-excerpt.txt")
     p = run([cyc])
     check("other events reported", re.search(rb"\d+ samples of other events \(first: "
                                              rb"cycles\) skipped; kept event instructions",
@@ -264,8 +285,9 @@ def anchor():
     if not os.path.exists(script) or not shutil.which("perl"):
         print("SKIP: no %s (set FLAMEGRAPH_DIR to a FlameGraph checkout)" % script)
         sys.exit(77)
-    inputs = [os.path.join(DATA, f) for f in sorted(os.listdir(DATA))
-              if f.startswith("perf-") and f != "perf-edge-cases.txt"]
+    src = CORPUS or DATA
+    inputs = [os.path.join(src, f) for f in sorted(os.listdir(src))
+              if f.startswith("perf-") and f.endswith(".txt") and f != "perf-edge-cases.txt"]
     ex = os.path.join(fg, "example-perf-stacks.txt.gz")
     if os.path.exists(ex):
         inputs.append(ex)

@@ -52,6 +52,32 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	/* x86_64 and arm64 both map the kernel in the upper half */
 	in_kernel = (long)PT_REGS_IP(&ctx->regs) < 0;
 
+	/* --unwind dwarf: the record carries both stacks; nothing is counted here */
+	if (unwind_dwarf && !kernel_only && tid != 0 &&
+	    !(BPF_CORE_READ(task, flags) & PF_KTHREAD)) {
+		struct sample_buf *b = sample_buf_get();
+
+		if (!b)
+			return 0;
+		b->hdr.pid = pid;
+		b->hdr.tid = tid;
+		b->hdr.gen = key.gen = task_gen(task);
+		b->hdr.value = 1;
+		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
+		if (!user_only && in_kernel) {
+			n = bpf_get_stack(ctx, b->hdr.kernel_ips, sizeof(b->hdr.kernel_ips), 0);
+			if (n > 0) {
+				b->hdr.kernel_nr = n / sizeof(__u64);
+			} else {
+				b->hdr.flags |= KEY_KERNEL_MISSED;
+				stat_inc(STAT_KSTACK_ERR);
+			}
+		}
+		announce(pid, key.gen);
+		sample_send(b);
+		return 0;
+	}
+
 	if (!user_only && in_kernel) {
 		n = bpf_get_stack(ctx, sc->kernel.ips, sizeof(sc->kernel.ips), 0);
 		if (n > 0) {

@@ -6,6 +6,7 @@
 #define SCORCH_MAX_STACK_DEPTH 127 /* kernel.perf_event_max_stack default */
 #define SCORCH_COMM_LEN        16
 #define SCORCH_STACK_PROBES    4 /* linear probes on a 64-bit stack-hash collision */
+#define SCORCH_MAX_STACK_COPY  65536 /* --unwind dwarf: copy buffer; copies are < this */
 
 /* Loss and event counters, one per-CPU u64 each (map "stats" of each program). */
 enum scorch_stat {
@@ -28,6 +29,11 @@ enum scorch_stat {
 	STAT_OFF_SHORT,       /* intervals below --min-block, dropped as asked */
 	STAT_OFF_LONG,        /* intervals above --max-block, dropped as asked */
 	STAT_LOST_START,      /* "start" full: an interval was not tracked */
+	/* --unwind dwarf */
+	STAT_SAMPLES_SENT,    /* sample records written to ring buffer "samples" */
+	STAT_LOST_RINGBUF,    /* ring buffer "samples" full: sample dropped */
+	STAT_STACK_PARTIAL,   /* less than --stack-size above sp was readable (stack top) */
+	STAT_SAMPLE_BYTES,    /* bytes written to ring buffer "samples" */
 	SCORCH_NR_STATS,
 };
 
@@ -35,6 +41,7 @@ enum scorch_stat {
 #define KEY_USER_MISSED   (1u << 0)
 #define KEY_KERNEL_MISSED (1u << 1)
 #define KEY_RUNQUEUE      (1u << 2) /* off-CPU while runnable: waiting for a CPU */
+#define KEY_USER_TRUNCATED (1u << 3) /* user space: unwinding ran past the copied stack */
 
 /* Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. */
 struct stack_trace {
@@ -71,6 +78,7 @@ struct offcpu_start {
 enum scorch_event_type {
 	SCORCH_EVENT_NEW = 1, /* first sample of this (pid, gen): a new process or a new image */
 	SCORCH_EVENT_EXIT,    /* an announced process exited (its last thread) */
+	SCORCH_EVENT_SAMPLE,  /* --unwind dwarf: struct scorch_sample, ring buffer "samples" */
 };
 
 /*
@@ -83,6 +91,27 @@ struct scorch_event {
 	__u32 type;
 	__u32 pid;
 	__u64 gen;
+};
+
+/*
+ * --unwind dwarf: one record per sample (or per off-CPU interval), unwound in user
+ * space. The record is the header, then @stack_len bytes of the user stack copied
+ * from @sp upwards (the record is sizeof(struct scorch_sample) + stack_len long).
+ * The kernel stack is walked in the kernel as in fp mode and carried inline.
+ */
+struct scorch_sample {
+	__u32 type; /* SCORCH_EVENT_SAMPLE */
+	__u32 pid;
+	__u64 gen;
+	__u32 tid;
+	__u32 flags;  /* KEY_* */
+	__u64 value;  /* 1 sample, or nanoseconds off CPU */
+	char comm[SCORCH_COMM_LEN];
+	__u64 ip, sp, bp; /* user registers (x86_64 rip, rsp, rbp) */
+	__u32 stack_len;  /* bytes of stack that follow */
+	__u32 kernel_nr;  /* entries of kernel_ips used */
+	__u64 kernel_ips[SCORCH_MAX_STACK_DEPTH]; /* leaf first */
+	/* followed by stack_len bytes of stack */
 };
 
 #endif /* SCORCH_PROFILE_H */

@@ -12,6 +12,9 @@ const volatile bool kernel_only = false;
 const volatile bool filter_pid = false;
 const volatile bool filter_tid = false;
 const volatile bool follow_forks = false;
+/* --unwind dwarf: user stacks are copied to ring buffer "samples", not walked */
+const volatile bool unwind_dwarf = false;
+const volatile __u32 stack_size = 16384; /* bytes copied from sp, <= SCORCH_MAX_STACK_COPY */
 
 /* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
 struct {
@@ -56,6 +59,25 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* --unwind dwarf: sample records (struct scorch_sample); sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} samples SEC(".maps");
+
+/* A sample record is built here, one slot per CPU (a per-CPU value cannot exceed 32 KiB). */
+struct sample_buf {
+	struct scorch_sample hdr;
+	__u8 stack[SCORCH_MAX_STACK_COPY];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* number of possible CPUs, set by user space */
+	__type(key, __u32);
+	__type(value, struct sample_buf);
+} sample_bufs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SCORCH_NR_STATS);
@@ -70,6 +92,14 @@ static __always_inline void stat_inc(__u32 idx)
 
 	if (v)
 		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
 }
 
 static __always_inline __u64 stack_hash(const struct stack_trace *st)
@@ -211,6 +241,86 @@ static __always_inline bool count_add(struct count_key *key, __u64 val)
 	}
 	__sync_fetch_and_add(cnt, val);
 	return true;
+}
+
+/* This CPU's sample record (flags and lengths zeroed; kernel_ips stale), or NULL. */
+static __always_inline struct sample_buf *sample_buf_get(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sample_buf *b = bpf_map_lookup_elem(&sample_bufs, &cpu);
+
+	if (b) {
+		b->hdr.flags = 0;
+		b->hdr.kernel_nr = 0;
+		b->hdr.stack_len = 0;
+	}
+	return b;
+}
+
+/* Can @len bytes at @sp be copied? (the copy is zeroed when not) */
+static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len)
+{
+	if (len >= SCORCH_MAX_STACK_COPY)
+		return false;
+	/* the mask bounds the register passed (a compare may bound a 32-bit copy of it);
+	 * the barrier keeps the compiler from dropping it after the compare */
+	barrier_var(len);
+	len &= SCORCH_MAX_STACK_COPY - 1;
+	return !bpf_probe_read_user(b->stack, len, (void *)sp);
+}
+
+/*
+ * --unwind dwarf: copies the user registers of the current task and --stack-size bytes of its
+ * stack from sp into @b (header filled by the caller) and writes the record to
+ * "samples". Near the top of a stack fewer bytes are mapped: the largest readable
+ * length (to a page boundary) is found by bisection and copied instead.
+ */
+static __always_inline void sample_send(struct sample_buf *b)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u32 len = stack_size, first, n = 0, i;
+	__s32 lo = -1, hi, mid;
+	__u64 sp, total;
+
+	b->hdr.type = SCORCH_EVENT_SAMPLE;
+	b->hdr.ip = BPF_CORE_READ(regs, ip);
+	b->hdr.sp = sp = BPF_CORE_READ(regs, sp);
+	b->hdr.bp = BPF_CORE_READ(regs, bp);
+	if (len > SCORCH_MAX_STACK_COPY - 8)
+		len = SCORCH_MAX_STACK_COPY - 8;
+	if (stack_copy(b, sp, len)) {
+		n = len;
+	} else {
+		stat_inc(STAT_STACK_PARTIAL);
+		first = 4096 - (sp & 4095);
+		/* lengths first + k pages, k in [0, hi): the largest readable one */
+		hi = len > first ? (len - first) / 4096 + 1 : 1;
+		for (i = 0; i < 6 && hi - lo > 1; i++) {
+			mid = lo + (hi - lo) / 2;
+			if (stack_copy(b, sp, first + mid * 4096 < len ? first + mid * 4096 : len))
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (lo >= 0) {
+			n = first + lo * 4096 < len ? first + lo * 4096 : len;
+			if (!stack_copy(b, sp, n))
+				n = 0;
+		}
+		if (!n)
+			b->hdr.flags |= KEY_USER_MISSED;
+	}
+	b->hdr.stack_len = n;
+	total = n;
+	barrier_var(total); /* as in stack_copy(): bound the register passed */
+	total &= SCORCH_MAX_STACK_COPY - 1;
+	total += sizeof(b->hdr);
+	if (bpf_ringbuf_output(&samples, b, total, 0)) {
+		stat_inc(STAT_LOST_RINGBUF);
+		return;
+	}
+	stat_inc(STAT_SAMPLES_SENT);
+	stat_add(STAT_SAMPLE_BYTES, total);
 }
 
 /* record -- cmd: children of a followed process are followed too. */

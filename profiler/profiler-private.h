@@ -36,6 +36,10 @@ struct sampler_opts {
 	bool user_threads_only;
 	bool kernel_threads_only;
 	uint32_t max_threads;    /* threads off CPU at once that can be tracked */
+	/* --unwind dwarf: user registers and stack copied to user space per sample */
+	bool unwind_dwarf;
+	uint32_t stack_size;     /* bytes of stack copied from sp (multiple of 8) */
+	uint32_t ring_bytes;     /* size of the sample ring buffer (power of 2, >= 4096) */
 };
 
 /* Opens, configures and loads the BPF object. Returns 0 or -errno (logged, with hints). */
@@ -51,10 +55,20 @@ int sampler__nr_cpus(const struct sampler *s);
 /* Stops sampling (detaches everything); maps stay readable. */
 void sampler__detach(struct sampler *s);
 
-/* Process notifications (ring buffer): fd to poll, and a consumer calling @cb per event. */
+/*
+ * Process notifications and (--unwind dwarf) sample records, both from ring buffers:
+ * one fd to poll, and a consumer calling @cb per notification and @sample_cb per
+ * sample record (NULL: records are dropped). A sample record given to @sample_cb has
+ * been checked: @len >= sizeof(*smp), smp->stack_len == len - sizeof(*smp),
+ * smp->kernel_nr <= SCORCH_MAX_STACK_DEPTH; malformed ones are counted in
+ * sampler__bad_samples(). Records are valid during the call only.
+ */
 typedef void (*sampler_event_fn)(void *ctx, const struct scorch_event *e);
+typedef void (*sampler_sample_fn)(void *ctx, const struct scorch_sample *smp, size_t len);
 int sampler__event_fd(const struct sampler *s);
-int sampler__consume(struct sampler *s, sampler_event_fn cb, void *ctx);
+int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn sample_cb,
+		     void *ctx);
+uint64_t sampler__bad_samples(const struct sampler *s);
 
 /*
  * Calls @cb for every counted (key, value): @offcpu false: a sample count; true:

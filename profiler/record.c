@@ -23,6 +23,7 @@
 #include "perfmap.h"
 #include "profiler-private.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 #define DEFAULT_FREQ	 99
 #define MAX_TARGETS	 4096
@@ -32,11 +33,17 @@
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
+#define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
 enum record_mode {
 	MODE_CPU = 0, /* on-CPU samples, counted in samples */
 	MODE_OFFCPU,  /* off-CPU time, in microseconds */
 	MODE_WALL,    /* both, in microseconds of wall time */
+};
+
+enum unwind_mode {
+	UNWIND_FP = 0, /* frame pointers, walked in the kernel */
+	UNWIND_DWARF,  /* registers + stack copied, unwound here with the files' CFI */
 };
 
 struct record_opts {
@@ -67,6 +74,9 @@ struct record_opts {
 	bool no_demangle;
 	bool keep_params;
 	bool no_inline;
+	/* unwinding */
+	enum unwind_mode unwind;
+	long stack_size;
 	/* -o FILE.svg */
 	bool svg;
 	struct flamegraph_opts fg;
@@ -77,6 +87,12 @@ struct record {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct perfmaps *pm; /* JIT symbol files of the processes seen */
+	struct unwinder *unw; /* --unwind dwarf */
+	struct stack_trace *ubuf, *kbuf; /* one sample's stacks */
+	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
+	uint32_t ring_bytes;
+	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
+	uint64_t unwind_skipped; /* samples of processes released or never read */
 	double last_jit_refresh;
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
@@ -164,6 +180,17 @@ static void usage(FILE *out)
 		"  The idle task is never counted. Only intervals that begin during the\n"
 		"  recording are counted; those still open at its end are closed then.\n"
 		"\n"
+		"unwinding (user stacks):\n"
+		"      --unwind fp            frame pointers, walked in the kernel (default);\n"
+		"                             code built without them loses its callers\n"
+		"      --unwind dwarf         copy the user registers and the top of the stack\n"
+		"                             per sample and unwind here with the files'\n"
+		"                             .eh_frame CFI (libunwind); frame pointers where a\n"
+		"                             file has none (JIT code); --mode cpu only\n"
+		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
+		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
+		"                             stacks end in [truncated]\n"
+		"\n"
 		"names:\n"
 		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
 		"      --no-demangle          keep C++/Rust/D symbols mangled\n"
@@ -176,7 +203,7 @@ static void usage(FILE *out)
 		"\n"
 		"An output ending in .svg is an interactive flame graph; these options of\n"
 		"'scorch flamegraph' (flamegraph.pl's) apply to it:\n",
-		DEFAULT_FREQ);
+		DEFAULT_FREQ, DEFAULT_STACK_SIZE);
 	flamegraph__print_options_help(out);
 	fprintf(out,
 		"\n"
@@ -193,7 +220,8 @@ static void usage(FILE *out)
 		"  sudo scorch record -p 1234 -d 10 -o cpu.svg --title 'My app'\n"
 		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n"
 		"  sudo scorch record --mode offcpu -p 1234 -d 10 -o off.folded\n"
-		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n");
+		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n"
+		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -246,6 +274,8 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_PARAMS,
 	OPT_NO_INLINE,
+	OPT_UNWIND,
+	OPT_STACK_SIZE,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -271,12 +301,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "params", no_argument, NULL, OPT_PARAMS },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option *long_opts;
-	bool off_opts = false, fg_opts = false;
+	bool off_opts = false, fg_opts = false, stack_opt = false;
 	size_t nr_fg = 0;
 	int c, err = -EINVAL;
 
@@ -292,6 +324,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 	flamegraph_opts__init(&o->fg);
 
 	o->freq = DEFAULT_FREQ;
+	o->stack_size = DEFAULT_STACK_SIZE;
 	o->max_block_us = UINT64_MAX / 1000;
 	o->state_mask = 3;
 	optind = 1;
@@ -401,6 +434,27 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		case OPT_NO_INLINE:
 			o->no_inline = true;
 			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "fp")) {
+				o->unwind = UNWIND_FP;
+			} else if (!strcmp(optarg, "dwarf")) {
+				o->unwind = UNWIND_DWARF;
+			} else {
+				pr_err("invalid --unwind '%s'\n", optarg);
+				pr_hint("use --unwind fp or --unwind dwarf\n");
+				goto cleanup;
+			}
+			break;
+		case OPT_STACK_SIZE:
+			if (parse__long(optarg, 512, SCORCH_MAX_STACK_COPY - 8, &o->stack_size) ||
+			    o->stack_size % 8) {
+				pr_err("invalid --stack-size '%s'\n", optarg);
+				pr_hint("give bytes, a multiple of 8 from 512 to %d, e.g. 16384\n",
+					SCORCH_MAX_STACK_COPY - 8);
+				goto cleanup;
+			}
+			stack_opt = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -446,6 +500,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 	}
 	if (off_opts && o->mode == MODE_CPU) {
 		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
+		goto cleanup;
+	}
+	if (o->unwind == UNWIND_DWARF && o->mode != MODE_CPU) {
+		pr_err("--unwind dwarf works with --mode cpu only for now\n");
+		pr_hint("use --unwind fp for off-CPU and wall-clock profiles\n");
+		goto cleanup;
+	}
+	if (stack_opt && o->unwind != UNWIND_DWARF) {
+		pr_err("--stack-size needs --unwind dwarf\n");
 		goto cleanup;
 	}
 	if (o->min_block_us > o->max_block_us) {
@@ -658,6 +721,105 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, int first, int n
 static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
 		     const struct stack_trace *user, const struct stack_trace *kernel);
 
+/* ---- --unwind dwarf ---- */
+
+static int unw_find(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct unwind_map *out)
+{
+	struct symbolizer_mapping m;
+	int err = symbolizer__mapping_gen(ctx, pid, gen, addr, &m);
+
+	if (err)
+		return err;
+	*out = (struct unwind_map){
+		.kind = m.kind == SYMBOLIZER_MAP_FILE	? UNWIND_MAP_FILE
+			: m.kind == SYMBOLIZER_MAP_VDSO ? UNWIND_MAP_VDSO
+							: UNWIND_MAP_OTHER,
+		.start = m.start,
+		.end = m.end,
+		.bias = m.bias,
+		.file = m.file,
+		.path = m.path,
+	};
+	return 0;
+}
+
+static int unw_open(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
+{
+	return symbolizer__open_mapping_gen(ctx, pid, gen, addr);
+}
+
+static const struct unwind_maps_ops unw_ops = {
+	.find = unw_find,
+	.open = unw_open,
+};
+
+/*
+ * One sample record: the user stack is unwound now (the files it needs are open or
+ * openable while the process lives), then counted like a drained key.
+ */
+static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
+{
+	struct record *r = ctx;
+	struct count_key key = { .pid = smp->pid, .gen = smp->gen, .flags = smp->flags };
+	struct unwind_sample us = {
+		.pid = smp->pid,
+		.gen = smp->gen,
+		.ip = smp->ip,
+		.sp = smp->sp,
+		.bp = smp->bp,
+		.stack = smp + 1,
+		.stack_len = smp->stack_len,
+	};
+	struct proc_entry *p = proctab__find(r->procs, smp->pid, smp->gen);
+	struct stack_trace *user = NULL;
+	enum unwind_end end;
+	int n, err;
+
+	if (r->err)
+		return;
+	memcpy(key.comm, smp->comm, sizeof(key.comm));
+	if (!(key.flags & KEY_USER_MISSED)) {
+		user = r->ubuf;
+		if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
+			/* its files cannot be read: the leaf alone, named [unknown] */
+			r->unwind_skipped++;
+			user->ips[0] = smp->ip;
+			n = 1;
+		} else {
+			n = unwinder__unwind(r->unw, &us, r->uips, r->max_depth, &end);
+			if (n < 0) {
+				r->err = n;
+				return;
+			}
+			for (int i = 0; i < n; i++)
+				user->ips[i] = r->uips[i];
+			if (end == UNWIND_END_TRUNCATED)
+				key.flags |= KEY_USER_TRUNCATED;
+		}
+		user->nr = n;
+		if (!n) {
+			key.flags |= KEY_USER_MISSED;
+			user = NULL;
+		}
+	}
+	r->kbuf->nr = smp->kernel_nr;
+	memcpy(r->kbuf->ips, smp->kernel_ips, smp->kernel_nr * sizeof(smp->kernel_ips[0]));
+	err = add_stack(r, false, &key, smp->value, user, smp->kernel_nr ? r->kbuf : NULL);
+	if (err)
+		r->err = err;
+}
+
+/* Ring buffer for sample records: about 0.25 s of samples on every CPU, 1..64 MiB. */
+static uint32_t ring_size(const struct record_opts *o, int nr_cpus)
+{
+	double want = (double)o->freq * nr_cpus * (sizeof(struct scorch_sample) + o->stack_size) / 4;
+	uint32_t sz = 1u << 20;
+
+	while (sz < want && sz < (64u << 20))
+		sz <<= 1;
+	return sz;
+}
+
 static bool is_exited(void *ctx, const struct count_key *key)
 {
 	struct record *r = ctx;
@@ -733,7 +895,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			pr_err("poll failed: %s\n", strerror(errno));
 			break;
 		}
-		sampler__consume(r->sampler, on_event, r);
+		sampler__consume(r->sampler, on_event, on_sample, r);
 		if (r->err) {
 			err = r->err;
 			break;
@@ -761,7 +923,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	}
 	r->elapsed = now_sec() - start;
 	/* last notifications: processes seen just before the end */
-	sampler__consume(r->sampler, on_event, r);
+	sampler__consume(r->sampler, on_event, on_sample, r);
 	perfmaps__refresh(r->pm, 0);
 	free(pfds);
 	return err;
@@ -871,8 +1033,11 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 		 * that may belong to another process by now */
 		bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
 
-		if (user->nr >= r->max_depth) {
-			r->truncated_user += count;
+		if (user->nr >= r->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
+			if (key->flags & KEY_USER_TRUNCATED)
+				r->truncated_copy += count;
+			else
+				r->truncated_user += count;
 			err = push_frame(r, &n, "[truncated]");
 		}
 		if (lost_proc) {
@@ -920,6 +1085,32 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* --unwind dwarf: what crossed to user space and how the walks ended. */
+static void report_unwind(struct record *r, const uint64_t *st)
+{
+	struct unwind_stats us;
+	uint64_t bad = sampler__bad_samples(r->sampler);
+
+	unwinder__stats(r->unw, &us);
+	pr_warn("unwind dwarf: %" PRIu64 " sample records, %.1f KiB each on average (%" PRIu64
+		" near the stack top copied short), %" PRIu64 " malformed\n",
+		st[STAT_SAMPLES_SENT],
+		st[STAT_SAMPLES_SENT] ? st[STAT_SAMPLE_BYTES] / 1024.0 / st[STAT_SAMPLES_SENT] : 0.0,
+		st[STAT_STACK_PARTIAL], bad);
+	pr_warn("unwind dwarf: %" PRIu64 " walks: %" PRIu64 " complete, %" PRIu64
+		" cut at the --stack-size copy ([truncated]), %" PRIu64 " at %u frames, %" PRIu64
+		" without CFI or frame pointer, %" PRIu64 " errors; %" PRIu64
+		" of released processes\n",
+		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
+		us.ends[UNWIND_END_DEPTH], r->max_depth, us.ends[UNWIND_END_NO_INFO],
+		us.ends[UNWIND_END_ERROR], r->unwind_skipped);
+	pr_warn("unwind dwarf: tables of %" PRIu64 " files (%.1f MiB), %" PRIu64
+		" without .eh_frame_hdr, %" PRIu64 " unreadable\n",
+		us.files_loaded, us.table_bytes / 1048576.0, us.files_no_cfi, us.files_unreadable);
+	if (us.ends[UNWIND_END_TRUNCATED])
+		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
+}
+
 /* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
 static double report_summary(struct record *r, const uint64_t *st)
 {
@@ -927,7 +1118,7 @@ static double report_summary(struct record *r, const uint64_t *st)
 	/* events: samples, and switch-outs of matching threads (tracked or not) */
 	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-			st[STAT_LOST_START] + r->drain_lost;
+			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + r->drain_lost;
 	struct symbolizer_stats ss;
 	struct perfmaps_stats js;
 	double lost_pct = pct(lost, taken);
@@ -939,7 +1130,7 @@ static double report_summary(struct record *r, const uint64_t *st)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], o->freq, sampler__nr_cpus(r->sampler), r->elapsed,
-			st[STAT_COUNTED], folded__nr_stacks(r->folded));
+			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT], folded__nr_stacks(r->folded));
 	if (o->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
 			" intervals counted (%.3f s off CPU), %" PRIu64 " shorter than --min-block, %" PRIu64
@@ -953,9 +1144,17 @@ static double report_summary(struct record *r, const uint64_t *st)
 			" unreadable at the end, %" PRIu64 " off-CPU intervals untracked (start map full)\n",
 			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
 			r->drain_lost, st[STAT_LOST_START]);
-		pr_hint("raise --max-stacks (now %u) or lower -F\n",
-			map_entries(r, sampler__nr_cpus(r->sampler)));
+		if (st[STAT_LOST_RINGBUF]) {
+			pr_warn("lost: %" PRIu64 " samples with the sample ring buffer full (%u KiB)\n",
+				st[STAT_LOST_RINGBUF], r->ring_bytes >> 10);
+			pr_hint("lower -F or --stack-size: unwinding did not keep up\n");
+		} else {
+			pr_hint("raise --max-stacks (now %u) or lower -F\n",
+				map_entries(r, sampler__nr_cpus(r->sampler)));
+		}
 	}
+	if (o->unwind == UNWIND_DWARF && !o->quiet)
+		report_unwind(r, st);
 	if (o->quiet)
 		return lost_pct;
 	if (st[STAT_USTACK_ERR] || st[STAT_KSTACK_ERR])
@@ -1098,6 +1297,8 @@ static int record_run(struct record *r)
 		.filter_tid = o->nr_tids > 0,
 		.follow_forks = o->cmd != NULL,
 		.nr_filter = MAX(o->nr_pids, o->nr_tids) + 1,
+		.unwind_dwarf = o->unwind == UNWIND_DWARF,
+		.stack_size = o->stack_size,
 	};
 	struct symbolizer_opts yopts = {
 		.sz = sizeof(yopts),
@@ -1130,6 +1331,17 @@ static int record_run(struct record *r)
 	r->gone = calloc(o->nr_pids + o->nr_tids + 1, sizeof(*r->gone));
 	if (!r->pm || !r->sym || !r->folded || !r->names || !r->procs || !r->pidfds || !r->gone)
 		return -ENOMEM;
+	if (o->unwind == UNWIND_DWARF) {
+		struct unwind_opts uopts = {
+			.sz = sizeof(uopts), .maps = &unw_ops, .maps_ctx = r->sym };
+
+		r->unw = unwinder__new(&uopts);
+		r->ubuf = malloc(sizeof(*r->ubuf));
+		r->kbuf = malloc(sizeof(*r->kbuf));
+		if (!r->unw || !r->ubuf || !r->kbuf)
+			return -ENOMEM;
+		sopts.ring_bytes = r->ring_bytes = ring_size(o, libbpf_num_possible_cpus());
+	}
 	for (i = 0; i < o->nr_pids; i++)
 		r->pidfds[i] = syscall(SYS_pidfd_open, o->pids[i], 0);
 
@@ -1179,6 +1391,11 @@ static int record_run(struct record *r)
 
 	err = record_loop(r, &waitmask);
 	sampler__detach(r->sampler);
+	/* samples written between the loop's last read and the detach */
+	if (!err) {
+		sampler__consume(r->sampler, on_event, on_sample, r);
+		err = r->err;
+	}
 	finish_command(r);
 	if (err)
 		goto cleanup;
@@ -1228,6 +1445,9 @@ int cmd_record(int argc, char **argv)
 	}
 	out__close(&r.out, false); /* no-op once written */
 	sampler__free(r.sampler);
+	unwinder__free(r.unw);
+	free(r.ubuf);
+	free(r.kbuf);
 	symbolizer__free(r.sym);
 	perfmaps__free(r.pm);
 	folded__free(r.folded);

@@ -19,7 +19,7 @@
 
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
 struct prog_set {
-	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats;
+	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats, *samples, *bufs;
 	struct bpf_program *fork, *exit;
 	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
@@ -38,7 +38,9 @@ struct sampler {
 	long freq;
 	struct sampler_opts opts;
 	sampler_event_fn event_cb;
+	sampler_sample_fn sample_cb;
 	void *event_ctx;
+	uint64_t bad_samples;
 };
 
 #define PROG_SET(skel, is_off)                                                                     \
@@ -50,6 +52,8 @@ struct sampler {
 		.procs = (skel)->maps.procs,                                                       \
 		.events = (skel)->maps.events,                                                     \
 		.stats = (skel)->maps.stats,                                                       \
+		.samples = (skel)->maps.samples,                                                   \
+		.bufs = (skel)->maps.sample_bufs,                                                  \
 		.fork = (skel)->progs.follow_fork,                                                 \
 		.exit = (skel)->progs.proc_exit,                                                    \
 		.offcpu = (is_off),                                                                \
@@ -62,6 +66,8 @@ struct sampler {
 		(skel)->rodata->filter_pid = (o)->filter_pid;                                      \
 		(skel)->rodata->filter_tid = (o)->filter_tid;                                      \
 		(skel)->rodata->follow_forks = (o)->follow_forks;                                  \
+		(skel)->rodata->unwind_dwarf = (o)->unwind_dwarf;                                  \
+		(skel)->rodata->stack_size = (o)->stack_size;                                      \
 	} while (0)
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -100,6 +106,10 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 	bpf_map__set_max_entries(ps->tids, nfilter);
 	bpf_map__set_max_entries(ps->procs, 32768);
 	bpf_program__set_autoload(ps->fork, o->follow_forks);
+	if (o->unwind_dwarf && !ps->offcpu) {
+		bpf_map__set_max_entries(ps->samples, o->ring_bytes);
+		bpf_map__set_max_entries(ps->bufs, libbpf_num_possible_cpus());
+	}
 }
 
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
@@ -206,6 +216,26 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	s->event_cb(s->event_ctx, data);
 	return 0;
+}
+
+static int handle_sample(void *ctx, void *data, size_t size)
+{
+	const struct scorch_sample *smp = data;
+	struct sampler *s = ctx;
+
+	if (size < sizeof(*smp) || smp->type != SCORCH_EVENT_SAMPLE ||
+	    smp->stack_len != size - sizeof(*smp) || smp->kernel_nr > SCORCH_MAX_STACK_DEPTH) {
+		s->bad_samples++;
+		return 0;
+	}
+	if (s->sample_cb)
+		s->sample_cb(s->event_ctx, smp, size);
+	return 0;
+}
+
+uint64_t sampler__bad_samples(const struct sampler *s)
+{
+	return s->bad_samples;
 }
 
 /* Parses a CPU list such as "0-3,5" into a bool array of @nr entries. */
@@ -391,6 +421,10 @@ static int sampler_ring(struct sampler *s)
 		} else if (ring_buffer__add(s->rb, fd, handle_event, s)) {
 			goto fail;
 		}
+		/* after "events": a process's announcement is usually read before its samples */
+		if (s->opts.unwind_dwarf && !s->sets[i].offcpu &&
+		    ring_buffer__add(s->rb, bpf_map__fd(s->sets[i].samples), handle_sample, s))
+			goto fail;
 	}
 	return 0;
 fail:
@@ -405,13 +439,15 @@ int sampler__event_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
-int sampler__consume(struct sampler *s, sampler_event_fn cb, void *ctx)
+int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn sample_cb,
+		     void *ctx)
 {
 	int err = sampler_ring(s);
 
 	if (err)
 		return err;
 	s->event_cb = cb;
+	s->sample_cb = sample_cb;
 	s->event_ctx = ctx;
 	err = ring_buffer__consume(s->rb);
 	return err < 0 ? err : 0;

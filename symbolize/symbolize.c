@@ -1197,6 +1197,74 @@ int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t
 	return 1;
 }
 
+/* The snapshot of (@pid, @gen) (taken now if there is none) and its mapping of @addr. */
+static const struct proc_map *proc_mapping(struct symbolizer *s, pid_t pid, uint64_t gen,
+					   uint64_t addr, int *err)
+{
+	struct proc *p = proc_find(s, pid, gen);
+
+	*err = 0;
+	if (!p) {
+		*err = symbolizer__snapshot_gen(s, pid, gen);
+		if (*err == -ENOMEM)
+			return NULL;
+		*err = 0;
+		p = proc_find(s, pid, gen);
+	}
+	return p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
+}
+
+int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr,
+			    struct symbolizer_mapping *out)
+{
+	const struct proc_map *m;
+	uint64_t vaddr;
+	int err;
+
+	*out = (struct symbolizer_mapping){.kind = SYMBOLIZER_MAP_OTHER};
+	m = proc_mapping(s, pid, gen, addr, &err);
+	if (!m)
+		return err ? err : -ENOENT;
+	out->start = m->start;
+	out->end = m->end;
+	out->path = m->path;
+	if (!m->file || !elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr))
+		return 0;
+	out->kind = m->file == s->vdso ? SYMBOLIZER_MAP_VDSO : SYMBOLIZER_MAP_FILE;
+	out->file = m->file;
+	out->bias = addr - vaddr;
+	return 0;
+}
+
+int symbolizer__open_mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr)
+{
+	const struct proc_map *m;
+	struct map_entry e;
+	struct stat st;
+	char buf[64];
+	int pathfd, fd, err;
+
+	m = proc_mapping(s, pid, gen, addr, &err);
+	if (!m)
+		return err ? err : -ENOENT;
+	if (!m->file || m->file == s->vdso || !m->path || m->path[0] != '/')
+		return -ENOENT;
+	e = (struct map_entry){
+		.start = m->start, .end = m->end, .inode = m->inode, .path = m->path};
+	pathfd = open_mapped(pid, &e);
+	if (pathfd < 0)
+		return pathfd;
+	if (fstat(pathfd, &st) || !S_ISREG(st.st_mode)) {
+		close(pathfd);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pathfd);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	err = -errno;
+	close(pathfd);
+	return fd >= 0 ? fd : err;
+}
+
 /* The file at @path for symbolizer__elf(), parsed once and kept. */
 static int elf_get(struct symbolizer *s, const char *path, struct elf_file **out)
 {

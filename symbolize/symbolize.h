@@ -164,6 +164,42 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 int symbolizer__elf(struct symbolizer *s, const char *path, uint64_t addr, bool is_return,
 		    struct frame *out, size_t cap);
 
+/*
+ * For unwinders (unwind/): the mapping of user address @addr in the snapshot of
+ * (@pid, @gen), taken as symbolizer__user_gen() takes it (a process never snapshotted
+ * is snapshotted now). Fills @out and returns 0, or -ENOENT when no executable mapping
+ * holds @addr, -ENOMEM. kind FILE: a parsed ELF file, @file its identity (the same
+ * pointer for every mapping of the same file in any process, valid until
+ * symbolizer__free(), never dereferenced by callers) and @bias = @addr - the ELF virtual
+ * address of @addr. kind VDSO: the kernel's vDSO, the same image as the caller's own
+ * (getauxval(AT_SYSINFO_EHDR)), @bias as for FILE. kind OTHER: anonymous memory (JIT),
+ * a pseudo mapping, or a file that could not be opened or parsed; @file NULL.
+ */
+enum symbolizer_map_kind {
+	SYMBOLIZER_MAP_OTHER = 0,
+	SYMBOLIZER_MAP_FILE,
+	SYMBOLIZER_MAP_VDSO,
+};
+
+struct symbolizer_mapping {
+	enum symbolizer_map_kind kind;
+	uint64_t start, end; /* the mapping holding @addr: [start, end) */
+	uint64_t bias;
+	const void *file;
+	const char *path; /* interned file path or pseudo name ("[vdso]"), or NULL */
+};
+int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr,
+			    struct symbolizer_mapping *out);
+
+/*
+ * Opens the file of the FILE mapping holding @addr in (@pid, @gen) for reading, as the
+ * snapshot opened it: /proc/PID/map_files, else the path inside the process's root with
+ * no symlink followed and the inode checked. Works only while the process lives (or its
+ * mapping still resolves). Returns a descriptor the caller closes, or -errno (-ENOENT:
+ * no such mapping; -ESRCH/-ENOENT: the process is gone; -EINVAL: not a regular file).
+ */
+int symbolizer__open_mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr);
+
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
 	uint64_t user_frames;	    /* user lookups */

@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# --unwind and --stack-size: bad values are one-line errors with a hint and exit 2.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+
+expect_usage() {
+	local rc=0
+	"$SCORCH" record "$@" -d 0.1 -o "$TMP/x" 2>"$TMP/err" || rc=$?
+	[ "$rc" = 2 ] || fail "'record $*' exited $rc, not 2"
+	grep -q "^scorch: " "$TMP/err" || fail "'record $*': no error line: $(cat "$TMP/err")"
+}
+expect_usage --unwind frames
+expect_usage --unwind dwarf --stack-size 100
+expect_usage --unwind dwarf --stack-size 1001
+expect_usage --unwind dwarf --stack-size 70000
+expect_usage --stack-size 4096
+expect_usage --unwind dwarf --mode offcpu
+grep -q "^hint: " "$TMP/err" || fail "no hint for --mode offcpu"
+"$SCORCH" record --help | grep -q -- "--unwind dwarf" || fail "--help does not document --unwind"
+echo PASS

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A function that burns inside libc keeps its caller: split --kernel spends 20 % of
+# its rounds in burn_kernel(), which loops on read(2) of /dev/zero through Debian's
+# libc (built without frame pointers). With --unwind dwarf, >= 98 % of the samples
+# whose user leaf is libc's read must have burn_kernel as read's caller, both for the
+# workload built with frame pointers and without. (The frame-pointer walk of the
+# same samples skips burn_kernel: libc's read keeps the caller's rbp, so the walk
+# takes burn_kernel's return address for read's; its figure is printed.)
+# cpu mode only: off-CPU dwarf unwinding (stack copy at switch-out) is not done yet.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# share of samples with a user frame "read" whose parent is burn_kernel
+callers() {
+	awk -v c="$2" '{
+		line = $0; cnt = $NF; sub(/ [0-9]+$/, "", line)
+		n = split(line, a, ";"); if (a[1] != c) next
+		for (i = 3; i <= n; i++) if (a[i] == "read" || a[i] == "__libc_read") {
+			t += cnt; if (a[i - 1] == "burn_kernel") k += cnt; break
+		}
+	} END { printf "%d %d\n", t, k }' "$1"
+}
+
+for bin in "$SPLIT_NOFP" "$SPLIT"; do
+	comm=$(basename "$bin")
+	"$SCORCH" record --unwind dwarf -F 999 -q -o "$TMP/d.folded" -- "$bin" --seconds 2 \
+		--kernel 2>"$TMP/err" || fail "record --unwind dwarf $comm failed: $(cat "$TMP/err")"
+	check_folded "$TMP/d.folded"
+	read -r t k < <(callers "$TMP/d.folded" "$comm")
+	echo "$comm dwarf: $t samples in read, $k with burn_kernel as its caller"
+	[ "$t" -ge 100 ] || fail "$comm: too few samples in read ($t)"
+	[ $((k * 100)) -ge $((t * 98)) ] || fail "$comm: read lost its caller ($k of $t)"
+done
+
+"$SCORCH" record -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT" --seconds 1 --kernel 2>/dev/null ||
+	fail "record --unwind fp failed"
+read -r t k < <(callers "$TMP/fp.folded" "$(basename "$SPLIT")")
+echo "split fp (for comparison): $t samples in read, $k with burn_kernel as its caller"
+echo PASS

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* unwind: user stacks from a copy of the registers and the top of the stack (DWARF CFI). */
+#ifndef SCORCH_UNWIND_H
+#define SCORCH_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * An unwinder turns one sample -- the user registers (ip, sp, bp) and a copy of the
+ * stack from sp upwards, taken by the kernel at sample time -- into the return
+ * addresses of the call chain, leaf first. It needs no access to the live process:
+ * the call frame information (.eh_frame_hdr / .eh_frame) comes from the mapped ELF
+ * files, which the caller finds through struct unwind_maps_ops, and the saved
+ * registers come from the stack copy. Unwind tables are read once per file and
+ * cached for the unwinder's lifetime (keyed by the file identity the ops give).
+ *
+ * Where a frame has no CFI (JIT code, a file without .eh_frame) the walk continues
+ * with the frame pointer (rbp chain), as a runtime built with frame pointers (Java
+ * -XX:+PreserveFramePointer, Node) allows.
+ *
+ * The implementation today is libunwind's remote unwinding (unwind.c), x86_64 only;
+ * nothing of it shows here, so a later in-kernel unwinder (tables derived from
+ * .eh_frame, as the OpenTelemetry eBPF profiler does) can serve the same callers.
+ * Not thread-safe: one unwinder per thread.
+ */
+
+struct unwinder;
+
+enum unwind_map_kind {
+	UNWIND_MAP_OTHER = 0, /* anonymous (JIT) memory, a pseudo mapping, an unreadable file */
+	UNWIND_MAP_FILE,      /* an ELF file: its tables are read through ops->open */
+	UNWIND_MAP_VDSO,      /* the vDSO: the unwinder reads its own (same kernel) */
+};
+
+/* The mapping of an address, as the caller's process model knows it. */
+struct unwind_map {
+	enum unwind_map_kind kind;
+	uint64_t start, end; /* [start, end) holds the address */
+	uint64_t bias;	     /* address - ELF virtual address (FILE, VDSO) */
+	const void *file;    /* identity of the file (FILE, VDSO): equal for every mapping of
+				the same file, stable for the unwinder's lifetime; never read */
+	const char *path;    /* for messages; may be NULL */
+};
+
+/*
+ * How the unwinder sees processes (the record command passes the symbolizer's
+ * snapshots, see symbolizer__mapping_gen()). find: fills @out for @addr in process
+ * image (@pid, @gen); returns 0 or -ENOENT (no executable mapping), other -errno.
+ * open: a read-only descriptor of the FILE mapping holding @addr, owned by the
+ * caller, or -errno; called once per file identity (again after a failure).
+ */
+struct unwind_maps_ops {
+	int (*find)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct unwind_map *out);
+	int (*open)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr);
+};
+
+struct unwind_opts {
+	size_t sz; /* sizeof(struct unwind_opts) */
+	const struct unwind_maps_ops *maps;
+	void *maps_ctx;
+};
+
+/* Returns a new unwinder, or NULL with errno set (ENOMEM, EINVAL for bad options). */
+struct unwinder *unwinder__new(const struct unwind_opts *opts);
+/* Frees the unwinder and every cached table. NULL is accepted. */
+void unwinder__free(struct unwinder *u);
+
+/* One sample. @stack holds @stack_len bytes of the stack from @sp upwards. */
+struct unwind_sample {
+	pid_t pid;
+	uint64_t gen;
+	uint64_t ip, sp, bp;
+	const void *stack;
+	size_t stack_len;
+};
+
+/* Why a walk stopped. */
+enum unwind_end {
+	UNWIND_END_OUTERMOST = 0, /* the outermost frame (_start, clone): complete */
+	UNWIND_END_TRUNCATED,	  /* a saved register lay beyond the stack copy */
+	UNWIND_END_NO_INFO,	  /* no CFI and no usable frame pointer */
+	UNWIND_END_DEPTH,	  /* @cap frames filled */
+	UNWIND_END_ERROR,	  /* bad CFI or registers (the chain so far is kept) */
+};
+
+/*
+ * Unwinds @smp into @ips (leaf first: @ips[0] = ip, then return addresses), at most
+ * @cap entries. Returns how many (>= 1 when ip != 0; 0 when ip is 0) and sets *@end,
+ * or -ENOMEM / -EINVAL (cap 0). The chain is as long as the CFI and the copy allow:
+ * a walk that stops early still returns the frames found.
+ */
+int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64_t *ips, size_t cap,
+		     enum unwind_end *end);
+
+/* Counters for the summary. */
+struct unwind_stats {
+	uint64_t samples;		     /* unwinder__unwind() calls */
+	uint64_t frames;		     /* addresses returned */
+	uint64_t ends[UNWIND_END_ERROR + 1]; /* walks by enum unwind_end */
+	uint64_t files_loaded;		     /* files whose unwind tables were read */
+	uint64_t files_no_cfi;		     /* files without .eh_frame_hdr (frame pointers used) */
+	uint64_t files_unreadable;	     /* files that could not be opened (process gone) */
+	uint64_t table_bytes;		     /* bytes of .eh_frame_hdr + .eh_frame held */
+};
+void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
+
+#endif /* SCORCH_UNWIND_H */

@@ -547,26 +547,14 @@ static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 val
 		  key->kernel_stack ? kernel : NULL);
 }
 
-static int drain_counts(struct prog_set *ps, sampler_drain_fn cb, void *ctx, uint64_t *lost,
-			struct stack_trace *user, struct stack_trace *kernel)
-{
-	struct count_key *keys = NULL;
-	__u64 *vals = NULL;
-	size_t i, n = 0;
-	int err;
-
-	err = read_counts(bpf_map__fd(ps->counts), &keys, &vals, &n);
-	for (i = 0; i < n && !err; i++)
-		err = drain_one(ps, &keys[i], vals[i], cb, ctx, lost, user, kernel);
-	free(keys);
-	free(vals);
-	return err;
-}
-
-/* The counts of keys @select picks, taken out of the map one by one atomically. */
-static int reap_counts(struct prog_set *ps, sampler_select_fn select, sampler_drain_fn cb,
+/*
+ * Passes counts of @ps to @cb: every one as read (@select NULL: the final drain),
+ * or those @select picks, each taken out of the map atomically, so a count added
+ * after the read is taken too and none is lost or passed twice.
+ */
+static int take_counts(struct prog_set *ps, sampler_select_fn select, sampler_drain_fn cb,
 		       void *ctx, uint64_t *lost, struct stack_trace *user,
-		       struct stack_trace *kernel, size_t *nr_reaped)
+		       struct stack_trace *kernel, size_t *nr_taken)
 {
 	int fd = bpf_map__fd(ps->counts);
 	struct count_key *keys = NULL;
@@ -576,12 +564,11 @@ static int reap_counts(struct prog_set *ps, sampler_select_fn select, sampler_dr
 
 	err = read_counts(fd, &keys, &vals, &n);
 	for (i = 0; i < n && !err; i++) {
-		if (!select(ctx, &keys[i]))
+		value = vals[i];
+		if (select && (!select(ctx, &keys[i]) ||
+			       bpf_map_lookup_and_delete_elem(fd, &keys[i], &value)))
 			continue;
-		/* a count added after the read above is taken too, none is lost */
-		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &value))
-			continue;
-		(*nr_reaped)++;
+		(*nr_taken)++;
 		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
 	}
 	free(keys);
@@ -589,13 +576,14 @@ static int reap_counts(struct prog_set *ps, sampler_select_fn select, sampler_dr
 	return err;
 }
 
-int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
-		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped)
+/* take_counts() over every program set, with the stack buffers it needs. */
+static int take_all(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
+		    uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken)
 {
 	struct stack_trace *user = NULL, *kernel = NULL;
 	int err = 0, i;
 
-	*nr_reaped = 0;
+	*nr_taken = 0;
 	user = malloc(sizeof(*user));
 	kernel = malloc(sizeof(*kernel));
 	if (!user || !kernel) {
@@ -603,12 +591,18 @@ int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn 
 		goto cleanup;
 	}
 	for (i = 0; i < s->nr_sets && !err; i++)
-		err = reap_counts(&s->sets[i], select, cb, ctx, s->sets[i].offcpu ? lost_ns : lost,
-				  user, kernel, nr_reaped);
+		err = take_counts(&s->sets[i], select, cb, ctx, s->sets[i].offcpu ? lost_ns : lost,
+				  user, kernel, nr_taken);
 cleanup:
 	free(user);
 	free(kernel);
 	return err;
+}
+
+int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
+		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped)
+{
+	return take_all(s, select, cb, ctx, lost, lost_ns, nr_reaped);
 }
 
 /* Threads still off CPU: their interval ends now. */
@@ -648,23 +642,11 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
 		   uint64_t *lost_ns)
 {
-	struct stack_trace *user = NULL, *kernel = NULL;
-	int err = 0, i;
+	size_t nr;
+	int err = take_all(s, NULL, cb, ctx, lost, lost_ns, &nr);
 
-	user = malloc(sizeof(*user));
-	kernel = malloc(sizeof(*kernel));
-	if (!user || !kernel) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (i = 0; i < s->nr_sets && !err; i++)
-		err = drain_counts(&s->sets[i], cb, ctx, s->sets[i].offcpu ? lost_ns : lost, user,
-				   kernel);
 	if (!err && s->off)
 		err = drain_open_intervals(s, cb, ctx);
-cleanup:
-	free(user);
-	free(kernel);
 	return err;
 }
 

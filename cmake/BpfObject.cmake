@@ -21,6 +21,10 @@ add_custom_command(OUTPUT ${BPF_GEN_DIR}/vmlinux.h
 	COMMAND ${CMAKE_COMMAND} -E rename ${BPF_GEN_DIR}/vmlinux.h.tmp ${BPF_GEN_DIR}/vmlinux.h
 	COMMENT "Generating vmlinux.h from ${SCORCH_VMLINUX_BTF}"
 	VERBATIM)
+# One target owns vmlinux.h: BPF objects depend on the target, not on the file, or
+# every skeleton target would carry its own copy of the rule and parallel builds
+# would race on vmlinux.h.tmp.
+add_custom_target(vmlinux_h DEPENDS ${BPF_GEN_DIR}/vmlinux.h)
 
 function(bpf_object name src)
 	set(obj ${BPF_GEN_DIR}/${name}.bpf.o)
@@ -30,7 +34,7 @@ function(bpf_object name src)
 		COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${BPF_TARGET_ARCH}
 			-Wall -Werror -I${BPF_GEN_DIR} -I${CMAKE_CURRENT_SOURCE_DIR}
 			-c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
-		DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${bpf_headers} ${BPF_GEN_DIR}/vmlinux.h
+		DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${bpf_headers} vmlinux_h
 		COMMENT "BPF ${src}"
 		VERBATIM)
 	add_custom_command(OUTPUT ${skel}

@@ -492,8 +492,8 @@ static int need(struct capture_reader *r, size_t n)
 		ret = ZSTD_decompressStream(r->dctx, &out, &r->in);
 		if (ZSTD_isError(ret))
 			return fail(r, -EBADMSG,
-				    "corrupt compressed data near byte %zu of the file: %s",
-				    CAPTURE_HEADER_SIZE + r->in.pos, ZSTD_getErrorName(ret));
+				    "corrupt compressed data after %" PRIu64 " records: %s",
+				    r->index, ZSTD_getErrorName(ret));
 		r->fill += out.pos;
 		if (ret == 0) {
 			r->frame_done = true;
@@ -575,8 +575,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->kernel = get_str(c);
 		m->version = get_str(c);
 		m->clock = get_str(c);
-		if (!c->bad &&
-		    (m->mode > CAPTURE_MODE_WALL || m->max_depth > CAPTURE_MAX_DEPTH || !m->freq))
+		if (!c->bad && (m->mode > CAPTURE_MODE_WALL || !m->max_depth ||
+				m->max_depth > CAPTURE_MAX_DEPTH || !m->freq))
 			return fail(r, -EBADMSG,
 				    "record %" PRIu64 " (meta): mode %u, depth %u or "
 				    "frequency %" PRIu64 " out of range",

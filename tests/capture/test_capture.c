@@ -194,7 +194,7 @@ static void test_writer_caps(void)
 	size_t sz = 0;
 	FILE *fp = open_memstream(&mem, &sz);
 	struct capture_writer *w = capture_writer__new(fp, 0);
-	struct capture_record meta = {.type = CAPTURE_META, .meta = {.freq = 1}};
+	struct capture_record meta = {.type = CAPTURE_META, .meta = {.freq = 1, .max_depth = 127}};
 	struct capture_record rec = {.type = CAPTURE_PROC, .proc = {.pid = 1, .comm = big}};
 	uint64_t ips[CAPTURE_MAX_DEPTH + 1] = {};
 	struct capture_record cnt = {.type = CAPTURE_COUNT,

@@ -22,6 +22,7 @@ static const struct cmd cmds[] = {
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
+	{ "report", cmd_report, "name the frames of a capture (record -o x.scorch): folded or SVG" },
 };
 
 static void usage(FILE *out)
@@ -41,7 +42,8 @@ static void usage(FILE *out)
 		     "  scorch flamegraph cpu.folded -o cpu.svg\n"
 		     "  scorch diff before.folded after.folded -o diff.svg\n"
 		     "  perf script | scorch collapse | scorch flamegraph > perf.svg\n"
-		     "  scorch symbolize --elf ./myprog --lines 0x401136\n");
+		     "  scorch symbolize --elf ./myprog --lines 0x401136\n"
+		     "  sudo scorch record -p 1234 -d 10 -o cpu.scorch && scorch report cpu.scorch -o cpu.svg\n");
 }
 
 void scorch__print_version(void)
@@ -50,7 +52,7 @@ void scorch__print_version(void)
 	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
 	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
 	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, collapse, "
-	       "gzip-zstd-input\n");
+	       "gzip-zstd-input, capture-report\n");
 }
 
 int main(int argc, char **argv)

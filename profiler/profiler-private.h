@@ -10,6 +10,13 @@
 
 #include <linux/types.h>
 #include "profile.h"
+#include "capture.h"
+#include "symbolize.h"
+
+struct flamegraph_opts;
+struct out_file;
+struct perfmaps;
+struct perfmaps_stats;
 
 /* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
 
@@ -146,5 +153,125 @@ int launch__go(struct launch *l, const char *cmd);
 int launch__wait(struct launch *l, bool nohang);
 /* Kills (SIGKILL) and reaps a child that never ran. */
 void launch__abort(struct launch *l);
+
+/* ---- fold.c: counted stacks to named folded stacks (record and report share it) ---- */
+
+enum record_mode {
+	MODE_CPU = 0, /* on-CPU samples, counted in samples */
+	MODE_OFFCPU,  /* off-CPU time, in microseconds */
+	MODE_WALL,    /* both, in microseconds of wall time */
+};
+
+#define FOLD_MAX_INLINE 32
+
+struct fold {
+	/* set by the caller before fold__add() */
+	struct symbolizer *sym;
+	enum record_mode mode;
+	long freq;		/* MODE_WALL: a CPU sample weighs 1e6 / freq us */
+	unsigned int max_depth; /* stacks this deep are marked [truncated] */
+	/* owned: fold__init() / fold__release() */
+	struct folded *folded;
+	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
+	const char **frames;
+	size_t frames_cap;
+	struct frame fbuf[FOLD_MAX_INLINE];
+	/* counted by fold__add() for the summary */
+	uint64_t offcpu_ns; /* off-CPU time counted */
+	uint64_t truncated_user, truncated_kernel;
+	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
+	uint64_t noproc_samples, noproc_us; /* of processes whose user frames are [unknown] */
+};
+
+int fold__init(struct fold *f);
+void fold__release(struct fold *f);
+/*
+ * Names one counted (key, value) and adds it to the folded set: "comm;user root..leaf;
+ * kernel root..leaf_[k]" (see DESIGN.md), off-CPU values converted to microseconds.
+ * @lost_proc: the process could not be read, its user frames are "[unknown]". Returns 0
+ * or -errno. sampler_drain_fn's stacks: @user/@kernel leaf first, NULL when absent.
+ */
+int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
+	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc);
+/*
+ * Writes the folded stacks to @out (@fg NULL) or an SVG with @fg (titles, units and
+ * palette defaulted by mode), then closes @out (committed only on success). @name names
+ * it in errors. Returns 0 or -errno (logged).
+ */
+int fold__write(struct fold *f, struct out_file *out, const char *name, struct flamegraph_opts *fg);
+
+/* ---- summary.c: the end-of-run summary (record and report) ---- */
+
+struct summary {
+	const struct fold *fold;
+	const uint64_t *st; /* SCORCH_NR_STATS BPF counters */
+	enum record_mode mode;
+	long freq;
+	int nr_cpus;
+	double elapsed;
+	bool quiet;
+	uint64_t drain_lost;
+	uint64_t ring_bytes;
+	uint64_t max_stacks;
+	uint64_t procs_seen, procs_released, procs_held_max, procs_missing;
+	const struct symbolizer_stats *ss; /* NULL: frames were not named (capture only) */
+	const struct perfmaps_stats *js;   /* NULL: no JIT maps line */
+};
+/* Samples and losses (also with quiet when something was lost). Returns the % lost. */
+double summary__counts(const struct summary *sm);
+/* The rest (nothing with quiet): missed, truncated, frames, processes, JIT, unresolved. */
+void summary__details(const struct summary *sm);
+
+/* ---- capture-record.c: record -o x.scorch (a capture file as one of the outputs) ---- */
+
+struct capture_rec;
+
+struct capture_rec_opts {
+	size_t sz;
+	enum record_mode mode;
+	long freq;
+	unsigned int max_depth;
+	bool user_only, kernel_only, unwind_dwarf;
+	/*
+	 * Only a capture is written: user frames are not named during the recording, only
+	 * what a later report needs is kept (JIT names are asked for JIT addresses only).
+	 */
+	bool only;
+};
+
+/*
+ * Opens @path (atomically replaced at close; "-" is standard output) and writes the
+ * capture header and meta record. Returns 0 and *@out, or -errno (logged).
+ */
+int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct capture_rec **out);
+/* The symbolizer and JIT maps of the recording (before the first capture_rec__add()). */
+void capture_rec__attach(struct capture_rec *c, struct symbolizer *sym, struct perfmaps *pm);
+/*
+ * The symbolizer's jit_lookup hook for a recording that captures (@ctx: the capture_rec):
+ * asks perfmaps__lookup() and keeps each distinct (pid, address) answer for the capture.
+ */
+int capture_rec__jit_lookup(void *ctx, pid_t pid, uint64_t ip, const char **name,
+			    uint64_t *offset);
+/*
+ * Stores one counted key as fold__add() receives it, and the kernel symbols covering its
+ * kernel addresses (and, with opts.only, the JIT names of its user addresses that fall in
+ * anonymous memory or no mapping). Returns 0 or -errno.
+ */
+int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key *key,
+		     uint64_t value, const struct stack_trace *user, const struct stack_trace *kernel,
+		     bool lost_proc);
+/*
+ * Before symbolizer__forget_gen(@pid, @gen): writes the mappings of the image if counts
+ * used them. Returns 0 or -errno.
+ */
+int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen);
+/*
+ * Writes the mappings of every image still held, @st and the end record, and commits the
+ * file (@commit false: removes it). Returns 0 or -errno (logged). Then only __free().
+ */
+int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bool commit);
+/* One summary line: what the capture holds and its size. */
+void capture_rec__summary(const struct capture_rec *c);
+void capture_rec__free(struct capture_rec *c);
 
 #endif /* SCORCH_PROFILER_PRIVATE_H */

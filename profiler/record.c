@@ -29,17 +29,10 @@
 #define MAX_TARGETS	 4096
 #define POLL_PERIOD_MS	 250
 #define PARTIAL_LOSS_PCT 5.0
-#define MAX_INLINE	 32
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
-
-enum record_mode {
-	MODE_CPU = 0, /* on-CPU samples, counted in samples */
-	MODE_OFFCPU,  /* off-CPU time, in microseconds */
-	MODE_WALL,    /* both, in microseconds of wall time */
-};
 
 enum unwind_mode {
 	UNWIND_FP = 0, /* frame pointers, walked in the kernel */
@@ -79,6 +72,8 @@ struct record_opts {
 	long stack_size;
 	/* -o FILE.svg */
 	bool svg;
+	/* -o FILE.scorch or --format capture: raw capture for scorch report */
+	bool capture;
 	struct flamegraph_opts fg;
 };
 
@@ -91,25 +86,18 @@ struct record {
 	struct stack_trace *ubuf, *kbuf; /* one sample's stacks */
 	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
 	uint32_t ring_bytes;
-	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
 	uint64_t unwind_skipped; /* samples of processes released or never read */
 	double last_jit_refresh;
-	struct folded *folded;
-	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
+	struct fold fold; /* counted stacks to names (fold.c) */
+	struct capture_rec *cap; /* -o x.scorch (capture-record.c) */
 	struct proctab *procs;
 	struct launch launch;
 	struct out_file out; /* opened before sampling starts: fail before, not after */
 	int *pidfds;
 	bool *gone;
-	const char **frames;
-	size_t frames_cap;
-	struct frame fbuf[MAX_INLINE];
 	unsigned int max_depth;
 	uint64_t drain_lost;
 	uint64_t drain_lost_ns;
-	uint64_t offcpu_ns; /* off-CPU time counted */
-	uint64_t truncated_user;
-	uint64_t truncated_kernel;
 	/* process images */
 	size_t pending_exits;  /* exited, not reaped yet */
 	double last_reap;
@@ -118,8 +106,6 @@ struct record {
 	uint64_t procs_held;     /* snapshotted and not released, now ... */
 	uint64_t procs_held_max; /* ... and at most */
 	uint64_t reaped_counts;  /* count keys taken out early */
-	uint64_t noproc_samples; /* samples (or us) of processes gone before their maps were read */
-	uint64_t noproc_us;
 	double elapsed;
 	int err;
 };
@@ -165,7 +151,10 @@ static void usage(FILE *out)
 		"  -K, --kernel-only          kernel stacks only\n"
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
-		"                             files are replaced atomically\n"
+		"                             files are replaced atomically; FILE.svg is a\n"
+		"                             flame graph, FILE.scorch a capture (below),\n"
+		"                             anything else folded stacks\n"
+		"      --format FMT           folded, svg or capture, whatever -o's extension\n"
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.1 KiB each (default: frequency x duration x\n"
 		"                             CPUs within 4096..65536; 32768 without -d)\n"
@@ -201,6 +190,11 @@ static void usage(FILE *out)
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
 		"\n"
+		"A capture (-o FILE.scorch) keeps the counts with raw addresses, the mappings\n"
+		"of the processes (with build-ids) and the kernel and JIT symbols they need;\n"
+		"user frames are named later by 'scorch report FILE.scorch', here or on\n"
+		"another machine that has the binaries (docs/capture-format.md).\n"
+		"\n"
 		"An output ending in .svg is an interactive flame graph; these options of\n"
 		"'scorch flamegraph' (flamegraph.pl's) apply to it:\n",
 		DEFAULT_FREQ, DEFAULT_STACK_SIZE);
@@ -221,7 +215,9 @@ static void usage(FILE *out)
 		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n"
 		"  sudo scorch record --mode offcpu -p 1234 -d 10 -o off.folded\n"
 		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n"
-		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n");
+		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.scorch     # name the frames later:\n"
+		"  scorch report cpu.scorch -o cpu.svg\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -276,6 +272,7 @@ enum {
 	OPT_NO_INLINE,
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
+	OPT_FORMAT,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -303,12 +300,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option *long_opts;
 	bool off_opts = false, fg_opts = false, stack_opt = false;
+	const char *format = NULL;
 	size_t nr_fg = 0;
 	int c, err = -EINVAL;
 
@@ -455,6 +454,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			}
 			stack_opt = true;
 			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "capture") && strcmp(optarg, "folded") &&
+			    strcmp(optarg, "svg")) {
+				pr_err("invalid --format '%s'\n", optarg);
+				pr_hint("use --format folded, svg or capture (default: by the "
+					"extension of -o)\n");
+				goto cleanup;
+			}
+			format = optarg;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -532,6 +541,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		o->all = true;
 	o->svg = o->output && strlen(o->output) > 4 &&
 		 !strcasecmp(o->output + strlen(o->output) - 4, ".svg");
+	o->capture = o->output && strlen(o->output) > 7 &&
+		     !strcasecmp(o->output + strlen(o->output) - 7, ".scorch");
+	if (format) {
+		o->svg = !strcmp(format, "svg");
+		o->capture = !strcmp(format, "capture");
+	}
+	if (o->capture && (!o->output || !strcmp(o->output, "-")) && isatty(STDOUT_FILENO)) {
+		pr_err("a capture is binary: not written to a terminal\n");
+		pr_hint("give a file, e.g. -o profile.scorch\n");
+		goto cleanup;
+	}
 	if (fg_opts && !o->svg) {
 		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
 		goto cleanup;
@@ -849,6 +869,11 @@ static int reap_exited(struct record *r)
 	while ((p = proctab__next(r->procs, p))) {
 		if (!(p->flags & PROC_EXITED) || (p->flags & PROC_RELEASED))
 			continue;
+		if (r->cap) {
+			err = capture_rec__release(r->cap, p->pid, p->gen);
+			if (err)
+				return err;
+		}
 		symbolizer__forget_gen(r->sym, p->pid, p->gen);
 		perfmaps__forget(r->pm, p->pid);
 		if (p->flags & PROC_SNAPPED)
@@ -929,160 +954,21 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	return err;
 }
 
-static const char *kernel_name(struct record *r, const char *name)
-{
-	char buf[512];
-	int n = snprintf(buf, sizeof(buf), "%s_[k]", name);
-
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return name;
-	return strset__intern_len(r->names, buf, n);
-}
-
-/* Inlined frames end in _[i] and JIT frames in _[j] (FlameGraph's annotations). */
-static const char *user_name(struct record *r, const struct frame *f)
-{
-	const char *suffix = f->kind == FRAME_INLINE ? "_[i]" : f->kind == FRAME_JIT ? "_[j]" : NULL;
-	char buf[1024];
-	int n;
-
-	if (!suffix)
-		return f->name;
-	n = snprintf(buf, sizeof(buf), "%s%s", f->name, suffix);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return f->name;
-	return strset__intern_len(r->names, buf, n);
-}
-
-static int push_frame(struct record *r, size_t *n, const char *name)
-{
-	if (*n == r->frames_cap) {
-		size_t cap = r->frames_cap ? r->frames_cap * 2 : 512;
-		const char **tmp = realloc(r->frames, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		r->frames = tmp;
-		r->frames_cap = cap;
-	}
-	if (!name)
-		return -ENOMEM;
-	r->frames[(*n)++] = name;
-	return 0;
-}
-
-/* Kernel frames of off-CPU stacks start inside the BPF program and tracepoint;
- * the reader wants them to end where the thread entered the scheduler. */
-static bool is_sched_entry(const char *name)
-{
-	return !strcmp(name, "__schedule");
-}
-
-static int add_kernel_frames(struct record *r, size_t *n, const struct stack_trace *kernel,
-			     bool offcpu)
-{
-	int i, j, k, top = (int)kernel->nr - 1, leaf = 0, err = 0;
-
-	if (offcpu) {
-		/* the leafmost __schedule: frames below it are plumbing */
-		for (i = 0; i <= top; i++) {
-			k = symbolizer__kernel(r->sym, kernel->ips[i], i > 0, r->fbuf, 1);
-			if (k > 0 && is_sched_entry(r->fbuf[0].name)) {
-				leaf = i;
-				break;
-			}
-		}
-	}
-	for (i = top; i >= leaf && !err; i--) {
-		k = symbolizer__kernel(r->sym, kernel->ips[i], i > 0, r->fbuf, MAX_INLINE);
-		if (k < 0)
-			return k;
-		for (j = 0; j < k && !err; j++)
-			err = push_frame(r, n, kernel_name(r, r->fbuf[j].name));
-	}
-	return err;
-}
-
 static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
 		     const struct stack_trace *user, const struct stack_trace *kernel)
 {
 	struct record *r = ctx;
-	char comm[SCORCH_COMM_LEN + 1];
-	uint64_t count = value;
-	size_t n = 0;
-	int i, j, k, err;
+	struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
+	/* gone before its maps were read (or released): never guess from a PID
+	 * that may belong to another process by now */
+	bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	int err = 0;
 
-	if (offcpu) {
-		r->offcpu_ns += value;
-		count = (value + 500) / 1000; /* microseconds */
-	} else if (r->opts.mode == MODE_WALL) {
-		count = (uint64_t)(value * 1e6 / r->opts.freq + 0.5);
-	}
-	if (!count)
-		return 0;
-	memcpy(comm, key->comm, SCORCH_COMM_LEN);
-	comm[SCORCH_COMM_LEN] = '\0';
-	err = push_frame(r, &n, strset__intern(r->names, comm[0] ? comm : "[unknown]"));
-	if (err)
-		return err;
-	if (key->flags & KEY_USER_MISSED) {
-		err = push_frame(r, &n, "[missed user stack]");
-	} else if (user) {
-		struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
-		/* gone before its maps were read (or released): never guess from a PID
-		 * that may belong to another process by now */
-		bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
-
-		if (user->nr >= r->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
-			if (key->flags & KEY_USER_TRUNCATED)
-				r->truncated_copy += count;
-			else
-				r->truncated_user += count;
-			err = push_frame(r, &n, "[truncated]");
-		}
-		if (lost_proc) {
-			if (offcpu)
-				r->noproc_us += count;
-			else
-				r->noproc_samples += value;
-		}
-		for (i = (int)user->nr - 1; i >= 0 && !err; i--) {
-			if (lost_proc) {
-				err = push_frame(r, &n, "[unknown]");
-				continue;
-			}
-			k = symbolizer__user_gen(r->sym, key->pid, key->gen, user->ips[i], i > 0,
-						 r->fbuf, MAX_INLINE);
-			if (k < 0)
-				return k;
-			for (j = 0; j < k && !err; j++)
-				err = push_frame(r, &n, user_name(r, &r->fbuf[j]));
-		}
-	}
-	if (err)
-		return err;
-	if (key->flags & KEY_KERNEL_MISSED) {
-		err = push_frame(r, &n, "[missed kernel stack]");
-	} else if (kernel) {
-		if (kernel->nr >= r->max_depth) {
-			r->truncated_kernel += count;
-			err = push_frame(r, &n, "[truncated]_[k]");
-		}
-		if (!err)
-			err = add_kernel_frames(r, &n, kernel, offcpu);
-	}
-	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
-		err = push_frame(r, &n, FG_FRAME_RUNQUEUE);
-	else if (!err && offcpu && r->opts.mode == MODE_WALL)
-		err = push_frame(r, &n, FG_FRAME_OFFCPU);
-	if (err)
-		return err;
-	return folded__add(r->folded, r->frames, n, count);
-}
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0.0;
+	if (r->cap)
+		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
+	if (!err && !r->opts.capture)
+		err = fold__add(&r->fold, offcpu, key, value, user, kernel, lost_proc);
+	return err;
 }
 
 /* --unwind dwarf: what crossed to user space and how the walks ended. */
@@ -1115,143 +1001,68 @@ static void report_unwind(struct record *r, const uint64_t *st)
 static double report_summary(struct record *r, const uint64_t *st)
 {
 	const struct record_opts *o = &r->opts;
-	/* events: samples, and switch-outs of matching threads (tracked or not) */
-	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
-	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + r->drain_lost;
 	struct symbolizer_stats ss;
 	struct perfmaps_stats js;
-	double lost_pct = pct(lost, taken);
+	struct summary sm = {
+		.fold = &r->fold,
+		.st = st,
+		.mode = o->mode,
+		.freq = o->freq,
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.elapsed = r->elapsed,
+		.quiet = o->quiet,
+		.drain_lost = r->drain_lost,
+		.ring_bytes = r->ring_bytes,
+		.max_stacks = map_entries(r, sampler__nr_cpus(r->sampler)),
+		.procs_seen = r->procs_seen,
+		.procs_released = r->procs_released,
+		.procs_held_max = r->procs_held_max,
+		.ss = o->capture ? NULL : &ss,
+		.js = &js,
+	};
+	double lost_pct;
 
 	symbolizer__stats(r->sym, &ss);
-	if (o->quiet && !lost)
-		return lost_pct;
-	if (o->mode != MODE_OFFCPU)
-		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
-			" counted in %zu stacks\n",
-			st[STAT_SAMPLES], o->freq, sampler__nr_cpus(r->sampler), r->elapsed,
-			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT], folded__nr_stacks(r->folded));
-	if (o->mode != MODE_CPU)
-		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
-			" intervals counted (%.3f s off CPU), %" PRIu64 " shorter than --min-block, %" PRIu64
-			" longer than --max-block\n",
-			st[STAT_SWITCHES], r->elapsed, st[STAT_OFF_COUNTED], r->offcpu_ns / 1e9,
-			st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
-	pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
-	if (lost) {
-		pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64
-			" count map full, %" PRIu64 " stack hash collisions, %" PRIu64
-			" unreadable at the end, %" PRIu64 " off-CPU intervals untracked (start map full)\n",
-			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
-			r->drain_lost, st[STAT_LOST_START]);
-		if (st[STAT_LOST_RINGBUF]) {
-			pr_warn("lost: %" PRIu64 " samples with the sample ring buffer full (%u KiB)\n",
-				st[STAT_LOST_RINGBUF], r->ring_bytes >> 10);
-			pr_hint("lower -F or --stack-size: unwinding did not keep up\n");
-		} else {
-			pr_hint("raise --max-stacks (now %u) or lower -F\n",
-				map_entries(r, sampler__nr_cpus(r->sampler)));
-		}
-	}
+	perfmaps__stats(r->pm, &js);
+	sm.procs_missing = ss.procs_missing;
+	lost_pct = summary__counts(&sm);
 	if (o->unwind == UNWIND_DWARF && !o->quiet)
 		report_unwind(r, st);
-	if (o->quiet)
-		return lost_pct;
-	if (st[STAT_USTACK_ERR] || st[STAT_KSTACK_ERR])
-		pr_warn("missed stacks: %" PRIu64 " user, %" PRIu64
-			" kernel (counted as [missed user stack] / [missed kernel stack])\n",
-			st[STAT_USTACK_ERR], st[STAT_KSTACK_ERR]);
-	if (r->truncated_user || r->truncated_kernel)
-		pr_warn("truncated stacks: %" PRIu64 " user, %" PRIu64
-			" kernel %s deeper than %u frames (marked [truncated])\n",
-			r->truncated_user, r->truncated_kernel,
-			o->mode == MODE_CPU ? "samples" : "microseconds", r->max_depth);
-	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
-		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
-			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);
-	pr_warn("frames: %" PRIu64 " user (%" PRIu64 " unresolved, %.1f%%), %" PRIu64
-		" kernel (%" PRIu64 " unresolved)\n",
-		ss.user_frames, ss.user_unresolved, pct(ss.user_unresolved, ss.user_frames),
-		ss.kernel_frames, ss.kernel_unresolved);
-	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
-		" exited and released during the recording (at most %" PRIu64
-		" held at once), %" PRIu64 " gone before their maps were read\n",
-		r->procs_seen, r->procs_released, r->procs_held_max, ss.procs_missing);
-	perfmaps__stats(r->pm, &js);
-	if (js.maps_opened || js.dumps_opened || js.files_refused)
-		pr_warn("JIT maps: %" PRIu64 " perf maps and %" PRIu64 " jitdumps read (%" PRIu64
-			" entries, %" PRIu64 " bad lines, %" PRIu64 " bad records skipped), %" PRIu64
-			" files refused, %" PRIu64 " capped; %" PRIu64 " of %" PRIu64
-			" JIT lookups named\n",
-			js.maps_opened, js.dumps_opened, js.lines_parsed + js.records_parsed,
-			js.lines_bad, js.records_bad, js.files_refused, js.files_capped,
-			js.lookups_resolved, js.lookups);
-	if (js.files_refused)
-		pr_hint("perf maps must be regular files owned by the process's user or root, "
-			"not symlinks\n");
-	if (r->noproc_samples || r->noproc_us) {
-		if (o->mode == MODE_CPU)
-			pr_warn("unresolved processes: %" PRIu64
-				" samples (%.2f%%) have [unknown] user frames\n",
-				r->noproc_samples, pct(r->noproc_samples, st[STAT_COUNTED]));
-		else
-			pr_warn("unresolved processes: %" PRIu64 " samples and %" PRIu64
-				" us off CPU have [unknown] user frames\n",
-				r->noproc_samples, r->noproc_us);
-		pr_hint("a process sampled for the first time just before it exits cannot be "
-			"read any more; a higher -F catches it earlier\n");
-	}
+	summary__details(&sm);
+	if (r->cap && !o->quiet)
+		capture_rec__summary(r->cap);
 	return lost_pct;
 }
 
-/* Titles, units and palette by mode, unless the user chose them. */
-static void svg_defaults(struct record *r)
+/* -o x.scorch: what the report needs to show the same summary. */
+static int close_capture(struct record *r, const uint64_t *st)
 {
-	struct flamegraph_opts *fg = &r->opts.fg;
-	struct flamegraph_opts dflt;
+	struct capture_stats cs = {
+		.elapsed_ns = (uint64_t)(r->elapsed * 1e9),
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.nr_bpf = SCORCH_NR_STATS,
+		.drain_lost = r->drain_lost,
+		.drain_lost_ns = r->drain_lost_ns,
+		.procs_seen = r->procs_seen,
+		.procs_released = r->procs_released,
+		.procs_held_max = r->procs_held_max,
+		.max_stacks = map_entries(r, sampler__nr_cpus(r->sampler)),
+		.ring_bytes = r->ring_bytes,
+	};
+	struct symbolizer_stats ss;
 
-	flamegraph_opts__init(&dflt);
-	if (r->opts.mode == MODE_CPU)
-		return;
-	if (!fg->title)
-		fg->title = r->opts.mode == MODE_OFFCPU ? "Off-CPU Time Flame Graph"
-							: "Wall-Clock Flame Graph";
-	if (fg->countname == dflt.countname || !strcmp(fg->countname, dflt.countname))
-		fg->countname = "us";
-	if (fg->colors == dflt.colors)
-		fg->colors = r->opts.mode == MODE_OFFCPU ? FG_PAL_IO : FG_PAL_WALL;
+	_Static_assert(SCORCH_NR_STATS <= CAPTURE_MAX_STATS, "stats fit a capture");
+	symbolizer__stats(r->sym, &ss);
+	cs.procs_missing = ss.procs_missing;
+	memcpy(cs.bpf, st, SCORCH_NR_STATS * sizeof(*st));
+	return capture_rec__close(r->cap, &cs, true);
 }
 
-static int write_output(struct record *r)
+static int write_output(struct record *r, const uint64_t *st)
 {
-	int err;
-
-	if (r->opts.svg) {
-		struct flamegraph *fg;
-
-		svg_defaults(r);
-		fg = flamegraph__new(&r->opts.fg);
-		if (!fg) {
-			out__close(&r->out, false);
-			return -ENOMEM;
-		}
-		err = flamegraph__add_folded(fg, r->folded);
-		if (!err)
-			err = flamegraph__write_svg(fg, r->out.fp);
-		flamegraph__free(fg);
-		if (err == -ENODATA) {
-			pr_warn("no samples: the SVG says \"No stack counts found\"\n");
-			err = 0;
-		} else if (err) {
-			pr_err("cannot write %s: %s\n", r->opts.output, strerror(-err));
-		}
-		return out__close(&r->out, !err) ?: err;
-	}
-	err = folded__write(r->folded, r->out.fp);
-	if (err)
-		pr_err("cannot write %s: %s\n", r->opts.output ? r->opts.output : "standard output",
-		       strerror(-err));
-	return out__close(&r->out, !err) ?: err;
+	if (r->opts.capture)
+		return close_capture(r, st);
+	return fold__write(&r->fold, &r->out, r->opts.output, r->opts.svg ? &r->opts.fg : NULL);
 }
 
 static int finish_command(struct record *r)
@@ -1318,18 +1129,40 @@ static int record_run(struct record *r)
 	err = preflight(r);
 	if (err)
 		return err;
-	err = out__open(&r->out, o->output);
+	if (o->capture) {
+		struct capture_rec_opts copts = {
+			.sz = sizeof(copts),
+			.mode = o->mode,
+			.freq = o->freq,
+			.max_depth = r->max_depth,
+			.user_only = o->user_only,
+			.kernel_only = o->kernel_only,
+			.unwind_dwarf = o->unwind == UNWIND_DWARF,
+			.only = true,
+		};
+
+		err = capture_rec__open(o->output, &copts, &r->cap);
+	} else {
+		err = out__open(&r->out, o->output);
+	}
 	if (err)
 		return err;
 	r->pm = perfmaps__new(NULL);
 	yopts.jit_ctx = r->pm;
+	if (r->cap) {
+		/* JIT answers are kept for the capture on their way through */
+		yopts.jit_lookup = capture_rec__jit_lookup;
+		yopts.jit_ctx = r->cap;
+	}
 	r->sym = symbolizer__new(&yopts);
-	r->folded = folded__new();
-	r->names = strset__new();
+	capture_rec__attach(r->cap, r->sym, r->pm);
+	r->fold = (struct fold){
+		.sym = r->sym, .mode = o->mode, .freq = o->freq, .max_depth = r->max_depth};
+	err = fold__init(&r->fold);
 	r->procs = proctab__new();
 	r->pidfds = malloc((o->nr_pids + 1) * sizeof(*r->pidfds));
 	r->gone = calloc(o->nr_pids + o->nr_tids + 1, sizeof(*r->gone));
-	if (!r->pm || !r->sym || !r->folded || !r->names || !r->procs || !r->pidfds || !r->gone)
+	if (!r->pm || !r->sym || err || !r->procs || !r->pidfds || !r->gone)
 		return -ENOMEM;
 	if (o->unwind == UNWIND_DWARF) {
 		struct unwind_opts uopts = {
@@ -1406,7 +1239,7 @@ static int record_run(struct record *r)
 		goto cleanup;
 	}
 	sampler__stats(r->sampler, st);
-	err = write_output(r);
+	err = write_output(r, st);
 	if (err)
 		goto cleanup;
 	if (report_summary(r, st) > PARTIAL_LOSS_PCT)
@@ -1444,18 +1277,19 @@ int cmd_record(int argc, char **argv)
 				close(r.pidfds[i]);
 	}
 	out__close(&r.out, false); /* no-op once written */
+	if (r.cap)
+		capture_rec__close(r.cap, NULL, false); /* no-op once written */
+	capture_rec__free(r.cap);
 	sampler__free(r.sampler);
 	unwinder__free(r.unw);
 	free(r.ubuf);
 	free(r.kbuf);
 	symbolizer__free(r.sym);
 	perfmaps__free(r.pm);
-	folded__free(r.folded);
-	strset__free(r.names);
+	fold__release(&r.fold);
 	proctab__free(r.procs);
 	free(r.pidfds);
 	free(r.gone);
-	free(r.frames);
 	free(r.opts.pids);
 	free(r.opts.tids);
 	if (err == 1)

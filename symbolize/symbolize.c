@@ -2,6 +2,7 @@
 /* symbolize: per-process mappings, the shared ELF file cache and the lookup path. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,8 @@ struct symbolizer {
 	struct strset *strs;
 	const char *kallsyms_path; /* interned */
 	const char *debug_root;	   /* interned */
-	bool no_kernel, no_demangle, keep_params, lines, no_inline, no_dwarf;
+	bool no_kernel, no_demangle, keep_params, lines, no_inline, no_dwarf, offline;
+	const char *symfs; /* interned, or NULL */
 	symbolizer_jit_fn jit_lookup;
 	void *jit_ctx;
 	struct name_cache names;
@@ -213,6 +215,9 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->no_dwarf = OPT(no_dwarf);
 	s->jit_lookup = OPT(jit_lookup);
 	s->jit_ctx = OPT(jit_ctx);
+	s->offline = OPT(offline);
+	if (OPT(symfs))
+		s->symfs = strset__intern(s->strs, opts->symfs);
 #undef OPT
 	s->kallsyms_path = strset__intern(s->strs, kpath);
 	s->debug_root = strset__intern(s->strs, droot);
@@ -860,6 +865,13 @@ int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 	bool sorted = true;
 	int err;
 
+	if (s->offline) {
+		/* only imported images exist: an unknown one is missing, not read from here */
+		if (proc_find(s, pid, gen))
+			return 0;
+		s->st.procs_missing++;
+		return proc_add(s, pid, gen, &p) ?: -ESRCH;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = file__read_bounded(AT_FDCWD, path, MAPS_MAX_BYTES, &text, &len);
 	if (err) {
@@ -1177,7 +1189,7 @@ int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t
 	if (p)
 		s->last = p;
 	m = p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
-	if (!m && p && p->nr_maps && !p->miss_refreshed) {
+	if (!m && p && p->nr_maps && !p->miss_refreshed && !s->offline) {
 		/* mapped after the snapshot (dlopen, JIT)? Look once more, once per process */
 		p->miss_refreshed = true;
 		err = symbolizer__snapshot_gen(s, pid, gen);
@@ -1228,6 +1240,11 @@ int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint6
 	out->start = m->start;
 	out->end = m->end;
 	out->path = m->path;
+	out->pgoff = m->pgoff;
+	if (m->file && m->file->build_id_len) {
+		out->build_id = m->file->build_id;
+		out->build_id_len = m->file->build_id_len;
+	}
 	if (!m->file || !elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr))
 		return 0;
 	out->kind = m->file == s->vdso ? SYMBOLIZER_MAP_VDSO : SYMBOLIZER_MAP_FILE;
@@ -1400,7 +1417,7 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 	if (!cap)
 		return -EINVAL;
 	s->st.kernel_frames++;
-	if (!s->no_kernel && !s->kernel_tried) {
+	if (!s->no_kernel && !s->kernel_tried && !s->offline) {
 		err = kernel_load(s);
 		if (err)
 			return err;
@@ -1417,4 +1434,328 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 		.kind = FRAME_SYMBOL,
 	};
 	return 1;
+}
+
+/* ---- captures: exported and imported process images, kernel symbols as a list ---- */
+
+int symbolizer__mappings_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
+			     struct symbolizer_mapping **out, size_t *nr)
+{
+	struct symbolizer_mapping *v;
+	struct proc *p;
+	size_t i;
+	int err;
+
+	*out = NULL;
+	*nr = 0;
+	p = proc_find(s, pid, gen);
+	if (!p) {
+		err = symbolizer__snapshot_gen(s, pid, gen);
+		if (err == -ENOMEM)
+			return err;
+		p = proc_find(s, pid, gen);
+	}
+	if (!p || !p->nr_maps)
+		return 0;
+	v = calloc(p->nr_maps, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_maps; i++) {
+		const struct proc_map *m = &p->maps[i];
+
+		v[i] = (struct symbolizer_mapping){
+			.start = m->start,
+			.end = m->end,
+			.pgoff = m->pgoff,
+			/* a file, "[vdso]", a pseudo mapping's frame name, NULL for "[jit]" */
+			.path = m->path ? m->path : m->name == s->s_anon ? NULL : m->name,
+		};
+		if (m->path == s->s_vdso)
+			v[i].kind = SYMBOLIZER_MAP_VDSO;
+		else if (m->file)
+			v[i].kind = SYMBOLIZER_MAP_FILE;
+		if (m->file && m->file->build_id_len) {
+			v[i].build_id = m->file->build_id;
+			v[i].build_id_len = m->file->build_id_len;
+		}
+	}
+	*out = v;
+	*nr = p->nr_maps;
+	return 0;
+}
+
+static void hex_id(const uint8_t *id, size_t len, char *buf, size_t size)
+{
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < len && 2 * i + 2 < size; i++)
+		snprintf(buf + 2 * i, 3, "%02x", id[i]);
+}
+
+/* Opens @path for reading below @dirfd with @resolve flags; regular files only. */
+static int open_resolve(int dirfd, const char *path, uint64_t resolve)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = resolve | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/*
+ * The file an imported mapping names: by @path (under symfs, then as is), then by
+ * build-id in the debug root, each checked against @id. *@out NULL when none is usable
+ * (counted once per path and build-id). Returns 0 or -ENOMEM.
+ */
+static int import_file(struct symbolizer *s, const char *path, const uint8_t *id, size_t id_len,
+		       struct elf_file **out)
+{
+	struct file_key kbid, kfail;
+	struct file_slot *slot;
+	struct elf_file *f = NULL;
+	char cand[4][PATH_MAX], hex[2 * BUILD_ID_MAX + 1];
+	const char *where = NULL;
+	int nr = 0, i, fd = -1, symfs_fd = -1, err = 0;
+	bool mismatch = false;
+
+	*out = NULL;
+	if (id_len > BUILD_ID_MAX)
+		id_len = 0; /* not an identity we can check (see BUILD_ID_MAX) */
+	memset(&kfail, 0, sizeof(kfail));
+	kfail.kind = KEY_FAILED;
+	kfail.v[3] = (uintptr_t)path;
+	kfail.len = id_len;
+	memcpy(kfail.id, id, id_len);
+	if (file_index__slot(&s->files, &kfail))
+		return 0;
+	if (id_len) {
+		key_build_id(&kbid, id, id_len);
+		slot = file_index__slot(&s->files, &kbid);
+		if (slot && slot->file && !slot->file->bad && !slot->file->evicted) {
+			*out = slot->file;
+			return 0;
+		}
+	}
+	hex_id(id, id_len, hex, sizeof(hex));
+	if (s->symfs)
+		snprintf(cand[nr++], PATH_MAX, "%s", path);
+	snprintf(cand[nr++], PATH_MAX, "%s", path);
+	if (id_len >= 2)
+		snprintf(cand[nr++], PATH_MAX, "%s/.build-id/%.2s/%s.debug", s->debug_root, hex,
+			 hex + 2);
+	if (s->symfs) {
+		symfs_fd = open(s->symfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (symfs_fd < 0)
+			pr_warn("symbolize: cannot open --symfs %s: %s\n", s->symfs, strerror(errno));
+	}
+	for (i = 0; i < nr && !f; i++) {
+		uint8_t got[BUILD_ID_MAX];
+		size_t got_len = 0;
+
+		if (s->symfs && i == 0)
+			fd = symfs_fd < 0 ? -ENOENT
+					  : open_resolve(symfs_fd, cand[i], RESOLVE_IN_ROOT);
+		else
+			fd = open_resolve(AT_FDCWD, cand[i], RESOLVE_NO_SYMLINKS);
+		if (fd < 0)
+			continue;
+		if (elf_file__read_build_id(fd, got, &got_len))
+			got_len = 0;
+		if (id_len && (got_len != id_len || memcmp(got, id, id_len))) {
+			char ghex[2 * BUILD_ID_MAX + 1];
+
+			hex_id(got, got_len, ghex, sizeof(ghex));
+			pr_warn("symbolize: %s%s: build-id %s, the capture's is %s: not used\n",
+				s->symfs && i == 0 ? s->symfs : "", cand[i], got_len ? ghex : "(none)",
+				hex);
+			mismatch = true;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		f = elf_file__parse(fd, NULL, 0, s->strs, path);
+		if (!f && errno == ENOMEM) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (!f) {
+			pr_warn("symbolize: %s: not a readable ELF file\n", cand[i]);
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		where = cand[i];
+	}
+	if (!f) {
+		if (mismatch) {
+			s->st.files_mismatched++;
+		} else {
+			s->st.files_not_found++;
+			pr_warn("symbolize: %s%s%s: not found%s\n", path, id_len ? " (build-id " : "",
+				id_len ? hex : "", id_len ? ")" : "");
+		}
+		err = file_index__add(&s->files, &kfail, NULL);
+		goto cleanup;
+	}
+	pr_debug("symbolize: %s from %s%s\n", path, s->symfs && where == cand[0] ? s->symfs : "",
+		 where);
+	s->st.files_cached++;
+	f->path = strset__intern(s->strs, where);
+	if (!f->path) {
+		elf_file__free(f);
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	file_link(s, f);
+	if (f->build_id_len) {
+		key_build_id(&kbid, f->build_id, f->build_id_len);
+		err = file_index__add(&s->files, &kbid, f);
+	}
+	file_hold(s, f, fd);
+	*out = f;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (symfs_fd >= 0)
+		close(symfs_fd);
+	return err;
+}
+
+int symbolizer__import_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
+			   const struct symbolizer_mapping *maps, size_t n)
+{
+	struct proc_map *v;
+	struct proc *p;
+	size_t i, k = 0;
+	int err = 0;
+
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct symbolizer_mapping *m = &maps[i];
+		struct proc_map *pm = &v[k];
+
+		if (m->end <= m->start) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		*pm = (struct proc_map){ .start = m->start, .end = m->end, .pgoff = m->pgoff };
+		if (!m->path) {
+			pm->name = s->s_anon;
+		} else if (m->kind == SYMBOLIZER_MAP_VDSO || !strcmp(m->path, "[vdso]")) {
+			pm->name = pm->path = s->s_vdso;
+			if (!s->vdso_tried) {
+				err = vdso_load(s);
+				if (err)
+					goto cleanup;
+			}
+			/* another kernel's vDSO is another image */
+			if (s->vdso && m->build_id_len && m->build_id_len == s->vdso->build_id_len &&
+			    !memcmp(m->build_id, s->vdso->build_id, m->build_id_len))
+				pm->file = s->vdso;
+		} else if (m->path[0] != '/') {
+			pm->name = strset__intern(s->strs, m->path);
+		} else {
+			pm->path = strset__intern(s->strs, m->path);
+			pm->name = pm->path ? bracket_name(s, m->path) : NULL;
+			if (pm->path && pm->name)
+				err = import_file(s, pm->path, m->build_id, m->build_id_len,
+						  &pm->file);
+			if (err)
+				goto cleanup;
+		}
+		if (!pm->name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		k++;
+	}
+	qsort(v, k, sizeof(*v), proc_map_cmp);
+	p = proc_find(s, pid, gen);
+	if (!p) {
+		err = proc_add(s, pid, gen, &p);
+		if (err)
+			goto cleanup;
+	}
+	for (i = 0; i < k; i++)
+		file_ref(s, v[i].file);
+	proc_maps_unref(s, p->maps, p->nr_maps);
+	free(p->maps);
+	p->maps = v;
+	p->nr_maps = k;
+	p->miss_refreshed = true; /* nothing to read again */
+	v = NULL;
+cleanup:
+	free(v);
+	return err;
+}
+
+int symbolizer__kernel_sym(struct symbolizer *s, uint64_t ip, bool is_return,
+			   struct symbolizer_ksym *out)
+{
+	uint64_t addr = is_return && ip ? ip - 1 : ip;
+	const struct sym *sym;
+	int err;
+
+	if (!s->no_kernel && !s->kernel_tried && !s->offline) {
+		err = kernel_load(s);
+		if (err)
+			return err;
+	}
+	sym = s->no_kernel ? NULL : symtab__find(&s->ksyms, addr);
+	if (!sym)
+		return -ENOENT;
+	*out = (struct symbolizer_ksym){
+		.start = sym->start, .end = sym->end, .name = sym->name, .module = sym->module};
+	return 0;
+}
+
+int symbolizer__set_kallsyms(struct symbolizer *s, const struct symbolizer_ksym *syms, size_t n)
+{
+	struct sym_raw *raw = calloc(n + 1, sizeof(*raw));
+	struct symtab tab;
+	size_t i, k = 0;
+	int err = 0;
+
+	if (!raw)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (syms[i].end <= syms[i].start || !syms[i].name)
+			continue;
+		raw[k] = (struct sym_raw){
+			.start = syms[i].start,
+			.end = syms[i].end,
+			.limit = syms[i].end,
+			.name = strset__intern(s->strs, syms[i].name),
+			.module = syms[i].module && syms[i].module[0]
+					  ? strset__intern(s->strs, syms[i].module)
+					  : NULL,
+			.idx = k,
+		};
+		if (!raw[k].name || (syms[i].module && syms[i].module[0] && !raw[k].module)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		k++;
+	}
+	err = symtab__build(&tab, raw, k);
+	if (err)
+		goto cleanup;
+	symtab__free(&s->ksyms);
+	s->ksyms = tab;
+	s->kernel_tried = true;
+cleanup:
+	free(raw);
+	return err;
 }

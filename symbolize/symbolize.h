@@ -76,6 +76,14 @@ struct symbolizer_opts {
 	/* Optional JIT resolver (see symbolizer_jit_fn) and its context. */
 	symbolizer_jit_fn jit_lookup;
 	void *jit_ctx;
+	/*
+	 * Never read /proc (scorch report): processes are only known through
+	 * symbolizer__import_gen(), kernel symbols only through symbolizer__set_kallsyms();
+	 * lookups in an unknown process give "[unknown]" and count in procs_missing.
+	 */
+	bool offline;
+	/* Imported mappings: look for their files under this directory first (--symfs). */
+	const char *symfs;
 };
 
 /* Returns a new symbolizer or NULL with errno set. Kernel symbols load lazily. */
@@ -187,6 +195,9 @@ struct symbolizer_mapping {
 	uint64_t bias;
 	const void *file;
 	const char *path; /* interned file path or pseudo name ("[vdso]"), or NULL */
+	uint64_t pgoff;
+	const uint8_t *build_id;
+	size_t build_id_len;
 };
 int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr,
 			    struct symbolizer_mapping *out);
@@ -199,6 +210,52 @@ int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint6
  * no such mapping; -ESRCH/-ENOENT: the process is gone; -EINVAL: not a regular file).
  */
 int symbolizer__open_mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr);
+
+/*
+ * Captures (scorch record -o x.scorch, scorch report).
+ *
+ * symbolizer__mappings_gen() exports the snapshot of (@pid, @gen) (taken now if there is
+ * none): every kept mapping, sorted by start, as an array *@out of *@nr entries that the
+ * caller frees (free(), not the strings). Per entry: start, end, pgoff; kind FILE (a
+ * parsed ELF file: @build_id/@build_id_len its GNU build-id, borrowed until
+ * symbolizer__free(), NULL/0 without one), VDSO, or OTHER; @path the file's path (a
+ * file that could not be opened keeps its path, kind OTHER), "[vdso]", the frame name of
+ * a pseudo mapping ("[heap]", "[anon_inode:x]"), or NULL for anonymous executable memory
+ * (JIT). @bias and @file are not set. Returns 0, -ENOMEM.
+ *
+ * symbolizer__import_gen() makes (@pid, @gen) the process image described by @maps
+ * (as exported above; @bias and @file ignored), replacing what was known of it; it never
+ * reads /proc. A mapping whose @path starts with '/' is a file, looked for, in order,
+ * as @symfs + @path (opts.symfs; symlinks resolved inside @symfs), as @path itself (no
+ * symlink followed) and as @debug_root/.build-id/xx/rest.debug. A candidate whose
+ * build-id differs from @build_id is refused (one warning per file, counted in
+ * files_mismatched) and never used; one without a build-id is refused when @build_id is
+ * given. A file found nowhere names its frames "[basename]" (counted in files_not_found,
+ * one warning). Files are shared by build-id with every other process. "[vdso]" resolves
+ * through this process's vDSO only when the build-ids match. Returns 0, -EINVAL (a
+ * mapping with end <= start), -ENOMEM.
+ */
+int symbolizer__mappings_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
+			     struct symbolizer_mapping **out, size_t *nr);
+int symbolizer__import_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
+			   const struct symbolizer_mapping *maps, size_t n);
+
+/*
+ * Kernel symbols as a list instead of /proc/kallsyms: [start, end) named @name ("func" or
+ * "func [module]", as frames show it), @module NULL or "" for the core kernel.
+ * symbolizer__kernel_sym() gives the symbol symbolizer__kernel() would use for @ip (strings
+ * interned: valid until symbolizer__free()); returns 0, -ENOENT (none), -ENOMEM.
+ * symbolizer__set_kallsyms() replaces the kernel symbols by @syms[0..n) (copied); ranges
+ * may overlap (the innermost wins as for kallsyms). Returns 0 or -ENOMEM.
+ */
+struct symbolizer_ksym {
+	uint64_t start, end;
+	const char *name;
+	const char *module;
+};
+int symbolizer__kernel_sym(struct symbolizer *s, uint64_t ip, bool is_return,
+			   struct symbolizer_ksym *out);
+int symbolizer__set_kallsyms(struct symbolizer *s, const struct symbolizer_ksym *syms, size_t n);
 
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
@@ -213,6 +270,8 @@ struct symbolizer_stats {
 	uint64_t dwarf_files;	    /* files whose DWARF was indexed (own or debug file) */
 	uint64_t inline_frames;	    /* FRAME_INLINE frames returned */
 	uint64_t jit_frames;	    /* FRAME_JIT frames returned */
+	uint64_t files_not_found;   /* imported files found nowhere (symbolizer__import_gen) */
+	uint64_t files_mismatched;  /* imported files refused: another build-id */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

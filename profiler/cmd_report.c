@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch report`: name the frames of a capture (.scorch) and write folded or SVG. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "cmds.h"
+#include "common.h"
+#include "flamegraph.h"
+#include "profiler-private.h"
+#include "symbolize.h"
+
+#define CAPTURE_MAX_FILE (4ull << 30) /* compressed bytes read */
+
+struct report_opts {
+	const char *input;
+	const char *output;
+	const char *symfs;
+	const char *debug_root;
+	bool lines, no_demangle, keep_params, no_inline;
+	bool quiet;
+	bool svg;
+	struct flamegraph_opts fg;
+};
+
+struct rep_map {
+	uint32_t pid, kind;
+	uint64_t gen, start, end, pgoff;
+	const char *path; /* interned */
+	uint8_t build_id[CAPTURE_MAX_BUILD_ID];
+	size_t build_id_len;
+	size_t idx; /* input order: a stable sort */
+};
+
+struct rep_count {
+	uint32_t pid, key_flags, cflags, nr_user, nr_kernel;
+	uint64_t gen, value;
+	char comm[SCORCH_COMM_LEN];
+	size_t ips; /* index of the user addresses in report.ips, kernel ones follow */
+};
+
+struct rep_jit {
+	uint32_t pid, flags;
+	uint64_t addr, offset;
+	const char *name; /* interned */
+};
+
+struct report {
+	struct report_opts opts;
+	struct strset *strs;
+	struct capture_meta meta;
+	struct capture_stats stats;
+	bool have_stats;
+	struct rep_map *maps;
+	size_t nr_maps, maps_cap;
+	struct rep_count *counts;
+	size_t nr_counts, counts_cap;
+	uint64_t *ips;
+	size_t nr_ips, ips_cap;
+	struct symbolizer_ksym *ksyms;
+	size_t nr_ksyms, ksyms_cap;
+	struct rep_jit *jits;
+	size_t nr_jits, jits_cap;
+	uint64_t nr_procs, skipped;
+	struct symbolizer *sym;
+	struct fold fold;
+	struct out_file out;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: scorch report FILE.scorch [-o OUTPUT] [options]\n"
+		"\n"
+		"Names the frames of a capture written by 'scorch record -o FILE.scorch' and\n"
+		"writes folded stacks or a flame graph, exactly as record would have. It may\n"
+		"run later or on another machine: user frames come from the files the capture's\n"
+		"mappings name, found by path (and checked by build-id: a file with another\n"
+		"build-id is refused, its frames become [file] or [unknown]), else under --symfs\n"
+		"or as debug files by build-id; kernel and JIT frames come from the symbols the\n"
+		"capture holds. Nothing is read from /proc.\n"
+		"\n"
+		"options:\n"
+		"  -o, --output FILE          write here ('-' or absent: standard output); "
+		"FILE.svg\n"
+		"                             is a flame graph, anything else folded stacks\n"
+		"      --symfs DIR            look for the binaries under DIR first "
+		"(DIR/usr/bin/x\n"
+		"                             for /usr/bin/x); symlinks stay inside DIR\n"
+		"      --debug-root DIR       debug files by build-id under DIR/.build-id/\n"
+		"                             (default /usr/lib/debug)\n"
+		"\n"
+		"names (as record):\n"
+		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
+		"      --no-demangle          keep C++/Rust/D symbols mangled\n"
+		"      --params               keep C++/D parameter lists (dropped by default)\n"
+		"      --no-inline            no DWARF inline frames (shown by default, suffixed "
+		"_[i])\n"
+		"\n"
+		"  -q, --quiet                no summary on standard error\n"
+		"  -v, --verbose              debug messages (where each file was found)\n"
+		"  -h, --help                 this help\n"
+		"\n"
+		"With an SVG output these options of 'scorch flamegraph' apply:\n");
+	flamegraph__print_options_help(out);
+	fprintf(out,
+		"\n"
+		"The summary on standard error is record's (samples, losses, truncated stacks,\n"
+		"frames not named), plus the files not found or refused for their build-id.\n"
+		"\n"
+		"exit status: 0 success, 1 error (unreadable, truncated or corrupt capture), 2 "
+		"usage\n"
+		"error, 3 output written but more than 5%% of samples were lost when recording\n"
+		"\n"
+		"examples:\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.scorch\n"
+		"  scorch report cpu.scorch -o cpu.folded\n"
+		"  scorch report cpu.scorch -o cpu.svg --title 'My app'\n"
+		"  scorch report cpu.scorch --symfs /srv/sysroot -o cpu.svg   # binaries moved\n");
+}
+
+enum {
+	OPT_SYMFS = 256,
+	OPT_DEBUG_ROOT,
+	OPT_LINES,
+	OPT_NO_DEMANGLE,
+	OPT_PARAMS,
+	OPT_NO_INLINE,
+};
+
+static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
+{
+	static const struct option own_opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"symfs", required_argument, NULL, OPT_SYMFS},
+		{"debug-root", required_argument, NULL, OPT_DEBUG_ROOT},
+		{"lines", no_argument, NULL, OPT_LINES},
+		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+		{"params", no_argument, NULL, OPT_PARAMS},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+	};
+	struct option *long_opts;
+	bool fg_opts = false;
+	size_t nr_fg = 0, n;
+	int c, err = -EINVAL;
+
+	while (flamegraph_long_options[nr_fg].name)
+		nr_fg++;
+	long_opts = calloc(ARRAY_SIZE(own_opts) + nr_fg + 1, sizeof(*long_opts));
+	if (!long_opts)
+		return -ENOMEM;
+	memcpy(long_opts, own_opts, sizeof(own_opts));
+	memcpy(long_opts + ARRAY_SIZE(own_opts), flamegraph_long_options,
+	       nr_fg * sizeof(*long_opts));
+	flamegraph_opts__init(&o->fg);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qvh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_SYMFS:
+			o->symfs = optarg;
+			break;
+		case OPT_DEBUG_ROOT:
+			o->debug_root = optarg;
+			break;
+		case OPT_LINES:
+			o->lines = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
+			break;
+		case OPT_PARAMS:
+			o->keep_params = true;
+			break;
+		case OPT_NO_INLINE:
+			o->no_inline = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			log__set_level(LOG_DEBUG);
+			break;
+		case 'h':
+			*help = true;
+			err = 0;
+			goto cleanup;
+		case ':':
+			pr_err("option '%s' needs a value\n", argv[optind - 1]);
+			pr_hint("run 'scorch report --help'\n");
+			goto cleanup;
+		default:
+			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
+			if (!err) {
+				fg_opts = true;
+				break;
+			}
+			if (err == -ENOENT) {
+				pr_err("unknown option '%s'\n", argv[optind - 1]);
+				pr_hint("run 'scorch report --help'\n");
+			}
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (optind != argc - 1) {
+		if (optind == argc)
+			pr_err("no capture file given\n");
+		else
+			pr_err("more than one capture file given\n");
+		pr_hint("scorch report FILE.scorch [-o OUTPUT]\n");
+		goto cleanup;
+	}
+	o->input = argv[optind];
+	n = o->output ? strlen(o->output) : 0;
+	o->svg = n > 4 && !strcasecmp(o->output + n - 4, ".svg");
+	if (n > 7 && !strcasecmp(o->output + n - 7, ".scorch")) {
+		pr_err("report writes folded stacks or SVG, not a capture: %s\n", o->output);
+		pr_hint("copy the capture itself; report names its frames\n");
+		goto cleanup;
+	}
+	if (fg_opts && !o->svg) {
+		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
+		goto cleanup;
+	}
+	err = 0;
+cleanup:
+	free(long_opts);
+	return err;
+}
+
+/* Reads @path whole (a user-chosen file: symlinks followed), at most CAPTURE_MAX_FILE. */
+static int read_file(const char *path, uint8_t **out, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	ssize_t r;
+	int fd, err = 0;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot open %s: %s\n", path, strerror(errno));
+		pr_hint("give a capture written by 'scorch record -o FILE.scorch'\n");
+		return err;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		pr_err("%s: not a regular file\n", path);
+		pr_hint("give a capture written by 'scorch record -o FILE.scorch'\n");
+		goto cleanup;
+	}
+	if ((uint64_t)st.st_size > CAPTURE_MAX_FILE) {
+		err = -EFBIG;
+		pr_err("%s: %" PRIu64 " bytes, more than a capture may hold (%llu)\n", path,
+		       (uint64_t)st.st_size, CAPTURE_MAX_FILE);
+		goto cleanup;
+	}
+	buf = malloc(st.st_size + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (n < (size_t)st.st_size) {
+		r = read(fd, buf + n, st.st_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			pr_err("cannot read %s: %s\n", path, strerror(errno));
+			goto cleanup;
+		}
+		if (!r)
+			break; /* shrank meanwhile: the reader will say it is truncated */
+		n += r;
+	}
+	*out = buf;
+	*len = n;
+	buf = NULL;
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+static int grow(void **v, size_t *cap, size_t nr, size_t more, size_t size)
+{
+	size_t want = nr + more, c = *cap ? *cap : 64;
+	void *tmp;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want)
+		c *= 2;
+	tmp = realloc(*v, c * size);
+	if (!tmp)
+		return -ENOMEM;
+	*v = tmp;
+	*cap = c;
+	return 0;
+}
+
+#define GROW(v, cap, nr, more) grow((void **)&(v), &(cap), (nr), (more), sizeof(*(v)))
+
+static const char *intern(struct report *r, const char *s, int *err)
+{
+	const char *p = strset__intern(r->strs, s);
+
+	if (!p)
+		*err = -ENOMEM;
+	return p;
+}
+
+/* One record into the report's tables. Returns 0 or -errno. */
+static int take(struct report *r, const struct capture_record *rec)
+{
+	int err = 0;
+
+	switch (rec->type) {
+	case CAPTURE_META:
+		r->meta = rec->meta;
+		/* strings are borrowed until the next record */
+		r->meta.host = intern(r, rec->meta.host, &err);
+		r->meta.kernel = intern(r, rec->meta.kernel, &err);
+		r->meta.version = intern(r, rec->meta.version, &err);
+		r->meta.clock = intern(r, rec->meta.clock, &err);
+		break;
+	case CAPTURE_PROC:
+		r->nr_procs++;
+		break;
+	case CAPTURE_MAPPING: {
+		struct rep_map *m;
+
+		if (GROW(r->maps, r->maps_cap, r->nr_maps, 1))
+			return -ENOMEM;
+		m = &r->maps[r->nr_maps];
+		*m = (struct rep_map){
+			.pid = rec->map.pid,
+			.kind = rec->map.kind,
+			.gen = rec->map.gen,
+			.start = rec->map.start,
+			.end = rec->map.end,
+			.pgoff = rec->map.pgoff,
+			.path = intern(r, rec->map.path, &err),
+			.build_id_len = rec->map.build_id_len,
+			.idx = r->nr_maps,
+		};
+		memcpy(m->build_id, rec->map.build_id, rec->map.build_id_len);
+		r->nr_maps++;
+		break;
+	}
+	case CAPTURE_COUNT: {
+		const struct capture_count *c = &rec->count;
+		struct rep_count *k;
+
+		if (GROW(r->counts, r->counts_cap, r->nr_counts, 1) ||
+		    GROW(r->ips, r->ips_cap, r->nr_ips, c->nr_user + c->nr_kernel))
+			return -ENOMEM;
+		k = &r->counts[r->nr_counts++];
+		*k = (struct rep_count){
+			.pid = c->pid,
+			.key_flags = c->key_flags,
+			.cflags = c->cflags,
+			.nr_user = c->nr_user,
+			.nr_kernel = c->nr_kernel,
+			.gen = c->gen,
+			.value = c->value,
+			.ips = r->nr_ips,
+		};
+		memcpy(k->comm, c->comm, sizeof(k->comm));
+		memcpy(r->ips + r->nr_ips, c->user, c->nr_user * sizeof(*r->ips));
+		memcpy(r->ips + r->nr_ips + c->nr_user, c->kernel, c->nr_kernel * sizeof(*r->ips));
+		r->nr_ips += c->nr_user + c->nr_kernel;
+		break;
+	}
+	case CAPTURE_KSYM:
+		if (GROW(r->ksyms, r->ksyms_cap, r->nr_ksyms, 1))
+			return -ENOMEM;
+		r->ksyms[r->nr_ksyms++] = (struct symbolizer_ksym){
+			.start = rec->ksym.start,
+			.end = rec->ksym.end,
+			.name = intern(r, rec->ksym.name, &err),
+			.module = intern(r, rec->ksym.module, &err),
+		};
+		break;
+	case CAPTURE_JIT:
+		if (GROW(r->jits, r->jits_cap, r->nr_jits, 1))
+			return -ENOMEM;
+		r->jits[r->nr_jits++] = (struct rep_jit){
+			.pid = rec->jit.pid,
+			.flags = rec->jit.flags,
+			.addr = rec->jit.addr,
+			.offset = rec->jit.offset,
+			.name = intern(r, rec->jit.name, &err),
+		};
+		break;
+	case CAPTURE_STATS:
+		r->stats = rec->stats;
+		r->have_stats = true;
+		break;
+	case CAPTURE_END:
+		break;
+	}
+	return err;
+}
+
+static int load(struct report *r, const uint8_t *data, size_t len)
+{
+	const char *name = r->opts.input;
+	struct capture_reader *rd = capture_reader__new(data, len);
+	struct capture_record rec;
+	unsigned major, minor;
+	int ret;
+
+	if (!rd) {
+		ret = -errno;
+		if (ret == -EPROTONOSUPPORT) {
+			pr_err("%s: capture format version %u.x; this scorch reads %u.x\n", name,
+			       data[8] | data[9] << 8, CAPTURE_VERSION_MAJOR);
+			pr_hint("report it with the scorch version that recorded it\n");
+		} else {
+			pr_err("%s: %s\n", name, capture_reader__open_error(-ret));
+			pr_hint("give a file written by 'scorch record -o FILE.scorch'\n");
+		}
+		return ret;
+	}
+	while ((ret = capture_reader__next(rd, &rec)) == 1) {
+		ret = take(r, &rec);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && ret != -ENOMEM) {
+		pr_err("%s: %s\n", name, capture_reader__error(rd));
+		pr_hint("the capture is damaged or incomplete (was the recording interrupted, or "
+			"the copy cut short?)\n");
+	}
+	capture_reader__version(rd, &major, &minor);
+	r->skipped = capture_reader__skipped(rd);
+	if (r->skipped)
+		pr_warn("%s: %" PRIu64 " records of a newer format (%u.%u) skipped\n", name,
+			r->skipped, major, minor);
+	capture_reader__free(rd);
+	return ret < 0 ? ret : 0;
+}
+
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct rep_jit *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return 0;
+}
+
+/* The symbolizer's JIT hook: the answers record got, by (pid, address). */
+static int report_jit(void *ctx, pid_t pid, uint64_t ip, const char **name, uint64_t *offset)
+{
+	struct report *r = ctx;
+	struct rep_jit key = {.pid = pid, .addr = ip};
+	const struct rep_jit *j = bsearch(&key, r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
+
+	*name = NULL;
+	*offset = 0;
+	if (!j)
+		return -ENOENT;
+	*name = j->name;
+	if (!(j->flags & CAPTURE_JIT_FOUND))
+		return -ENOENT; /* a fallback label */
+	*offset = j->offset;
+	return 0;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct rep_map *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return 0;
+}
+
+/* Every process image of the capture, imported into the symbolizer. */
+static int import_images(struct report *r)
+{
+	struct symbolizer_mapping *v = NULL;
+	size_t i, j, k;
+	int err = 0;
+
+	qsort(r->maps, r->nr_maps, sizeof(*r->maps), map_cmp);
+	v = calloc(r->nr_maps + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_maps && !err; i = j) {
+		for (j = i, k = 0; j < r->nr_maps && r->maps[j].pid == r->maps[i].pid &&
+				   r->maps[j].gen == r->maps[i].gen;
+		     j++, k++) {
+			const struct rep_map *m = &r->maps[j];
+
+			v[k] = (struct symbolizer_mapping){
+				.kind = m->kind == CAPTURE_MAP_VDSO   ? SYMBOLIZER_MAP_VDSO
+					: m->kind == CAPTURE_MAP_FILE ? SYMBOLIZER_MAP_FILE
+								      : SYMBOLIZER_MAP_OTHER,
+				.start = m->start,
+				.end = m->end,
+				.pgoff = m->pgoff,
+				.path = m->kind == CAPTURE_MAP_ANON ? NULL : m->path,
+				.build_id = m->build_id_len ? m->build_id : NULL,
+				.build_id_len = m->build_id_len,
+			};
+		}
+		err = symbolizer__import_gen(r->sym, r->maps[i].pid, r->maps[i].gen, v, k);
+	}
+	free(v);
+	return err;
+}
+
+static int fold_counts(struct report *r)
+{
+	struct stack_trace *user = malloc(sizeof(*user)), *kernel = malloc(sizeof(*kernel));
+	size_t i;
+	int err = 0;
+
+	if (!user || !kernel) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < r->nr_counts && !err; i++) {
+		const struct rep_count *c = &r->counts[i];
+		struct count_key key = {.pid = c->pid, .flags = c->key_flags, .gen = c->gen};
+
+		memcpy(key.comm, c->comm, sizeof(key.comm));
+		user->nr = c->nr_user;
+		memcpy(user->ips, r->ips + c->ips, c->nr_user * sizeof(*r->ips));
+		kernel->nr = c->nr_kernel;
+		memcpy(kernel->ips, r->ips + c->ips + c->nr_user, c->nr_kernel * sizeof(*r->ips));
+		err = fold__add(&r->fold, c->cflags & CAPTURE_COUNT_OFFCPU, &key, c->value,
+				c->cflags & CAPTURE_COUNT_USER ? user : NULL,
+				c->cflags & CAPTURE_COUNT_KERNEL ? kernel : NULL,
+				c->cflags & CAPTURE_COUNT_NOPROC);
+	}
+cleanup:
+	free(user);
+	free(kernel);
+	return err;
+}
+
+static double summary(struct report *r)
+{
+	struct symbolizer_stats ss;
+	uint64_t st[SCORCH_NR_STATS] = {};
+	struct summary sm = {
+		.fold = &r->fold,
+		.st = st,
+		.mode = r->fold.mode,
+		.freq = r->fold.freq,
+		.nr_cpus = r->stats.nr_cpus,
+		.elapsed = r->stats.elapsed_ns / 1e9,
+		.quiet = r->opts.quiet,
+		.drain_lost = r->stats.drain_lost,
+		.ring_bytes = r->stats.ring_bytes,
+		.max_stacks = r->stats.max_stacks,
+		.procs_seen = r->stats.procs_seen,
+		.procs_released = r->stats.procs_released,
+		.procs_held_max = r->stats.procs_held_max,
+		.procs_missing = r->stats.procs_missing,
+		.ss = &ss,
+	};
+	double lost_pct;
+
+	/* counters this scorch does not know are dropped; missing ones stay 0 */
+	memcpy(st, r->stats.bpf, MIN(r->stats.nr_bpf, (uint32_t)SCORCH_NR_STATS) * sizeof(*st));
+	symbolizer__stats(r->sym, &ss);
+	lost_pct = summary__counts(&sm);
+	summary__details(&sm);
+	if (r->opts.quiet)
+		return lost_pct;
+	pr_warn("report: %s recorded on %s (Linux %s, scorch %s); %" PRIu64
+		" process images, %zu mappings, %zu kernel symbols, %zu JIT names\n",
+		r->opts.input, r->meta.host, r->meta.kernel, r->meta.version, r->nr_procs,
+		r->nr_maps, r->nr_ksyms, r->nr_jits);
+	pr_warn("report: files: %" PRIu64 " read, %" PRIu64 " not found, %" PRIu64
+		" refused (another build-id)\n",
+		ss.files_cached, ss.files_not_found, ss.files_mismatched);
+	if (ss.files_not_found || ss.files_mismatched)
+		pr_hint("their frames are [file] or [unknown]: give the binaries that ran with "
+			"--symfs DIR (a tree like /), or install their debug files\n");
+	return lost_pct;
+}
+
+static int report_run(struct report *r)
+{
+	struct report_opts *o = &r->opts;
+	struct symbolizer_opts yopts = {
+		.sz = sizeof(yopts),
+		.lines = o->lines,
+		.no_demangle = o->no_demangle,
+		.keep_params = o->keep_params,
+		.no_inline = o->no_inline,
+		.debug_root = o->debug_root,
+		.jit_lookup = report_jit,
+		.offline = true,
+		.symfs = o->symfs,
+	};
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int err;
+
+	r->strs = strset__new();
+	if (!r->strs)
+		return -ENOMEM;
+	err = read_file(o->input, &data, &len);
+	if (err)
+		goto cleanup;
+	err = load(r, data, len);
+	if (err)
+		goto cleanup;
+	free(data);
+	data = NULL;
+	qsort(r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
+	yopts.jit_ctx = r;
+	yopts.no_kernel = r->meta.flags & CAPTURE_META_USER_ONLY;
+	r->sym = symbolizer__new(&yopts);
+	if (!r->sym) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = symbolizer__set_kallsyms(r->sym, r->ksyms, r->nr_ksyms);
+	if (!err)
+		err = import_images(r);
+	if (err)
+		goto cleanup;
+	r->fold = (struct fold){
+		.sym = r->sym,
+		.mode = r->meta.mode == CAPTURE_MODE_OFFCPU ? MODE_OFFCPU
+			: r->meta.mode == CAPTURE_MODE_WALL ? MODE_WALL
+							    : MODE_CPU,
+		.freq = (long)r->meta.freq,
+		.max_depth = r->meta.max_depth,
+	};
+	err = fold__init(&r->fold);
+	if (!err)
+		err = fold_counts(r);
+	if (err)
+		goto cleanup;
+	err = out__open(&r->out, o->output);
+	if (!err)
+		err = fold__write(&r->fold, &r->out, o->output, o->svg ? &o->fg : NULL);
+	if (err)
+		goto cleanup;
+	if (summary(r) > 5.0)
+		err = 1; /* partial result, as record said */
+cleanup:
+	if (err < 0 && err == -ENOMEM)
+		pr_err("out of memory\n");
+	free(data);
+	return err;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report r = {};
+	bool help = false;
+	int err;
+
+	err = parse_args(argc, argv, &r.opts, &help);
+	if (err || help) {
+		if (help)
+			usage(stdout);
+		return help ? EXIT_OK : EXIT_USAGE;
+	}
+	err = report_run(&r);
+	out__close(&r.out, false); /* no-op once written */
+	fold__release(&r.fold);
+	symbolizer__free(r.sym);
+	strset__free(r.strs);
+	free(r.maps);
+	free(r.counts);
+	free(r.ips);
+	free(r.ksyms);
+	free(r.jits);
+	if (err == 1)
+		return EXIT_PARTIAL;
+	return err ? EXIT_ERROR : EXIT_OK;
+}

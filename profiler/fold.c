@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/* profiler: counted stacks (raw key and addresses) to named folded stacks, for record and report.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "flamegraph.h"
+#include "profiler-private.h"
+
+int fold__init(struct fold *f)
+{
+	f->folded = folded__new();
+	f->names = strset__new();
+	return f->folded && f->names ? 0 : -ENOMEM;
+}
+
+void fold__release(struct fold *f)
+{
+	folded__free(f->folded);
+	strset__free(f->names);
+	free(f->frames);
+	f->folded = NULL;
+	f->names = NULL;
+	f->frames = NULL;
+}
+
+static const char *kernel_name(struct fold *f, const char *name)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "%s_[k]", name);
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return name;
+	return strset__intern_len(f->names, buf, n);
+}
+
+/* Inlined frames end in _[i] and JIT frames in _[j] (FlameGraph's annotations). */
+static const char *user_name(struct fold *f, const struct frame *fr)
+{
+	const char *suffix = fr->kind == FRAME_INLINE ? "_[i]"
+			     : fr->kind == FRAME_JIT  ? "_[j]"
+						      : NULL;
+	char buf[1024];
+	int n;
+
+	if (!suffix)
+		return fr->name;
+	n = snprintf(buf, sizeof(buf), "%s%s", fr->name, suffix);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return fr->name;
+	return strset__intern_len(f->names, buf, n);
+}
+
+static int push_frame(struct fold *f, size_t *n, const char *name)
+{
+	if (*n == f->frames_cap) {
+		size_t cap = f->frames_cap ? f->frames_cap * 2 : 512;
+		const char **tmp = realloc(f->frames, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		f->frames = tmp;
+		f->frames_cap = cap;
+	}
+	if (!name)
+		return -ENOMEM;
+	f->frames[(*n)++] = name;
+	return 0;
+}
+
+/* Kernel frames of off-CPU stacks start inside the BPF program and tracepoint;
+ * the reader wants them to end where the thread entered the scheduler. */
+static bool is_sched_entry(const char *name)
+{
+	return !strcmp(name, "__schedule");
+}
+
+static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace *kernel,
+			     bool offcpu)
+{
+	int i, j, k, top = (int)kernel->nr - 1, leaf = 0, err = 0;
+
+	if (offcpu) {
+		/* the leafmost __schedule: frames below it are plumbing */
+		for (i = 0; i <= top; i++) {
+			k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf, 1);
+			if (k > 0 && is_sched_entry(f->fbuf[0].name)) {
+				leaf = i;
+				break;
+			}
+		}
+	}
+	for (i = top; i >= leaf && !err; i--) {
+		k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf, FOLD_MAX_INLINE);
+		if (k < 0)
+			return k;
+		for (j = 0; j < k && !err; j++)
+			err = push_frame(f, n, kernel_name(f, f->fbuf[j].name));
+	}
+	return err;
+}
+
+int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
+	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc)
+{
+	char comm[SCORCH_COMM_LEN + 1];
+	uint64_t count = value;
+	size_t n = 0;
+	int i, j, k, err;
+
+	if (offcpu) {
+		f->offcpu_ns += value;
+		count = (value + 500) / 1000; /* microseconds */
+	} else if (f->mode == MODE_WALL) {
+		count = (uint64_t)(value * 1e6 / f->freq + 0.5);
+	}
+	if (!count)
+		return 0;
+	memcpy(comm, key->comm, SCORCH_COMM_LEN);
+	comm[SCORCH_COMM_LEN] = '\0';
+	err = push_frame(f, &n, strset__intern(f->names, comm[0] ? comm : "[unknown]"));
+	if (err)
+		return err;
+	if (key->flags & KEY_USER_MISSED) {
+		err = push_frame(f, &n, "[missed user stack]");
+	} else if (user) {
+		if (user->nr >= f->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
+			if (key->flags & KEY_USER_TRUNCATED)
+				f->truncated_copy += count;
+			else
+				f->truncated_user += count;
+			err = push_frame(f, &n, "[truncated]");
+		}
+		if (lost_proc) {
+			if (offcpu)
+				f->noproc_us += count;
+			else
+				f->noproc_samples += value;
+		}
+		for (i = (int)user->nr - 1; i >= 0 && !err; i--) {
+			if (lost_proc) {
+				err = push_frame(f, &n, "[unknown]");
+				continue;
+			}
+			k = symbolizer__user_gen(f->sym, key->pid, key->gen, user->ips[i], i > 0,
+						 f->fbuf, FOLD_MAX_INLINE);
+			if (k < 0)
+				return k;
+			for (j = 0; j < k && !err; j++)
+				err = push_frame(f, &n, user_name(f, &f->fbuf[j]));
+		}
+	}
+	if (err)
+		return err;
+	if (key->flags & KEY_KERNEL_MISSED) {
+		err = push_frame(f, &n, "[missed kernel stack]");
+	} else if (kernel) {
+		if (kernel->nr >= f->max_depth) {
+			f->truncated_kernel += count;
+			err = push_frame(f, &n, "[truncated]_[k]");
+		}
+		if (!err)
+			err = add_kernel_frames(f, &n, kernel, offcpu);
+	}
+	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
+		err = push_frame(f, &n, FG_FRAME_RUNQUEUE);
+	else if (!err && offcpu && f->mode == MODE_WALL)
+		err = push_frame(f, &n, FG_FRAME_OFFCPU);
+	if (err)
+		return err;
+	return folded__add(f->folded, f->frames, n, count);
+}
+
+/* Titles, units and palette by mode, unless the user chose them. */
+static void svg_defaults(enum record_mode mode, struct flamegraph_opts *fg)
+{
+	struct flamegraph_opts dflt;
+
+	flamegraph_opts__init(&dflt);
+	if (mode == MODE_CPU)
+		return;
+	if (!fg->title)
+		fg->title =
+			mode == MODE_OFFCPU ? "Off-CPU Time Flame Graph" : "Wall-Clock Flame Graph";
+	if (fg->countname == dflt.countname || !strcmp(fg->countname, dflt.countname))
+		fg->countname = "us";
+	if (fg->colors == dflt.colors)
+		fg->colors = mode == MODE_OFFCPU ? FG_PAL_IO : FG_PAL_WALL;
+}
+
+int fold__write(struct fold *f, struct out_file *out, const char *name, struct flamegraph_opts *fg)
+{
+	int err;
+
+	if (fg) {
+		struct flamegraph *g;
+
+		svg_defaults(f->mode, fg);
+		g = flamegraph__new(fg);
+		if (!g) {
+			out__close(out, false);
+			return -ENOMEM;
+		}
+		err = flamegraph__add_folded(g, f->folded);
+		if (!err)
+			err = flamegraph__write_svg(g, out->fp);
+		flamegraph__free(g);
+		if (err == -ENODATA) {
+			pr_warn("no samples: the SVG says \"No stack counts found\"\n");
+			err = 0;
+		} else if (err) {
+			pr_err("cannot write %s: %s\n", name, strerror(-err));
+		}
+		return out__close(out, !err) ?: err;
+	}
+	err = folded__write(f->folded, out->fp);
+	if (err)
+		pr_err("cannot write %s: %s\n", name ? name : "standard output", strerror(-err));
+	return out__close(out, !err) ?: err;
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/* profiler: the end-of-run summary on standard error, shared by record and report. */
+#include <inttypes.h>
+
+#include "common.h"
+#include "flamegraph.h"
+#include "perfmap.h"
+#include "profiler-private.h"
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+double summary__counts(const struct summary *sm)
+{
+	const uint64_t *st = sm->st;
+	/* events: samples, and switch-outs of matching threads (tracked or not) */
+	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
+	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
+			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + sm->drain_lost;
+	double lost_pct = pct(lost, taken);
+
+	if (sm->quiet && !lost)
+		return lost_pct;
+	if (sm->mode != MODE_OFFCPU)
+		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
+			" counted in %zu stacks\n",
+			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
+			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT],
+			folded__nr_stacks(sm->fold->folded));
+	if (sm->mode != MODE_CPU)
+		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
+			" intervals counted (%.3f s off CPU), %" PRIu64
+			" shorter than --min-block, %" PRIu64 " longer than --max-block\n",
+			st[STAT_SWITCHES], sm->elapsed, st[STAT_OFF_COUNTED],
+			sm->fold->offcpu_ns / 1e9, st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
+	pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
+	if (lost) {
+		pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64 " count map full, %" PRIu64
+			" stack hash collisions, %" PRIu64 " unreadable at the end, %" PRIu64
+			" off-CPU intervals untracked (start map full)\n",
+			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
+			sm->drain_lost, st[STAT_LOST_START]);
+		if (st[STAT_LOST_RINGBUF]) {
+			pr_warn("lost: %" PRIu64
+				" samples with the sample ring buffer full (%" PRIu64 " KiB)\n",
+				st[STAT_LOST_RINGBUF], sm->ring_bytes >> 10);
+			pr_hint("lower -F or --stack-size: unwinding did not keep up\n");
+		} else {
+			pr_hint("raise --max-stacks (now %" PRIu64 ") or lower -F\n",
+				sm->max_stacks);
+		}
+	}
+	return lost_pct;
+}
+
+void summary__details(const struct summary *sm)
+{
+	const struct fold *f = sm->fold;
+	const uint64_t *st = sm->st;
+	const struct perfmaps_stats *js = sm->js;
+
+	if (sm->quiet)
+		return;
+	if (st[STAT_USTACK_ERR] || st[STAT_KSTACK_ERR])
+		pr_warn("missed stacks: %" PRIu64 " user, %" PRIu64
+			" kernel (counted as [missed user stack] / [missed kernel stack])\n",
+			st[STAT_USTACK_ERR], st[STAT_KSTACK_ERR]);
+	if (f->truncated_user || f->truncated_kernel)
+		pr_warn("truncated stacks: %" PRIu64 " user, %" PRIu64
+			" kernel %s deeper than %u frames (marked [truncated])\n",
+			f->truncated_user, f->truncated_kernel,
+			sm->mode == MODE_CPU ? "samples" : "microseconds", f->max_depth);
+	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
+		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
+			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);
+	if (sm->ss)
+		pr_warn("frames: %" PRIu64 " user (%" PRIu64 " unresolved, %.1f%%), %" PRIu64
+			" kernel (%" PRIu64 " unresolved)\n",
+			sm->ss->user_frames, sm->ss->user_unresolved,
+			pct(sm->ss->user_unresolved, sm->ss->user_frames), sm->ss->kernel_frames,
+			sm->ss->kernel_unresolved);
+	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
+		" exited and released during the recording (at most %" PRIu64
+		" held at once), %" PRIu64 " gone before their maps were read\n",
+		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing);
+	if (js && (js->maps_opened || js->dumps_opened || js->files_refused))
+		pr_warn("JIT maps: %" PRIu64 " perf maps and %" PRIu64 " jitdumps read (%" PRIu64
+			" entries, %" PRIu64 " bad lines, %" PRIu64
+			" bad records skipped), %" PRIu64 " files refused, %" PRIu64
+			" capped; %" PRIu64 " of %" PRIu64 " JIT lookups named\n",
+			js->maps_opened, js->dumps_opened, js->lines_parsed + js->records_parsed,
+			js->lines_bad, js->records_bad, js->files_refused, js->files_capped,
+			js->lookups_resolved, js->lookups);
+	if (js && js->files_refused)
+		pr_hint("perf maps must be regular files owned by the process's user or root, "
+			"not symlinks\n");
+	if (f->noproc_samples || f->noproc_us) {
+		if (sm->mode == MODE_CPU)
+			pr_warn("unresolved processes: %" PRIu64
+				" samples (%.2f%%) have [unknown] user frames\n",
+				f->noproc_samples, pct(f->noproc_samples, st[STAT_COUNTED]));
+		else
+			pr_warn("unresolved processes: %" PRIu64 " samples and %" PRIu64
+				" us off CPU have [unknown] user frames\n",
+				f->noproc_samples, f->noproc_us);
+		pr_hint("a process sampled for the first time just before it exits cannot be "
+			"read any more; a higher -F catches it earlier\n");
+	}
+}

@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Captures end to end: record the known workload (50/30/20 % in burn_a/b/c) to a
+# .scorch, name it with `scorch report` (shares within 3 points, main reached); a
+# replaced binary (another build-id) is refused and counted, never misnamed; --symfs
+# finds a moved binary; an off-CPU capture keeps its mode; damaged captures give a
+# one-line error, a hint and exit 1.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# shares FOLDED: checks burn_a/b/c within 3 points of 50/30/20 and >= 97 % reaching main
+shares() {
+	local total a b c m
+	total=$(comm_total "$1" split)
+	a=$(frame_total "$1" split burn_a)
+	b=$(frame_total "$1" split burn_b)
+	c=$(frame_total "$1" split burn_c)
+	m=$(frame_total "$1" split main)
+	echo "$1: $total samples; burn_a $a, burn_b $b, burn_c $c; reaching main $m"
+	[ "$total" -ge 1000 ] || fail "too few samples of the workload ($total)"
+	awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$total" 'BEGIN {
+		s = a + b + c
+		pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
+		printf "shares: burn_a %.1f%% (50), burn_b %.1f%% (30), burn_c %.1f%% (20); main %.1f%%\n", pa, pb, pc, pm
+		exit (pa < 47 || pa > 53 || pb < 27 || pb > 33 || pc < 17 || pc > 23 || pm < 97)
+	}' || fail "the report of $1 is not the known profile"
+}
+
+# The workload runs from a copy we can replace and move.
+mkdir -p "$TMP/bin"
+cp "$SPLIT" "$TMP/bin/split"
+"$SCORCH" record -F 999 -o "$TMP/x.scorch" -- "$TMP/bin/split" --seconds 4 2>"$TMP/rec.err" ||
+	fail "record failed: $(cat "$TMP/rec.err")"
+cat "$TMP/rec.err"
+grep -q "^scorch: capture: .* counts" "$TMP/rec.err" || fail "no capture summary line"
+head -c 8 "$TMP/x.scorch" | grep -q SCORCHCP || fail "not a capture file"
+
+"$SCORCH" report "$TMP/x.scorch" -o "$TMP/x.folded" 2>"$TMP/rep.err" ||
+	fail "report failed: $(cat "$TMP/rep.err")"
+cat "$TMP/rep.err"
+check_folded "$TMP/x.folded"
+shares "$TMP/x.folded"
+grep -q "refused" "$TMP/rep.err" && grep -q " 0 refused" "$TMP/rep.err" ||
+	fail "report summary lacks the file counts"
+# the same capture, to SVG, with flame graph options
+"$SCORCH" report "$TMP/x.scorch" -o "$TMP/x.svg" --title "capture test" -q ||
+	fail "report to SVG failed"
+grep -q "capture test" "$TMP/x.svg" && grep -q "burn_a" "$TMP/x.svg" || fail "SVG lacks the frames"
+# report is deterministic: the same bytes twice
+"$SCORCH" report "$TMP/x.scorch" -q >"$TMP/again.folded"
+cmp "$TMP/x.folded" "$TMP/again.folded" || fail "two reports of one capture differ"
+
+# --symfs: the binary moved away; without it, not found and not named
+mkdir -p "$TMP/sysroot$TMP/bin"
+mv "$TMP/bin/split" "$TMP/sysroot$TMP/bin/split"
+"$SCORCH" report "$TMP/x.scorch" -o "$TMP/moved.folded" 2>"$TMP/moved.err" ||
+	fail "report without the binary failed: $(cat "$TMP/moved.err")"
+grep -q " 1 not found" "$TMP/moved.err" || fail "a missing binary is not counted: $(cat "$TMP/moved.err")"
+grep -q "^hint: .*--symfs" "$TMP/moved.err" || fail "no --symfs hint"
+! grep -q "burn_a" "$TMP/moved.folded" || fail "frames named without their binary"
+grep -q ";\[split\]" "$TMP/moved.folded" || fail "missing binary's frames are not [split]"
+"$SCORCH" report "$TMP/x.scorch" --symfs "$TMP/sysroot" -o "$TMP/symfs.folded" 2>"$TMP/symfs.err" ||
+	fail "report --symfs failed: $(cat "$TMP/symfs.err")"
+cmp "$TMP/x.folded" "$TMP/symfs.folded" || fail "--symfs gives another profile than the original binary"
+echo "--symfs: found the moved binary, same folded output"
+
+# a binary replaced by another build (another build-id): refused, counted, never named
+cp "$BLOCK" "$TMP/bin/split"
+"$SCORCH" report "$TMP/x.scorch" -o "$TMP/replaced.folded" 2>"$TMP/replaced.err" ||
+	fail "report with a replaced binary failed: $(cat "$TMP/replaced.err")"
+cat "$TMP/replaced.err"
+grep -q "^scorch: symbolize: $TMP/bin/split: build-id .* not used" "$TMP/replaced.err" ||
+	fail "no warning about the replaced binary"
+grep -q " 1 refused (another build-id)" "$TMP/replaced.err" || fail "the refusal is not counted"
+! grep -qE ";(burn_[abc]|main|run_rounds|wait_[a-z]*)(;| )" "$TMP/replaced.folded" || fail "frames named from the wrong binary"
+grep -q ";\[split\]" "$TMP/replaced.folded" || fail "refused binary's frames are not [split]"
+rm -f "$TMP/bin/split"
+
+# off-CPU: the mode travels with the capture (microseconds, [off-cpu]-free, block's functions)
+"$SCORCH" record --mode offcpu -o "$TMP/off.scorch" -- "$BLOCK" --seconds 1 >/dev/null \
+	2>"$TMP/off.err" || fail "offcpu record failed: $(cat "$TMP/off.err")"
+"$SCORCH" report "$TMP/off.scorch" -o "$TMP/off.folded" 2>"$TMP/offrep.err" ||
+	fail "offcpu report failed: $(cat "$TMP/offrep.err")"
+check_folded "$TMP/off.folded"
+grep -q "switches off CPU" "$TMP/offrep.err" || fail "offcpu summary missing"
+us=$(frame_total "$TMP/off.folded" block wait_sleep)
+echo "offcpu capture: wait_sleep $us us"
+[ "$us" -ge 200000 ] || fail "offcpu capture lost the blocked time ($us us in wait_sleep)"
+
+# damaged captures: one line naming the file, a hint, exit 1, never a crash
+bad() {
+	local what="$1" file="$2" rc=0
+	"$SCORCH" report "$file" -o "$TMP/bad.folded" 2>"$TMP/bad.err" || rc=$?
+	[ "$rc" = 1 ] || fail "$what: exit status $rc, want 1: $(cat "$TMP/bad.err")"
+	[ "$(grep -c '^scorch: ' "$TMP/bad.err")" = 1 ] || fail "$what: not one error line: $(cat "$TMP/bad.err")"
+	grep -q "^hint: " "$TMP/bad.err" || fail "$what: no hint"
+	[ ! -e "$TMP/bad.folded" ] || fail "$what: an output was written"
+	echo "$what: $(head -n 1 "$TMP/bad.err")"
+}
+size=$(stat -c %s "$TMP/x.scorch")
+for cut in 0 7 16 17 40 $((size / 2)) $((size - 1)); do
+	head -c "$cut" "$TMP/x.scorch" >"$TMP/cut.scorch"
+	bad "cut at $cut of $size" "$TMP/cut.scorch"
+done
+cp "$TMP/x.scorch" "$TMP/flip.scorch"
+printf '\xff' | dd of="$TMP/flip.scorch" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+bad "a byte overwritten" "$TMP/flip.scorch"
+printf 'NOTSCORCH-------' >"$TMP/magic.scorch"
+bad "bad magic" "$TMP/magic.scorch"
+{ printf 'SCORCHCP\x09\x00\x00\x00\x01\x00\x00\x00'; tail -c +17 "$TMP/x.scorch"; } >"$TMP/future.scorch"
+bad "future version" "$TMP/future.scorch"
+grep -q "version 9.x" "$TMP/bad.err" || fail "future version not named"
+bad "no such file" "$TMP/nonexistent.scorch"
+echo PASS

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+/* tests/capture: writer/reader round trip and every kind of damaged capture. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "capture.h"
+#include "../flamegraph/test.h"
+
+#define ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
+#define META_LEN       40 /* payload of a meta record with empty strings */
+
+static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
+				7,    8,    9,	  10,	11, 12, 13, 14, 15, 16};
+static const uint64_t uips[] = {0x401136, 0x401200, 0x7f0000001000};
+static const uint64_t kips[] = {0xffffffff81000010, 0xffffffff81000123};
+
+/* Writes a small capture with every record type into a malloc'ed buffer. */
+static uint8_t *make_capture(size_t *len, int nr_counts)
+{
+	char *mem = NULL;
+	size_t sz = 0;
+	FILE *fp = open_memstream(&mem, &sz);
+	struct capture_writer *w = capture_writer__new(fp, 0);
+	struct capture_record recs[] = {
+		{.type = CAPTURE_META,
+		 .meta = {.mode = CAPTURE_MODE_CPU,
+			  .freq = 99,
+			  .start_ns = 1,
+			  .max_depth = 127,
+			  .host = "box",
+			  .kernel = "6.1.0",
+			  .version = "0.1.0",
+			  .clock = "monotonic"}},
+		{.type = CAPTURE_PROC, .proc = {.pid = 42, .gen = 7, .comm = "split"}},
+		{.type = CAPTURE_MAPPING,
+		 .map = {.pid = 42,
+			 .gen = 7,
+			 .kind = CAPTURE_MAP_FILE,
+			 .start = 0x400000,
+			 .end = 0x402000,
+			 .pgoff = 0,
+			 .build_id = bid,
+			 .build_id_len = 20,
+			 .path = "/usr/bin/split"}},
+		{.type = CAPTURE_MAPPING,
+		 .map = {.pid = 42,
+			 .gen = 7,
+			 .kind = CAPTURE_MAP_ANON,
+			 .start = 0x7f0000000000,
+			 .end = 0x7f0000010000,
+			 .path = ""}},
+		{.type = CAPTURE_KSYM,
+		 .ksym = {.start = 0xffffffff81000000,
+			  .end = 0xffffffff81000200,
+			  .name = "do_thing",
+			  .module = ""}},
+		{.type = CAPTURE_JIT,
+		 .jit = {.pid = 42,
+			 .flags = CAPTURE_JIT_FOUND,
+			 .addr = 0x7f0000000fff,
+			 .offset = 0x10,
+			 .name = "Interpreted:foo"}},
+	};
+	struct capture_record cnt = {.type = CAPTURE_COUNT,
+				     .count = {.pid = 42,
+					       .gen = 7,
+					       .key_flags = 0,
+					       .value = 0,
+					       .comm = "split",
+					       .cflags = CAPTURE_COUNT_USER | CAPTURE_COUNT_KERNEL,
+					       .nr_user = 3,
+					       .nr_kernel = 2,
+					       .user = uips,
+					       .kernel = kips}};
+	struct capture_record st = {.type = CAPTURE_STATS,
+				    .stats = {.elapsed_ns = 5000000000ull,
+					      .nr_cpus = 2,
+					      .nr_bpf = 3,
+					      .drain_lost = 1,
+					      .bpf = {10, 0, 9}}};
+
+	CHECK(w != NULL);
+	for (size_t i = 0; i < ARRAY_SIZE_(recs); i++)
+		CHECK(capture_writer__add(w, &recs[i]) == 0);
+	for (int i = 0; i < nr_counts; i++) {
+		cnt.count.value = 100 + i;
+		CHECK(capture_writer__add(w, &cnt) == 0);
+	}
+	CHECK(capture_writer__add(w, &st) == 0);
+	CHECK(capture_writer__finish(w) == 0);
+	capture_writer__free(w);
+	fclose(fp);
+	*len = sz;
+	return (uint8_t *)mem;
+}
+
+/* Reads everything; returns the number of records, or the negative error. */
+static int read_all(const uint8_t *data, size_t len, char *msg, size_t msg_len)
+{
+	struct capture_reader *r = capture_reader__new(data, len);
+	struct capture_record rec;
+	int n = 0, ret;
+
+	if (!r) {
+		snprintf(msg, msg_len, "%s", capture_reader__open_error(errno));
+		return -errno;
+	}
+	while ((ret = capture_reader__next(r, &rec)) == 1)
+		n++;
+	snprintf(msg, msg_len, "%s", capture_reader__error(r));
+	capture_reader__free(r);
+	return ret < 0 ? ret : n;
+}
+
+static void test_round_trip(void)
+{
+	size_t len;
+	uint8_t *data = make_capture(&len, 3);
+	struct capture_reader *r = capture_reader__new(data, len);
+	struct capture_record rec;
+	int n = 0, counts = 0, ret;
+	unsigned major, minor;
+
+	CHECK(r != NULL);
+	capture_reader__version(r, &major, &minor);
+	CHECK(major == CAPTURE_VERSION_MAJOR && minor == CAPTURE_VERSION_MINOR);
+	while ((ret = capture_reader__next(r, &rec)) == 1) {
+		n++;
+		switch (rec.type) {
+		case CAPTURE_META:
+			CHECK(n == 1);
+			CHECK(rec.meta.freq == 99 && rec.meta.max_depth == 127);
+			CHECK_STR(rec.meta.host, "box");
+			CHECK_STR(rec.meta.kernel, "6.1.0");
+			CHECK_STR(rec.meta.clock, "monotonic");
+			break;
+		case CAPTURE_PROC:
+			CHECK(rec.proc.pid == 42 && rec.proc.gen == 7);
+			CHECK_STR(rec.proc.comm, "split");
+			break;
+		case CAPTURE_MAPPING:
+			CHECK(rec.map.pid == 42 && rec.map.gen == 7);
+			if (rec.map.kind == CAPTURE_MAP_FILE) {
+				CHECK(rec.map.start == 0x400000 && rec.map.end == 0x402000);
+				CHECK(rec.map.build_id_len == 20 &&
+				      !memcmp(rec.map.build_id, bid, 20));
+				CHECK_STR(rec.map.path, "/usr/bin/split");
+			} else {
+				CHECK(rec.map.kind == CAPTURE_MAP_ANON && !rec.map.build_id_len);
+				CHECK_STR(rec.map.path, "");
+			}
+			break;
+		case CAPTURE_COUNT:
+			CHECK(rec.count.value == 100u + counts);
+			CHECK(rec.count.nr_user == 3 && rec.count.nr_kernel == 2);
+			CHECK(!memcmp(rec.count.user, uips, sizeof(uips)));
+			CHECK(!memcmp(rec.count.kernel, kips, sizeof(kips)));
+			CHECK(!strncmp(rec.count.comm, "split", 16));
+			counts++;
+			break;
+		case CAPTURE_KSYM:
+			CHECK(rec.ksym.start == 0xffffffff81000000);
+			CHECK_STR(rec.ksym.name, "do_thing");
+			CHECK_STR(rec.ksym.module, "");
+			break;
+		case CAPTURE_JIT:
+			CHECK(rec.jit.addr == 0x7f0000000fff && rec.jit.offset == 0x10);
+			CHECK_STR(rec.jit.name, "Interpreted:foo");
+			break;
+		case CAPTURE_STATS:
+			CHECK(rec.stats.nr_cpus == 2 && rec.stats.nr_bpf == 3);
+			CHECK(rec.stats.bpf[2] == 9 && rec.stats.drain_lost == 1);
+			break;
+		default:
+			CHECK(!"unexpected record type");
+		}
+	}
+	CHECK(ret == 0);
+	CHECK(n == 10 && counts == 3);
+	/* after the end, still the end */
+	capture_reader__free(r);
+	free(data);
+}
+
+/* The writer refuses what the reader would refuse, and the stream stays usable. */
+static void test_writer_caps(void)
+{
+	char *mem = NULL, big[CAPTURE_MAX_STRING + 2];
+	size_t sz = 0;
+	FILE *fp = open_memstream(&mem, &sz);
+	struct capture_writer *w = capture_writer__new(fp, 0);
+	struct capture_record meta = {.type = CAPTURE_META, .meta = {.freq = 1, .max_depth = 127}};
+	struct capture_record rec = {.type = CAPTURE_PROC, .proc = {.pid = 1, .comm = big}};
+	uint64_t ips[CAPTURE_MAX_DEPTH + 1] = {};
+	struct capture_record cnt = {.type = CAPTURE_COUNT,
+				     .count = {.cflags = CAPTURE_COUNT_USER,
+					       .nr_user = CAPTURE_MAX_DEPTH + 1,
+					       .user = ips}};
+	char msg[256];
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(capture_writer__add(w, &meta) == 0);
+	CHECK(capture_writer__add(w, &rec) == -EINVAL);
+	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
+	cnt.count.nr_user = 2;
+	cnt.count.cflags = 0; /* addresses without the flag */
+	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
+	CHECK(capture_writer__finish(w) == 0);
+	capture_writer__free(w);
+	fclose(fp);
+	CHECK(read_all((uint8_t *)mem, sz, msg, sizeof(msg)) == 1);
+	free(mem);
+}
+
+/* A capture made of a header and the raw record bytes @raw[0..n), compressed here. */
+static uint8_t *pack(const void *raw, size_t n, unsigned major, unsigned minor, size_t *len)
+{
+	size_t bound = ZSTD_compressBound(n);
+	uint8_t *out = malloc(CAPTURE_HEADER_SIZE + bound);
+	size_t z;
+
+	memcpy(out, CAPTURE_MAGIC, 8);
+	out[8] = major;
+	out[9] = 0;
+	out[10] = minor;
+	out[11] = 0;
+	out[12] = 1;
+	out[13] = out[14] = out[15] = 0;
+	z = ZSTD_compress(out + CAPTURE_HEADER_SIZE, bound, raw, n, 3);
+	CHECK(!ZSTD_isError(z));
+	*len = CAPTURE_HEADER_SIZE + z;
+	return out;
+}
+
+/* The decompressed records of a capture (malloc'ed). */
+static uint8_t *unpack(const uint8_t *data, size_t len, size_t *n)
+{
+	unsigned long long sz;
+	uint8_t *out;
+
+	sz = ZSTD_getFrameContentSize(data + CAPTURE_HEADER_SIZE, len - CAPTURE_HEADER_SIZE);
+	if (sz == ZSTD_CONTENTSIZE_UNKNOWN || sz == ZSTD_CONTENTSIZE_ERROR)
+		sz = 1 << 20;
+	out = malloc(sz);
+	*n = ZSTD_decompress(out, sz, data + CAPTURE_HEADER_SIZE, len - CAPTURE_HEADER_SIZE);
+	CHECK(!ZSTD_isError(*n));
+	return out;
+}
+
+static void expect_error(const uint8_t *data, size_t len, const char *what, const char *want)
+{
+	char msg[256];
+	int ret = read_all(data, len, msg, sizeof(msg));
+
+	if (ret >= 0 || !msg[0] || strchr(msg, '\n') || (want && !strstr(msg, want))) {
+		fprintf(stderr, "%s: got %d '%s', want an error with '%s'\n", what, ret, msg,
+			want ? want : "");
+		test_failures++;
+	}
+}
+
+/* Cut the records at every record boundary (recompressed: a valid zstd frame). */
+static void test_truncated_records(void)
+{
+	size_t len, n, off = 0, plen;
+	uint8_t *data = make_capture(&len, 4), *raw = unpack(data, len, &n), *p;
+	int boundaries = 0;
+
+	while (off < n) {
+		uint32_t rl = raw[off] | raw[off + 1] << 8 | raw[off + 2] << 16 |
+			      (uint32_t)raw[off + 3] << 24;
+		char what[64];
+
+		snprintf(what, sizeof(what), "cut at record boundary %zu", off);
+		p = pack(raw, off, 1, 0, &plen);
+		expect_error(p, plen, what, off ? "truncated" : "truncated");
+		free(p);
+		/* and in the middle of the record */
+		p = pack(raw, off + 5, 1, 0, &plen);
+		expect_error(p, plen, "cut in a record header", "truncated");
+		free(p);
+		off += CAPTURE_RECORD_HEADER + rl;
+		boundaries++;
+	}
+	CHECK(off == n && boundaries == 12);
+	free(raw);
+	free(data);
+}
+
+static void test_truncated_file(void)
+{
+	size_t len;
+	uint8_t *data = make_capture(&len, 200);
+	char what[64];
+
+	for (size_t cut = 0; cut < len; cut += cut < 64 ? 1 : 37) {
+		snprintf(what, sizeof(what), "file cut at %zu of %zu", cut, len);
+		expect_error(data, cut, what, NULL);
+	}
+	free(data);
+}
+
+/*
+ * Every flipped bit is an error, or left the decoded records byte for byte the same
+ * (zstd's checksum covers the content, not every bit of its encoding: a flipped
+ * window-size bit or an unused padding bit changes nothing).
+ */
+static void test_flipped(void)
+{
+	size_t len, n0, n1;
+	uint8_t *data = make_capture(&len, 20), *raw0 = unpack(data, len, &n0), *raw1;
+	char msg[256];
+	int ret, errors = 0, same = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (i == 10 || i == 11)
+			continue; /* the minor version: any value is legal */
+		for (int bit = 0; bit < 8; bit += 3) {
+			data[i] ^= 1 << bit;
+			ret = read_all(data, len, msg, sizeof(msg));
+			if (ret < 0) {
+				errors++;
+				CHECK(msg[0] && !strchr(msg, '\n'));
+			} else {
+				size_t z = ZSTD_decompress(raw1 = malloc(n0 + 1), n0 + 1,
+							   data + CAPTURE_HEADER_SIZE,
+							   len - CAPTURE_HEADER_SIZE);
+
+				n1 = ZSTD_isError(z) ? 0 : z;
+				if (i < CAPTURE_HEADER_SIZE || n1 != n0 || memcmp(raw0, raw1, n0)) {
+					fprintf(stderr,
+						"bit %d of byte %zu flipped: read as valid "
+						"but the records differ\n",
+						bit, i);
+					test_failures++;
+				}
+				same++;
+				free(raw1);
+			}
+			data[i] ^= 1 << bit;
+		}
+	}
+	printf("flipped bits: %d rejected, %d harmless (same records)\n", errors, same);
+	CHECK(errors > 10 * same);
+	free(raw0);
+	free(data);
+}
+
+static void test_header(void)
+{
+	size_t len;
+	uint8_t *data = make_capture(&len, 1);
+	char msg[256];
+
+	data[0] = 'X';
+	CHECK(read_all(data, len, msg, sizeof(msg)) == -EBADMSG);
+	data[0] = 'S';
+	data[8] = 2; /* a future major version */
+	CHECK(read_all(data, len, msg, sizeof(msg)) == -EPROTONOSUPPORT);
+	data[8] = 1;
+	CHECK(read_all(data, 5, msg, sizeof(msg)) == -EBADMSG);
+	CHECK(read_all(data, len, msg, sizeof(msg)) == 8);
+	free(data);
+}
+
+/* Hand-built record streams. */
+struct raw {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void raw_le(struct raw *r, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		r->b[r->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void raw_meta(struct raw *r)
+{
+	raw_le(r, META_LEN, 4);
+	raw_le(r, CAPTURE_META, 2);
+	raw_le(r, 0, 2);
+	raw_le(r, 0, 4);  /* mode */
+	raw_le(r, 0, 4);  /* flags */
+	raw_le(r, 99, 8); /* freq */
+	raw_le(r, 0, 8);
+	raw_le(r, 127, 4);
+	raw_le(r, 0, 4);
+	for (int i = 0; i < 4; i++)
+		raw_le(r, 0, 2); /* empty strings */
+}
+
+static void raw_end(struct raw *r, uint64_t records)
+{
+	raw_le(r, 8, 4);
+	raw_le(r, CAPTURE_END, 2);
+	raw_le(r, 0, 2);
+	raw_le(r, records, 8);
+}
+
+static void check_raw(struct raw *r, unsigned minor, const char *what, const char *want)
+{
+	size_t len;
+	uint8_t *p = pack(r->b, r->n, 1, minor, &len);
+
+	expect_error(p, len, what, want);
+	free(p);
+}
+
+static void test_absurd(void)
+{
+	struct raw r = {};
+	size_t len;
+	uint8_t *p;
+	char msg[256];
+
+	/* a valid minimal capture first: meta and end */
+	raw_meta(&r);
+	raw_end(&r, 1);
+	p = pack(r.b, r.n, 1, 0, &len);
+	CHECK(read_all(p, len, msg, sizeof(msg)) == 1);
+	free(p);
+
+	/* a record claiming 4 GiB */
+	r.n = 0;
+	raw_meta(&r);
+	raw_le(&r, 0xffffffff, 4);
+	raw_le(&r, CAPTURE_COUNT, 2);
+	raw_le(&r, 0, 2);
+	check_raw(&r, 0, "4 GiB record", "claims 4294967295 bytes");
+
+	/* a record claiming more than remains */
+	r.n = 0;
+	raw_meta(&r);
+	raw_le(&r, 4000, 4);
+	raw_le(&r, CAPTURE_PROC, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, 1, 8);
+	check_raw(&r, 0, "record longer than the data", "remain");
+
+	/* a count with 1000 addresses */
+	r.n = 0;
+	raw_meta(&r);
+	raw_le(&r, 48, 4);
+	raw_le(&r, CAPTURE_COUNT, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, 1, 4);
+	raw_le(&r, 0, 4);
+	raw_le(&r, 0, 8);
+	raw_le(&r, 1, 8);
+	raw_le(&r, 0, 8);
+	raw_le(&r, 0, 8); /* comm */
+	raw_le(&r, CAPTURE_COUNT_USER, 4);
+	raw_le(&r, 1000, 2);
+	raw_le(&r, 0, 2);
+	raw_end(&r, 2);
+	check_raw(&r, 0, "1000 addresses", "at most 127");
+
+	/* a count with 5 addresses and room for none */
+	r.b[8 + META_LEN + 8 + 44] = 5;
+	r.b[8 + META_LEN + 8 + 45] = 0;
+	check_raw(&r, 0, "addresses beyond the record", "remain");
+
+	/* a string longer than its record */
+	r.n = 0;
+	raw_meta(&r);
+	raw_le(&r, 18, 4);
+	raw_le(&r, CAPTURE_PROC, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, 1, 4);
+	raw_le(&r, 0, 4);
+	raw_le(&r, 0, 8);
+	raw_le(&r, 0xfff0, 2);
+	raw_end(&r, 2);
+	check_raw(&r, 0, "string beyond the record", "too short");
+
+	/* an unknown type: an error at our minor version, skipped from a newer one */
+	r.n = 0;
+	raw_meta(&r);
+	raw_le(&r, 3, 4);
+	raw_le(&r, 99, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, 0xabcdef, 3);
+	raw_end(&r, 2);
+	check_raw(&r, 0, "unknown type", "unknown type 99");
+	p = pack(r.b, r.n, 1, CAPTURE_VERSION_MINOR + 1, &len);
+	CHECK(read_all(p, len, msg, sizeof(msg)) == 1);
+	free(p);
+
+	/* the first record is not meta */
+	r.n = 0;
+	raw_end(&r, 0);
+	check_raw(&r, 0, "no meta", "not meta");
+
+	/* records after the end */
+	r.n = 0;
+	raw_meta(&r);
+	raw_end(&r, 1);
+	raw_end(&r, 1);
+	check_raw(&r, 0, "after the end", "after the end record");
+
+	/* an end record that disagrees with the records seen */
+	r.n = 0;
+	raw_meta(&r);
+	raw_end(&r, 5);
+	check_raw(&r, 0, "end count", "missing");
+
+	/* two zstd frames: bytes after the compressed stream */
+	r.n = 0;
+	raw_meta(&r);
+	raw_end(&r, 1);
+	p = pack(r.b, r.n, 1, 0, &len);
+	{
+		uint8_t *q = malloc(len * 2);
+
+		memcpy(q, p, len);
+		memcpy(q + len, p + CAPTURE_HEADER_SIZE, len - CAPTURE_HEADER_SIZE);
+		expect_error(q, len * 2 - CAPTURE_HEADER_SIZE, "two frames", "after the end");
+		free(q);
+	}
+	free(p);
+}
+
+/* `test_capture --seed DIR`: writes the fuzz seed corpus. */
+static int write_seeds(const char *dir)
+{
+	int counts[] = {0, 1, 5};
+	char path[4096];
+
+	for (size_t i = 0; i < ARRAY_SIZE_(counts); i++) {
+		size_t len;
+		uint8_t *data = make_capture(&len, counts[i]);
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/seed%zu.scorch", dir, i);
+		fp = fopen(path, "wb");
+		if (!fp || fwrite(data, 1, len, fp) != len || fclose(fp)) {
+			perror(path);
+			return 1;
+		}
+		free(data);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--seed"))
+		return write_seeds(argv[2]);
+	test_round_trip();
+	test_writer_caps();
+	test_header();
+	test_truncated_records();
+	test_truncated_file();
+	test_flipped();
+	test_absurd();
+	return TEST_DONE();
+}

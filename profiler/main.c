@@ -22,6 +22,7 @@ static const struct cmd cmds[] = {
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
+	{ "check", cmd_check, "diagnose the host: what recording needs, what works, hints" },
 };
 
 static void usage(FILE *out)

@@ -109,7 +109,7 @@ static void *reaper(void *arg __attribute__((unused)))
 			return NULL;
 		if (errno == ECHILD) {
 			/* no child yet: wait for the spawner (rare; a short pause, not a sync) */
-			struct timespec ts = { 0, 1000000 };
+			struct timespec ts = {0, 1000000};
 
 			nanosleep(&ts, NULL);
 		}
@@ -184,8 +184,9 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&ps[i].mu, NULL);
 		pthread_cond_init(&ps[i].cv, NULL);
 		for (int s = 0; s < 2; s++) {
-			sides[2 * i + s] = (struct side){ &ps[i], s };
-			if (pthread_create(&threads[2 * i + s], NULL, pingpong, &sides[2 * i + s])) {
+			sides[2 * i + s] = (struct side){&ps[i], s};
+			if (pthread_create(&threads[2 * i + s], NULL, pingpong,
+					   &sides[2 * i + s])) {
 				fprintf(stderr, "loadgen: cannot create threads\n");
 				return 1;
 			}
@@ -227,9 +228,10 @@ int main(int argc, char **argv)
 	for (long i = 0; i < 2 * pairs; i++)
 		pthread_join(threads[i], NULL);
 	pthread_join(reap_thread, NULL);
-	fprintf(stderr, "loadgen: %lu processes started (%lu failed), %lu reaped, %lu ping-pong hops in "
-	       "%.1f s\n",
-	       atomic_load(&spawned), atomic_load(&spawn_failed), atomic_load(&reaped),
-	       atomic_load(&hops), now_sec(CLOCK_MONOTONIC) - t0);
+	fprintf(stderr,
+		"loadgen: %lu processes started (%lu failed), %lu reaped, %lu ping-pong hops in "
+		"%.1f s\n",
+		atomic_load(&spawned), atomic_load(&spawn_failed), atomic_load(&reaped),
+		atomic_load(&hops), now_sec(CLOCK_MONOTONIC) - t0);
 	return 0;
 }

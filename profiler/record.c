@@ -112,6 +112,7 @@ struct record {
 	uint64_t truncated_kernel;
 	/* process images */
 	size_t pending_exits;  /* exited, not reaped yet */
+	size_t pending_replaced; /* images replaced by exec, not reaped yet */
 	double last_reap;
 	uint64_t procs_seen;
 	uint64_t procs_released; /* reaped during the recording */
@@ -625,11 +626,16 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	struct proc_entry *p;
 	int err;
 
-	if (e->type == SCORCH_EVENT_EXIT) {
+	if (e->type == SCORCH_EVENT_EXIT || e->type == SCORCH_EVENT_REPLACED) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
 			p->flags |= PROC_EXITED;
-			r->pending_exits++;
+			/* images replaced by exec wait for the periodic reap: they must not
+			 * double the reaps of fork+exec loads (each reap reads every count) */
+			if (e->type == SCORCH_EVENT_EXIT)
+				r->pending_exits++;
+			else
+				r->pending_replaced++;
 			/* its last JIT entries, through the descriptors kept open */
 			perfmaps__refresh(r->pm, e->pid);
 		}
@@ -833,6 +839,7 @@ static int reap_exited(struct record *r)
 		r->procs_released++;
 	}
 	r->pending_exits = 0;
+	r->pending_replaced = 0;
 	r->last_reap = now_sec();
 	return 0;
 }
@@ -881,7 +888,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			r->last_jit_refresh = now_sec();
 		}
 		if (r->pending_exits >= REAP_PENDING ||
-		    (r->pending_exits && now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
+		    ((r->pending_exits || r->pending_replaced) &&
+		     now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
 			err = reap_exited(r);
 			if (err)
 				break;

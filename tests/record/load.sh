@@ -62,7 +62,10 @@ assert seen >= rate * dur / 2, f"only {seen} processes seen of about {rate * dur
 # is held is what lives plus one period of exits; what is never released is what
 # still lives at the end (the machine's other processes, as in the baseline)
 assert held <= b_held + 2 * rate + 64, f"{held} processes held at once (baseline {b_held})"
-assert seen - released <= b_seen + 64, f"{seen - released} of {seen} never released (baseline saw {b_seen})"
+# (plus 5 % for other users' processes started meanwhile on a shared machine;
+# before exec released the pre-exec image, 14 % were never released)
+assert seen - released <= b_seen + 64 + seen // 20, \
+    f"{seen - released} of {seen} never released (baseline saw {b_seen})"
 print(f"processes: {seen} seen, {released} released, at most {held} held (baseline {b_held})")
 
 # memory: the baseline (kernel symbols, the files of what runs here) plus what

@@ -79,6 +79,7 @@ enum scorch_event_type {
 	SCORCH_EVENT_NEW = 1, /* first sample of this (pid, gen): a new process or a new image */
 	SCORCH_EVENT_EXIT,    /* an announced process exited (its last thread) */
 	SCORCH_EVENT_SAMPLE,  /* --unwind dwarf: struct scorch_sample, ring buffer "samples" */
+	SCORCH_EVENT_REPLACED, /* the image (pid, gen) was replaced by an exec: it runs no more */
 };
 
 /*

@@ -199,7 +199,10 @@ static __always_inline void announce(__u32 pid, __u64 gen)
 	if (known) {
 		if (*known == gen)
 			return;
-		*known = gen; /* exec: a new image under the same PID */
+		/* exec: a new image under the same PID; the old one can run no more (exec
+		 * ended its other threads), so user space may release it as on exit */
+		emit(SCORCH_EVENT_REPLACED, pid, *known);
+		*known = gen;
 	} else {
 		err = bpf_map_update_elem(&procs, &pid, &gen, BPF_NOEXIST);
 		if (err) {

@@ -236,6 +236,7 @@ int folded_input__open(const char *path, FILE **out)
 		if (zi->fd < 0) {
 			err = -errno;
 			pr_err("flamegraph: cannot open %s: %s\n", path, strerror(errno));
+			pr_hint("check the file name; '-' or no file reads standard input\n");
 			goto cleanup;
 		}
 		zi->own_fd = true;

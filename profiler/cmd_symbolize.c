@@ -166,6 +166,8 @@ static int one(struct symbolizer *s, const struct symbolize_opts *o, const char 
 	if (n < 0) {
 		if (n == -ENOMEM)
 			pr_err("symbolize: out of memory\n");
+		else if (o->elf)
+			pr_hint("give an ELF file that exists and is readable\n");
 		return n;
 	}
 	printf("%#" PRIx64 "\t", addr);

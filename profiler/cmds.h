@@ -20,6 +20,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* The version line and compiled-in features, for --version. */
 void scorch__print_version(void);

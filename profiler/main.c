@@ -23,6 +23,7 @@ static const struct cmd cmds[] = {
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
 	{ "report", cmd_report, "name the frames of a capture (record -o x.scorch): folded or SVG" },
+	{ "check", cmd_check, "diagnose the host: what recording needs, what works, hints" },
 };
 
 static void usage(FILE *out)

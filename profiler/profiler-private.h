@@ -273,5 +273,72 @@ int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bo
 /* One summary line: what the capture holds and its size. */
 void capture_rec__summary(const struct capture_rec *c);
 void capture_rec__free(struct capture_rec *c);
+/* ---- probe.c: what the host allows (scorch check; record's preflight) ---- */
+
+enum probe_status {
+	PROBE_OK = 0,   /* works */
+	PROBE_DEGRADED, /* works with a limit the detail names */
+	PROBE_MISSING,  /* absent or refused */
+	PROBE_SKIPPED,  /* not checked: it needs a privilege scorch does not have */
+};
+
+/* What depends on a probe (probe_result.need bits); 0: informational only. */
+#define PROBE_NEED_RECORD (1u << 0) /* every recording */
+#define PROBE_NEED_OFFCPU (1u << 1) /* --mode offcpu and --mode wall */
+#define PROBE_NEED_DWARF  (1u << 2) /* --unwind dwarf */
+
+enum probe_id {
+	PROBE_CAPS,            /* euid, CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE */
+	PROBE_PARANOID,        /* kernel.perf_event_paranoid (value) */
+	PROBE_MAX_RATE,        /* kernel.perf_event_max_sample_rate (value, Hz) */
+	PROBE_MAX_STACK,       /* kernel.perf_event_max_stack (value, frames) */
+	PROBE_UNPRIV_BPF,      /* kernel.unprivileged_bpf_disabled (value) */
+	PROBE_BTF,             /* /sys/kernel/btf/vmlinux (value: bytes) */
+	PROBE_PROG_PERF_EVENT, /* BPF program types, loaded by libbpf_probe_bpf_prog_type() */
+	PROBE_PROG_RAW_TP,
+	PROBE_PROG_TRACEPOINT,
+	PROBE_PROG_KPROBE,
+	PROBE_PROG_TRACING,
+	PROBE_MAP_RINGBUF,     /* BPF map types, created by libbpf_probe_bpf_map_type() */
+	PROBE_MAP_STACK_TRACE,
+	PROBE_MAP_BATCH,       /* hash map batch lookup on a real map */
+	PROBE_HELPER_GET_STACK, /* helpers, in a perf_event program (libbpf_probe_bpf_helper) */
+	PROBE_HELPER_RINGBUF,
+	PROBE_HELPER_READ_USER,
+	PROBE_HELPER_PT_REGS,
+	PROBE_HELPER_TASK_BTF,
+	PROBE_CPU_CLOCK,       /* perf_event_open of a sampling event on this CPU, closed */
+	PROBE_CYCLES,
+	PROBE_TP_EXIT,         /* a trivial program attached to the raw tracepoint and detached */
+	PROBE_TP_FORK,
+	PROBE_TP_SWITCH,
+	PROBE_TRACEFS,         /* mounted or not (scorch does not need it) */
+	PROBE_DEBUGINFO,       /* /usr/lib/debug/.build-id (value: entries) */
+	PROBE_MEMLOCK,         /* RLIMIT_MEMLOCK (value: bytes, -1 unlimited) vs memcg accounting */
+	PROBE_NR,
+};
+
+struct probe_result {
+	enum probe_id id;
+	const char *name; /* stable short name, e.g. "kernel.perf_event_max_stack" (static) */
+	enum probe_status status;
+	uint32_t need;    /* PROBE_NEED_* bits */
+	long value;       /* sysctls and sizes (see enum probe_id); -1 otherwise */
+	char detail[320]; /* one line: what was found (for a missing required probe: the error) */
+	char hint[192];   /* what to do about it; empty when nothing */
+};
+
+/* Runs one probe (side effects: a BPF object or perf event opened and closed).
+ * Never logs. Returns 0, or -EINVAL for an unknown @id. */
+int probe__run(enum probe_id id, struct probe_result *res);
+/*
+ * Runs @ids in order; at the first whose need intersects @need and whose status is
+ * PROBE_MISSING, logs its detail as the error and its hint, and returns -EPERM
+ * (privileges), -ENOENT (BTF) or -EOPNOTSUPP; @res then holds that probe. Returns 0
+ * when none is missing (@res holds the last probe run).
+ */
+int probe__require(uint32_t need, const enum probe_id *ids, size_t nr, struct probe_result *res);
+/* "ok", "degraded", "missing", "skipped" (static). */
+const char *probe__status_name(enum probe_status st);
 
 #endif /* SCORCH_PROFILER_PRIVATE_H */

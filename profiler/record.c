@@ -100,6 +100,7 @@ struct record {
 	uint64_t drain_lost_ns;
 	/* process images */
 	size_t pending_exits;  /* exited, not reaped yet */
+	size_t pending_replaced; /* images replaced by exec, not reaped yet */
 	double last_reap;
 	uint64_t procs_seen;
 	uint64_t procs_released; /* reaped during the recording */
@@ -562,55 +563,30 @@ cleanup:
 	return err;
 }
 
-static bool have_caps(void)
-{
-	char *buf = NULL, *line;
-	uint64_t eff = 0;
-	size_t len;
-	bool ok = false;
-
-	if (file__read_bounded(AT_FDCWD, "/proc/self/status", 1 << 20, &buf, &len))
-		return geteuid() == 0;
-	line = strstr(buf, "\nCapEff:");
-	if (line && sscanf(line + 8, "%lx", &eff) == 1) {
-		/* CAP_BPF (39) + CAP_PERFMON (38), or CAP_SYS_ADMIN (21) on older kernels */
-		ok = ((eff >> 39) & 1 && (eff >> 38) & 1) || ((eff >> 21) & 1);
-	}
-	free(buf);
-	return ok;
-}
-
-static long read_sysctl(const char *path, long dflt)
-{
-	char *buf = NULL;
-	size_t len;
-	long v = dflt;
-
-	if (!file__read_bounded(AT_FDCWD, path, 4096, &buf, &len)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		if (parse__long(buf, LONG_MIN, LONG_MAX, &v))
-			v = dflt;
-	}
-	free(buf);
-	return v;
-}
-
+/* The host probes of probe.c decide; the refusal is the probe's detail and hint. */
 static int preflight(struct record *r)
 {
 	const struct record_opts *o = &r->opts;
+	enum probe_id ids[8] = { PROBE_CAPS, PROBE_BTF, PROBE_MAP_RINGBUF };
+	uint32_t need = PROBE_NEED_RECORD;
+	struct probe_result pr;
 	long max_rate;
-	size_t i;
+	size_t i, nr_ids = 3;
+	int err;
 
-	if (!have_caps()) {
-		pr_err("recording needs root (CAP_BPF and CAP_PERFMON)\n");
-		pr_hint("run it with sudo\n");
-		return -EPERM;
+	if (o->mode != MODE_CPU) {
+		need |= PROBE_NEED_OFFCPU;
+		ids[nr_ids++] = PROBE_TP_SWITCH;
 	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): %s\n", strerror(errno));
-		pr_hint("scorch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
-		return -ENOENT;
+	if (o->unwind == UNWIND_DWARF) {
+		need |= PROBE_NEED_DWARF;
+		ids[nr_ids++] = PROBE_HELPER_READ_USER;
+		ids[nr_ids++] = PROBE_HELPER_PT_REGS;
+		ids[nr_ids++] = PROBE_HELPER_TASK_BTF;
 	}
+	err = probe__require(need, ids, nr_ids, &pr);
+	if (err)
+		return err;
 	for (i = 0; i < o->nr_pids; i++) {
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
 			pr_err("no such process: %d\n", o->pids[i]);
@@ -625,7 +601,8 @@ static int preflight(struct record *r)
 			return -ESRCH;
 		}
 	}
-	max_rate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
+	probe__run(PROBE_MAX_RATE, &pr);
+	max_rate = pr.value >= 0 ? pr.value : 100000;
 	if (o->mode != MODE_OFFCPU && o->freq > max_rate) {
 		pr_err("-F %ld is above kernel.perf_event_max_sample_rate (%ld)\n", o->freq,
 		       max_rate);
@@ -633,8 +610,8 @@ static int preflight(struct record *r)
 			o->freq);
 		return -EINVAL;
 	}
-	r->max_depth = MIN(read_sysctl("/proc/sys/kernel/perf_event_max_stack", 127),
-			   SCORCH_MAX_STACK_DEPTH);
+	probe__run(PROBE_MAX_STACK, &pr);
+	r->max_depth = MIN(pr.value >= 0 ? pr.value : 127, SCORCH_MAX_STACK_DEPTH);
 	return 0;
 }
 
@@ -669,11 +646,16 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	struct proc_entry *p;
 	int err;
 
-	if (e->type == SCORCH_EVENT_EXIT) {
+	if (e->type == SCORCH_EVENT_EXIT || e->type == SCORCH_EVENT_REPLACED) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
 			p->flags |= PROC_EXITED;
-			r->pending_exits++;
+			/* images replaced by exec wait for the periodic reap: they must not
+			 * double the reaps of fork+exec loads (each reap reads every count) */
+			if (e->type == SCORCH_EVENT_EXIT)
+				r->pending_exits++;
+			else
+				r->pending_replaced++;
 			/* its last JIT entries, through the descriptors kept open */
 			perfmaps__refresh(r->pm, e->pid);
 		}
@@ -882,6 +864,7 @@ static int reap_exited(struct record *r)
 		r->procs_released++;
 	}
 	r->pending_exits = 0;
+	r->pending_replaced = 0;
 	r->last_reap = now_sec();
 	return 0;
 }
@@ -930,7 +913,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			r->last_jit_refresh = now_sec();
 		}
 		if (r->pending_exits >= REAP_PENDING ||
-		    (r->pending_exits && now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
+		    ((r->pending_exits || r->pending_replaced) &&
+		     now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
 			err = reap_exited(r);
 			if (err)
 				break;

@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench: system-wide recording at 999 Hz under load -- hundreds of processes a
+# second forking, exec'ing and exiting, and thread pairs ping-ponging over pipes
+# and condition variables (bench/loadgen.c) -- scorch beside perf record -a -g in
+# the same run.
+#
+# usage: sudo bench/load-bench.sh [SCORCH] [SECONDS] [PROCS_PER_SEC] [PAIRS]
+#   SCORCH         the scorch binary (default build/profiler/scorch)
+#   SECONDS        recording length (default 25)
+#   PROCS_PER_SEC  processes started per second (default 300)
+#   PAIRS          ping-pong thread pairs (default 4)
+#
+# For each profiler, a fresh load runs for SECONDS + 3 and the profiler records
+# the whole system for SECONDS under bench/runstat.py, which gives its CPU time
+# (user + system, from wait4) and its peak RSS, and samples RSS every 0.5 s. Rows:
+#   scorch        scorch record -a -F 999 -d SECONDS -o out.folded: the result is
+#                 ready when it exits
+#   perf record   perf record -a -g -F 999 -o perf.data -- sleep SECONDS (frame
+#                 pointers, as scorch's default); perf report needs the second row:
+#   perf script   perf script > /dev/null on that perf.data, the symbolization perf
+#                 defers
+# Samples, losses and processes come from each tool's own accounting: scorch's
+# summary; perf's "Captured ... samples" line and the LOST events of
+# perf report --stats. The machine may be shared: compare rows of one run.
+#
+# Exits nonzero only when it cannot run (not root, no perf, build failure).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+scorch=${1:-$here/../build/profiler/scorch}
+secs=${2:-25}
+rate=${3:-300}
+pairs=${4:-4}
+
+[ "$(id -u)" = 0 ] || { echo "load-bench: must run as root" >&2; exit 1; }
+[ -x "$scorch" ] || { echo "load-bench: no scorch binary at $scorch" >&2
+	echo "hint: run scripts/build.sh first" >&2; exit 1; }
+command -v perf >/dev/null || { echo "load-bench: perf is not installed" >&2
+	echo "hint: apt-get install linux-perf" >&2; exit 1; }
+
+work=$(mktemp -d)
+lg_pid=
+cleanup() {
+	[ -n "$lg_pid" ] && kill "$lg_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+cc -O1 -fno-omit-frame-pointer -pthread -Wall -o "$work/loadgen" "$here/loadgen.c"
+
+# starts the load and waits for its "ready" line (a FIFO, no sleep)
+load_start() {
+	rm -f "$work/ready"
+	mkfifo "$work/ready"
+	"$work/loadgen" -r "$rate" -p "$pairs" -d $((secs + 3)) >"$work/ready" 2>"$work/loadgen.$1" &
+	lg_pid=$!
+	read -r line <"$work/ready"
+}
+load_end() {
+	wait "$lg_pid" || { echo "load-bench: loadgen failed" >&2; exit 1; }
+	lg_pid=
+	sed 's/^/  /' "$work/loadgen.$1"
+}
+# rss_summary FILE.json: peak and the sampled series at each quarter of the run
+stat_fields() {
+	python3 - "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = [r for _, r in j["rss_kib"]] or [0]
+q = [s[min(len(s) - 1, len(s) * k // 4)] for k in (1, 2, 3)] + [s[-1]]
+print(f"{j['user_s'] + j['sys_s']:.2f} {j['maxrss_kib'] / 1024:.1f} "
+      + "/".join(f"{x / 1024:.0f}" for x in q))
+PY
+}
+
+echo "load: $rate processes/s (fork+exec+exit, ~1 ms of CPU each), $pairs ping-pong pairs;" \
+	"recording ${secs} s system-wide at 999 Hz on $(nproc) CPUs"
+
+load_start scorch
+rc=0
+python3 "$here/runstat.py" "$work/scorch.json" -- "$scorch" record -a -F 999 -d "$secs" \
+	-o "$work/scorch.folded" 2>"$work/scorch.err" || rc=$?
+load_end scorch
+sed 's/^/  /' "$work/scorch.err"
+read -r s_cpu s_rss s_series < <(stat_fields "$work/scorch.json")
+s_samples=$(sed -nE 's/^scorch: ([0-9]+) samples at.*/\1/p' "$work/scorch.err")
+s_lost=$(sed -nE 's/^scorch: lost: ([0-9]+) of.*/\1/p' "$work/scorch.err")
+s_procs=$(sed -nE 's/^scorch: processes: ([0-9]+) seen, ([0-9]+) exited and released.*\(at most ([0-9]+) held.*/\1 seen, \2 released, <=\3 held/p' "$work/scorch.err")
+s_hot=$(awk '/^loadgen;/ && /loadgen_child_hot/ { t += $NF } END { print t + 0 }' "$work/scorch.folded")
+
+load_start perf
+python3 "$here/runstat.py" "$work/perf.json" -- perf record -a -g -F 999 -o "$work/perf.data" \
+	-- sleep "$secs" 2>"$work/perf.err" >/dev/null || true
+load_end perf
+sed 's/^/  /' "$work/perf.err"
+read -r p_cpu p_rss p_series < <(stat_fields "$work/perf.json")
+python3 "$here/runstat.py" "$work/script.json" -- sh -c \
+	"perf script -i '$work/perf.data' > '$work/perf.script' 2>/dev/null" || true
+read -r ps_cpu ps_rss ps_series < <(stat_fields "$work/script.json")
+p_samples=$(sed -nE 's/.*\(([0-9]+) samples\).*/\1/p' "$work/perf.err")
+p_lost=$(perf report -i "$work/perf.data" --stats 2>/dev/null |
+	awk '/LOST_SAMPLES/ { s += $NF } /^ *LOST events/ { e += $NF } END { printf "%d samples, %d LOST events", s, e }')
+p_hot=$(grep -c 'loadgen_child_hot' "$work/perf.script" || true)
+p_size=$(du -k "$work/perf.data" | cut -f1)
+
+printf '\n%-13s %8s %9s %-17s %9s %-26s %s\n' tool "CPU s" "peak MiB" "RSS q1/q2/q3/end" samples lost "other"
+printf '%-13s %8s %9s %-17s %9s %-26s %s\n' scorch "$s_cpu" "$s_rss" "$s_series" "$s_samples" \
+	"$s_lost" "processes: $s_procs; loadgen_child_hot $s_hot samples"
+printf '%-13s %8s %9s %-17s %9s %-26s %s\n' "perf record" "$p_cpu" "$p_rss" "$p_series" \
+	"$p_samples" "$p_lost" "perf.data $((p_size / 1024)) MiB"
+printf '%-13s %8s %9s %-17s %9s %-26s %s\n' "perf script" "$ps_cpu" "$ps_rss" "$ps_series" "-" "-" \
+	"frames in loadgen_child_hot: $p_hot"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { echo "load-bench: scorch exited $rc" >&2; exit 1; }

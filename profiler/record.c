@@ -77,6 +77,7 @@ struct record_opts {
 	/* unwinding */
 	enum unwind_mode unwind;
 	long stack_size;
+	bool timing; /* --timing: print how long start-up and the end take */
 	/* -o FILE.svg */
 	bool svg;
 	struct flamegraph_opts fg;
@@ -121,6 +122,7 @@ struct record {
 	uint64_t noproc_samples; /* samples (or us) of processes gone before their maps were read */
 	uint64_t noproc_us;
 	double elapsed;
+	struct timing startup, finish; /* --timing */
 	int err;
 };
 
@@ -197,6 +199,10 @@ static void usage(FILE *out)
 		"      --params               keep C++/D parameter lists (dropped by default)\n"
 		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
 		"\n"
+		"      --timing               print how long start-up (load, attach) and each\n"
+		"                             phase from the end of the recording to the\n"
+		"                             output on disk (stop, drain and symbolize,\n"
+		"                             merge, write) took\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
@@ -276,6 +282,7 @@ enum {
 	OPT_NO_INLINE,
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
+	OPT_TIMING,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -303,6 +310,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "timing", no_argument, NULL, OPT_TIMING },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -454,6 +462,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 				goto cleanup;
 			}
 			stack_opt = true;
+			break;
+		case OPT_TIMING:
+			o->timing = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -922,6 +933,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		}
 	}
 	r->elapsed = now_sec() - start;
+	timing__start(&r->finish, o->timing);
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);
 	perfmaps__refresh(r->pm, 0);
@@ -1236,6 +1248,7 @@ static int write_output(struct record *r)
 			return -ENOMEM;
 		}
 		err = flamegraph__add_folded(fg, r->folded);
+		timing__mark(&r->finish, "merge");
 		if (!err)
 			err = flamegraph__write_svg(fg, r->out.fp);
 		flamegraph__free(fg);
@@ -1245,13 +1258,17 @@ static int write_output(struct record *r)
 		} else if (err) {
 			pr_err("cannot write %s: %s\n", r->opts.output, strerror(-err));
 		}
-		return out__close(&r->out, !err) ?: err;
+		err = out__close(&r->out, !err) ?: err;
+		timing__mark(&r->finish, "render and write");
+		return err;
 	}
 	err = folded__write(r->folded, r->out.fp);
 	if (err)
 		pr_err("cannot write %s: %s\n", r->opts.output ? r->opts.output : "standard output",
 		       strerror(-err));
-	return out__close(&r->out, !err) ?: err;
+	err = out__close(&r->out, !err) ?: err;
+	timing__mark(&r->finish, "sort and write");
+	return err;
 }
 
 static int finish_command(struct record *r)
@@ -1315,6 +1332,7 @@ static int record_run(struct record *r)
 	size_t i;
 	int err;
 
+	timing__start(&r->startup, o->timing);
 	err = preflight(r);
 	if (err)
 		return err;
@@ -1359,6 +1377,7 @@ static int record_run(struct record *r)
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
 		return err;
+	timing__mark(&r->startup, "load");
 	for (i = 0; i < o->nr_pids && !err; i++)
 		err = sampler__add_pid(r->sampler, o->pids[i]);
 	for (i = 0; i < o->nr_tids && !err; i++)
@@ -1378,6 +1397,7 @@ static int record_run(struct record *r)
 	err = sampler__attach(r->sampler);
 	if (err)
 		goto cleanup;
+	timing__mark(&r->startup, "attach");
 	if (o->cmd) {
 		err = launch__go(&r->launch, o->cmd[0]);
 		if (err)
@@ -1397,6 +1417,7 @@ static int record_run(struct record *r)
 		err = r->err;
 	}
 	finish_command(r);
+	timing__mark(&r->finish, "stop");
 	if (err)
 		goto cleanup;
 
@@ -1405,12 +1426,15 @@ static int record_run(struct record *r)
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	timing__mark(&r->finish, "drain and symbolize");
 	sampler__stats(r->sampler, st);
 	err = write_output(r);
 	if (err)
 		goto cleanup;
 	if (report_summary(r, st) > PARTIAL_LOSS_PCT)
 		err = 1; /* partial result */
+	timing__report(&r->startup, "start-up");
+	timing__report(&r->finish, "end of recording to output");
 cleanup:
 	if (r->launch.pid)
 		launch__abort(&r->launch);

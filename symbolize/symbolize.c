@@ -1037,7 +1037,7 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 		return f->dw;
 	f->dw_tried = true;
 	if (f->fd >= 0) {
-		err = dwarf_index__build(f->fd, what, &idx);
+		err = dwarf_index__build_lines(f->fd, what, s->lines, &idx);
 		close(f->fd);
 		f->fd = -1;
 		if (s->held_fds)
@@ -1046,7 +1046,7 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 	if (err && err != -ENOMEM) {
 		fd = debuginfo__open(f, s->debug_root);
 		if (fd >= 0)
-			err = dwarf_index__build(fd, what, &idx);
+			err = dwarf_index__build_lines(fd, what, s->lines, &idx);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -130,8 +130,10 @@ struct frame {
 	const char *module; /* file path or kernel module name, interned; NULL if none */
 	uint64_t offset;    /* address relative to the symbol start (0 if unresolved/inline) */
 	enum frame_kind kind;
-	const char *file; /* source file (path as DWARF gives it), interned; NULL if unknown */
-	uint32_t line;	  /* source line (an outer frame: the call site), 0 if unknown */
+	/* source file (path as DWARF gives it), interned; NULL if unknown or without
+	 * symbolizer_opts.lines (line tables are then not read: they are most of the cost) */
+	const char *file;
+	uint32_t line; /* source line (an outer frame: the call site), 0 if unknown */
 };
 
 /*

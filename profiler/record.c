@@ -199,10 +199,10 @@ static void usage(FILE *out)
 		"      --params               keep C++/D parameter lists (dropped by default)\n"
 		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
 		"\n"
-		"      --timing               print how long start-up (load, attach) and each\n"
-		"                             phase from the end of the recording to the\n"
-		"                             output on disk (stop, drain and symbolize,\n"
-		"                             merge, write) took\n"
+		"      --timing               print how long start-up (load, attach, kallsyms)\n"
+		"                             and each phase from the end of the recording to\n"
+		"                             the output on disk (stop, drain and symbolize,\n"
+		"                             merge, render or sort and write) took\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
@@ -1398,6 +1398,11 @@ static int record_run(struct record *r)
 	if (err)
 		goto cleanup;
 	timing__mark(&r->startup, "attach");
+	/* kallsyms (~80 ms) while sampling runs, not after the end */
+	err = symbolizer__load_kernel(r->sym);
+	if (err)
+		goto cleanup;
+	timing__mark(&r->startup, "kallsyms");
 	if (o->cmd) {
 		err = launch__go(&r->launch, o->cmd[0]);
 		if (err)

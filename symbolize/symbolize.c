@@ -1390,6 +1390,13 @@ cleanup:
 	return err;
 }
 
+int symbolizer__load_kernel(struct symbolizer *s)
+{
+	if (s->no_kernel || s->kernel_tried)
+		return 0;
+	return kernel_load(s);
+}
+
 int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
 		       size_t cap)
 {

@@ -157,6 +157,14 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 		       size_t cap);
 
 /*
+ * Reads the kernel's symbols now rather than at the first kernel lookup (record calls
+ * it once sampling runs, so the end of a recording does not wait for it; kernel symbols
+ * appearing later, BPF programs loaded meanwhile, are then not known). Returns 0 (an
+ * unreadable kallsyms is a warning, as at a lookup) or -ENOMEM. No-op with no_kernel.
+ */
+int symbolizer__load_kernel(struct symbolizer *s);
+
+/*
  * Resolves @addr, an ELF virtual address of the file at @path (as addr2line does; for
  * `scorch symbolize --elf`). The file is opened as given (symlinks followed: the caller
  * chose it) and stays cached. Same frames and returns as symbolizer__user(); an address

@@ -340,5 +340,25 @@ int probe__run(enum probe_id id, struct probe_result *res);
 int probe__require(uint32_t need, const enum probe_id *ids, size_t nr, struct probe_result *res);
 /* "ok", "degraded", "missing", "skipped" (static). */
 const char *probe__status_name(enum probe_status st);
+/* ---- timing.c: record --timing, phases measured on the monotonic clock ---- */
+
+#define TIMING_MAX_PHASES 8
+
+struct timing {
+	bool on; /* false: every call but timing__now() does nothing */
+	int nr;
+	double start;
+	const char *phase[TIMING_MAX_PHASES]; /* static strings */
+	double end[TIMING_MAX_PHASES];
+};
+
+/* Seconds on CLOCK_MONOTONIC. */
+double timing__now(void);
+/* Starts a sequence of phases now. */
+void timing__start(struct timing *t, bool on);
+/* The phase @phase (a static string) ended now; it began where the previous one ended. */
+void timing__mark(struct timing *t, const char *phase);
+/* Prints "scorch: timing: WHAT TOTAL ms: phase N ms, ..." on stderr (when on). */
+void timing__report(const struct timing *t, const char *what);
 
 #endif /* SCORCH_PROFILER_PRIVATE_H */

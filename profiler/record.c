@@ -70,6 +70,7 @@ struct record_opts {
 	/* unwinding */
 	enum unwind_mode unwind;
 	long stack_size;
+	bool timing; /* --timing: print how long start-up and the end take */
 	/* -o FILE.svg */
 	bool svg;
 	/* -o FILE.scorch or --format capture: raw capture for scorch report */
@@ -108,6 +109,7 @@ struct record {
 	uint64_t procs_held_max; /* ... and at most */
 	uint64_t reaped_counts;  /* count keys taken out early */
 	double elapsed;
+	struct timing startup, finish; /* --timing */
 	int err;
 };
 
@@ -187,6 +189,10 @@ static void usage(FILE *out)
 		"      --params               keep C++/D parameter lists (dropped by default)\n"
 		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
 		"\n"
+		"      --timing               print how long start-up (load, attach, kallsyms)\n"
+		"                             and each phase from the end of the recording to\n"
+		"                             the output on disk (stop, drain and symbolize,\n"
+		"                             render or sort and write) took\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
@@ -274,6 +280,7 @@ enum {
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
 	OPT_FORMAT,
+	OPT_TIMING,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -302,6 +309,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "timing", no_argument, NULL, OPT_TIMING },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -464,6 +472,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 				goto cleanup;
 			}
 			format = optarg;
+			break;
+		case OPT_TIMING:
+			o->timing = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -931,6 +942,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		}
 	}
 	r->elapsed = now_sec() - start;
+	timing__start(&r->finish, o->timing);
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);
 	perfmaps__refresh(r->pm, 0);
@@ -1044,9 +1056,13 @@ static int close_capture(struct record *r, const uint64_t *st)
 
 static int write_output(struct record *r, const uint64_t *st)
 {
+	int err;
+
 	if (r->opts.capture)
 		return close_capture(r, st);
-	return fold__write(&r->fold, &r->out, r->opts.output, r->opts.svg ? &r->opts.fg : NULL);
+	err = fold__write(&r->fold, &r->out, r->opts.output, r->opts.svg ? &r->opts.fg : NULL);
+	timing__mark(&r->finish, r->opts.svg ? "render and write" : "sort and write");
+	return err;
 }
 
 static int finish_command(struct record *r)
@@ -1110,6 +1126,7 @@ static int record_run(struct record *r)
 	size_t i;
 	int err;
 
+	timing__start(&r->startup, o->timing);
 	err = preflight(r);
 	if (err)
 		return err;
@@ -1176,6 +1193,7 @@ static int record_run(struct record *r)
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
 		return err;
+	timing__mark(&r->startup, "load");
 	for (i = 0; i < o->nr_pids && !err; i++)
 		err = sampler__add_pid(r->sampler, o->pids[i]);
 	for (i = 0; i < o->nr_tids && !err; i++)
@@ -1195,6 +1213,12 @@ static int record_run(struct record *r)
 	err = sampler__attach(r->sampler);
 	if (err)
 		goto cleanup;
+	timing__mark(&r->startup, "attach");
+	/* kallsyms (~80 ms) while sampling runs, not after the end */
+	err = symbolizer__load_kernel(r->sym);
+	if (err)
+		goto cleanup;
+	timing__mark(&r->startup, "kallsyms");
 	if (o->cmd) {
 		err = launch__go(&r->launch, o->cmd[0]);
 		if (err)
@@ -1214,6 +1238,7 @@ static int record_run(struct record *r)
 		err = r->err;
 	}
 	finish_command(r);
+	timing__mark(&r->finish, "stop");
 	if (err)
 		goto cleanup;
 
@@ -1222,12 +1247,15 @@ static int record_run(struct record *r)
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	timing__mark(&r->finish, "drain and symbolize");
 	sampler__stats(r->sampler, st);
 	err = write_output(r, st);
 	if (err)
 		goto cleanup;
 	if (report_summary(r, st) > PARTIAL_LOSS_PCT)
 		err = 1; /* partial result */
+	timing__report(&r->startup, "start-up");
+	timing__report(&r->finish, "end of recording to output");
 cleanup:
 	if (r->launch.pid)
 		launch__abort(&r->launch);

@@ -444,6 +444,67 @@ static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *wha
 	return err;
 }
 
+/* Debug sections the index never reads; the line table's only when lines are not wanted. */
+static bool unused_section(const char *name, bool lines)
+{
+	static const char *const never[] = {
+		".debug_loc",  ".debug_loclists",  ".debug_macro",  ".debug_macinfo",
+		".zdebug_loc", ".zdebug_loclists", ".zdebug_macro", ".zdebug_macinfo",
+	};
+	static const char *const line_secs[] = {
+		".debug_line",
+		".debug_line_str",
+		".zdebug_line",
+		".zdebug_line_str",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(never); i++)
+		if (!strcmp(name, never[i]))
+			return true;
+	for (size_t i = 0; !lines && i < ARRAY_SIZE(line_secs); i++)
+		if (!strcmp(name, line_secs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * libdw 0.188 decompresses every compressed debug section when the file is opened,
+ * needed or not: those the index never reads (location lists, macros, and the line
+ * table without --lines; a third of libc's debug file) are emptied first in our
+ * in-memory copy, so they are neither decompressed nor kept.
+ */
+static void drop_unused(Elf *elf, bool lines)
+{
+	static char empty[1];
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || !unused_section(name, lines))
+			continue;
+		if (!(sh.sh_flags & SHF_COMPRESSED) && strncmp(name, ".zdebug", 7))
+			continue; /* read only if used: costs nothing */
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		data->d_buf = empty;
+		data->d_size = 0;
+		data->d_type = ELF_T_BYTE;
+		sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+		sh.sh_size = 0;
+		gelf_update_shdr(scn, &sh);
+	}
+}
+
 bool dwarf__has_debug_info(int fd)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -469,6 +530,11 @@ cleanup:
 
 int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 {
+	return dwarf_index__build_lines(fd, what, true, out);
+}
+
+int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out)
+{
 	struct dw_build b = {0};
 	struct dwarf_index *idx = NULL;
 	void **bufs = NULL;
@@ -487,6 +553,7 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 		err = -EINVAL;
 		goto cleanup;
 	}
+	drop_unused(elf, lines);
 	err = inflate_zstd(elf, &bufs, &nr_bufs, what);
 	if (err)
 		goto cleanup;
@@ -517,9 +584,13 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 		}
 		b.files = NULL;
 		b.nr_cu_files = 0;
-		if (dwarf_getsrcfiles(&cu, &b.files, &b.nr_cu_files))
-			b.files = NULL;
-		err = add_lines(&b, &cu);
+		/* libdw decodes the whole line program for either: most of the build's time
+		 * on large files (libc: 185k rows), so only when lines are asked for */
+		if (lines) {
+			if (dwarf_getsrcfiles(&cu, &b.files, &b.nr_cu_files))
+				b.files = NULL;
+			err = add_lines(&b, &cu);
+		}
 		if (!err)
 			err = walk(&b, &cu, 0, 0);
 		off = next;

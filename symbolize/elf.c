@@ -5,6 +5,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize-private.h"
@@ -418,10 +419,22 @@ struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct 
 		goto cleanup;
 	}
 	f->fd = -1;
-	if (!elf_rawfile(elf, &raw_size)) {
-		pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
-		err = -EINVAL;
-		goto cleanup;
+	/*
+	 * The size bounds the headers' offsets. Not elf_rawfile(): with ELF_C_READ it
+	 * reads the whole file into memory (node: 90 MB) where only the headers, symbol
+	 * and string tables are needed, which libelf reads section by section.
+	 */
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) || st.st_size < 0) {
+			err = -errno;
+			pr_debug("symbolize: %s: %s\n", what, strerror(errno));
+			goto cleanup;
+		}
+		raw_size = (size_t)st.st_size;
+	} else {
+		raw_size = size;
 	}
 	err = load_phdrs(elf, raw_size, f, what);
 	if (err)

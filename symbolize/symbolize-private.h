@@ -159,6 +159,11 @@ struct dw_frame {
  * something that is not ELF, -ENOMEM. Bogus DWARF gives a partial index, never a crash.
  */
 int dwarf_index__build(int fd, const char *what, struct dwarf_index **out);
+/*
+ * The same, with the line table (and the call sites' files) only when @lines: an index
+ * without them still names functions and inline chains, with file NULL and line 0.
+ */
+int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out);
 void dwarf_index__free(struct dwarf_index *idx);
 size_t dwarf_index__bytes(const struct dwarf_index *idx);
 /*

@@ -1049,7 +1049,7 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 		return f->dw;
 	f->dw_tried = true;
 	if (f->fd >= 0) {
-		err = dwarf_index__build(f->fd, what, &idx);
+		err = dwarf_index__build_lines(f->fd, what, s->lines, &idx);
 		close(f->fd);
 		f->fd = -1;
 		if (s->held_fds)
@@ -1058,7 +1058,7 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 	if (err && err != -ENOMEM) {
 		fd = debuginfo__open(f, s->debug_root);
 		if (fd >= 0)
-			err = dwarf_index__build(fd, what, &idx);
+			err = dwarf_index__build_lines(fd, what, s->lines, &idx);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -1405,6 +1405,13 @@ cleanup:
 	free(text);
 	s->kernel_tried = err != -ENOMEM;
 	return err;
+}
+
+int symbolizer__load_kernel(struct symbolizer *s)
+{
+	if (s->no_kernel || s->kernel_tried)
+		return 0;
+	return kernel_load(s);
 }
 
 int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,

@@ -138,8 +138,10 @@ struct frame {
 	const char *module; /* file path or kernel module name, interned; NULL if none */
 	uint64_t offset;    /* address relative to the symbol start (0 if unresolved/inline) */
 	enum frame_kind kind;
-	const char *file; /* source file (path as DWARF gives it), interned; NULL if unknown */
-	uint32_t line;	  /* source line (an outer frame: the call site), 0 if unknown */
+	/* source file (path as DWARF gives it), interned; NULL if unknown or without
+	 * symbolizer_opts.lines (line tables are then not read: they are most of the cost) */
+	const char *file;
+	uint32_t line; /* source line (an outer frame: the call site), 0 if unknown */
 };
 
 /*
@@ -161,6 +163,14 @@ int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t
 /* Same for a kernel address. */
 int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
 		       size_t cap);
+
+/*
+ * Reads the kernel's symbols now rather than at the first kernel lookup (record calls
+ * it once sampling runs, so the end of a recording does not wait for it; kernel symbols
+ * appearing later, BPF programs loaded meanwhile, are then not known). Returns 0 (an
+ * unreadable kallsyms is a warning, as at a lookup) or -ENOMEM. No-op with no_kernel.
+ */
+int symbolizer__load_kernel(struct symbolizer *s);
 
 /*
  * Resolves @addr, an ELF virtual address of the file at @path (as addr2line does; for

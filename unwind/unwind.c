@@ -367,7 +367,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= smp->sp && addr + sizeof(*val) <= smp->sp + smp->stack_len) {
+	/* addr comes from the walk (garbage CFA rules give any value): no overflow */
+	if (addr >= smp->sp && addr - smp->sp <= smp->stack_len &&
+	    smp->stack_len - (addr - smp->sp) >= sizeof(*val)) {
 		memcpy(val, (const uint8_t *)smp->stack + (addr - smp->sp), sizeof(*val));
 		return 0;
 	}

@@ -84,4 +84,21 @@ fi
 # folded output to stdout without -o; -q prints nothing
 "$SCORCH" record -a -d 0.5 -q >"$TMP/stdout.folded" 2>"$TMP/err" || fail "stdout: $(cat "$TMP/err")"
 [ ! -s "$TMP/err" ] || fail "-q printed: $(cat "$TMP/err")"
+
+# --timing: start-up and end phases in milliseconds, even with -q; the end phases add
+# up to the total (rounding aside), SVG and folded outputs alike
+for out in t.svg t.folded; do
+	"$SCORCH" record -a -d 0.3 -q --timing -o "$TMP/$out" 2>"$TMP/err" || fail "--timing: $(cat "$TMP/err")"
+	grep -Eq '^scorch: timing: start-up [0-9.]+ ms: load [0-9.]+ ms, attach [0-9.]+ ms, kallsyms [0-9.]+ ms$' "$TMP/err" ||
+		fail "--timing start-up line: $(cat "$TMP/err")"
+	line=$(grep '^scorch: timing: end of recording to output' "$TMP/err") || fail "--timing: no end line: $(cat "$TMP/err")"
+	echo "$line"
+	echo "$line" | awk -v out="$out" '{
+		sub(/.*output /, ""); total = $1 + 0; sum = 0; n = 0
+		while (match($0, /[0-9.]+ ms/)) { v = substr($0, RSTART, RLENGTH - 3) + 0; if (n++) sum += v; $0 = substr($0, RSTART + RLENGTH) }
+		if (n < 4 || sum < total - 0.5 || sum > total + 0.5) { print "phases " n ", sum " sum " vs total " total; exit 1 }
+	}' || fail "--timing: phases do not add up: $line"
+done
+"$SCORCH" record -a -d 0.1 -q -o "$TMP/n.folded" 2>"$TMP/err" || fail "no --timing"
+grep -q timing "$TMP/err" && fail "timing printed without --timing"
 echo PASS

@@ -59,6 +59,9 @@ for c in zlib zlib-gnu zstd; do
 	objcopy --compress-debug-sections=$c inline inline-$c
 	sym --elf inline-$c --lines <outer.addrs | cut -f2 | sort -u >$c.lines
 	cmp -s outer.lines $c.lines || fail "$c-compressed: $(head -3 $c.lines)"
+	# without --lines the line table is not decompressed: the same chains
+	sym --elf inline-$c <outer.addrs | cut -f2 | sort -u >$c.chains
+	cmp -s outer.chains $c.chains || fail "$c-compressed, no --lines: $(head -3 $c.chains)"
 	expect "hidden_static" --elf inline-$c "$hidden"
 done
 readelf -S -W inline-zstd | grep -q 'debug_info.*C' || fail "objcopy did not compress with zstd"

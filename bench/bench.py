@@ -1,0 +1,578 @@
+# SPDX-License-Identifier: MIT
+"""bench: the scorch benchmark suite against perf and bpftrace, measured in one run.
+
+Called by bench/overhead.sh, time-to-result.sh, footprint.sh and accuracy.sh (which
+check the tools first); not meant to be run directly. Every figure is measured in this
+run; durations on CLOCK_MONOTONIC (time.monotonic), CPU times from wait4() rusage.
+Each benchmark prints progress lines, then a markdown table ready for docs/BENCHMARKS.md.
+Exit status: 0 when the benchmark ran (goals are judged by reading the figures), 1
+when it could not run (a tool failed or recorded nothing).
+"""
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+BPFTRACE_PROG = 'BEGIN { printf("ready\\n"); } profile:hz:%d { @[kstack, ustack] = count(); }'
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Reader(threading.Thread):
+    """Copies a pipe to a file and signals when a line contains @marker."""
+
+    def __init__(self, pipe, path, marker):
+        super().__init__(daemon=True)
+        self.pipe, self.path, self.marker = pipe, path, marker
+        self.ready = threading.Event()
+        self.ready_at = None
+
+    def run(self):
+        with open(self.path, "wb") as out:
+            for line in self.pipe:
+                out.write(line)
+                if self.marker and not self.ready.is_set() and self.marker in line:
+                    self.ready_at = time.monotonic()
+                    self.ready.set()
+        self.ready.set()  # EOF: the waiter checks ready_at
+
+
+class Profiler:
+    """One system-wide recording by one tool: started, ready (sampling), stopped.
+
+    kinds: scorch-fp, scorch-dwarf, perf (perf record -a -g), bpftrace
+    (profile:hz:N { @[kstack, ustack] = count(); }).
+    """
+
+    def __init__(self, kind, hz, work, tag, scorch, extra=(), duration=None, output=None):
+        self.kind, self.hz, self.work, self.scorch = kind, hz, work, scorch
+        self.base = os.path.join(work, tag)
+        self.duration = duration
+        self.output = output or self.base + (".data" if kind == "perf" else ".folded")
+        self.extra = list(extra)
+        self.proc = None
+        self.ready_at = None
+
+    def argv(self):
+        if self.kind.startswith("scorch"):
+            a = [self.scorch, "record", "-a", "-F", str(self.hz), "-o", self.output]
+            if self.kind == "scorch-dwarf":
+                a += ["--unwind", "dwarf"]
+            if self.duration:
+                a += ["-d", str(self.duration)]
+            return a + self.extra
+        if self.kind == "perf":
+            return ["perf", "record", "-a", "-g", "-F", str(self.hz), "-o", self.output,
+                    "-D", "-1", "--control", "fifo:%s.ctl,%s.ack" % (self.base, self.base)] + self.extra
+        if self.kind == "bpftrace":
+            return ["bpftrace", "-e", BPFTRACE_PROG % self.hz] + self.extra
+        raise BenchError("unknown profiler " + self.kind)
+
+    def start(self, timeout=60):
+        out, err = self.base + ".out", self.base + ".err"
+        if self.kind == "perf":
+            for f in (".ctl", ".ack"):
+                if os.path.exists(self.base + f):
+                    os.unlink(self.base + f)
+                os.mkfifo(self.base + f)
+            self.proc = subprocess.Popen(self.argv(), stdout=open(out, "wb"),
+                                         stderr=open(err, "wb"), stdin=subprocess.DEVNULL)
+            # perf starts with its events disabled (-D -1): enabling them through the
+            # control fifo and reading its ack is the moment sampling begins
+            ctl = os.open(self.base + ".ctl", os.O_WRONLY)
+            ack = os.open(self.base + ".ack", os.O_RDONLY)
+            os.write(ctl, b"enable\n")
+            got = b""
+            deadline = time.monotonic() + timeout
+            while b"ack" not in got and time.monotonic() < deadline:
+                chunk = os.read(ack, 64)
+                if not chunk:
+                    break
+                got += chunk
+            self.ready_at = time.monotonic()
+            os.close(ctl)
+            os.close(ack)
+            if b"ack" not in got:
+                self.kill()
+                raise BenchError("perf record did not start: " + tail(err))
+            return
+        scorch = self.kind.startswith("scorch")
+        self.proc = subprocess.Popen(
+            self.argv(), stdin=subprocess.DEVNULL,
+            stdout=open(out, "wb") if scorch else subprocess.PIPE,
+            stderr=subprocess.PIPE if scorch else open(err, "wb"))
+        pipe, path, marker = ((self.proc.stderr, err, b"scorch: sampling") if scorch
+                              else (self.proc.stdout, out, b"ready"))
+        self.reader = Reader(pipe, path, marker)
+        self.reader.start()
+        self.reader.ready.wait(timeout)
+        if self.reader.ready_at is None:
+            self.kill()
+            raise BenchError("%s did not start: %s" % (self.kind, tail(err)))
+        self.ready_at = self.reader.ready_at
+
+    def cpu_now(self):
+        """user+sys seconds of the profiler so far (from /proc/PID/stat)."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self, sig=signal.SIGINT, timeout=300):
+        """Stops the recording (unless it has a duration) and reaps the profiler.
+        Returns dict: stop_at, exit_at, cpu (user+sys s), maxrss_kb."""
+        stop_at = time.monotonic()
+        if not self.duration:
+            self.proc.send_signal(sig)
+        pid, status, ru = os.wait4(self.proc.pid, 0)
+        exit_at = time.monotonic()
+        self.proc.returncode = status
+        if getattr(self, "reader", None):
+            self.reader.join(timeout)
+        code = os.waitstatus_to_exitcode(status)
+        # scorch 3: output written, samples lost (reported); perf re-raises SIGINT
+        if code not in (0, 3) and not (self.kind == "perf" and code == -signal.SIGINT):
+            raise BenchError("%s exited with %d: %s" % (self.kind, code,
+                                                        tail(self.base + ".err")))
+        return {"stop_at": stop_at, "exit_at": exit_at, "cpu": ru.ru_utime + ru.ru_stime,
+                "maxrss_kb": ru.ru_maxrss}
+
+    def bpf_usage(self):
+        """Sets bpf_ns, bpf_cnt (run time and runs of the profiler's BPF programs, with
+        kernel.bpf_stats_enabled=1) and memlock (bytes of its maps)."""
+        progs, maps = bpf_objects(self.proc.pid)
+        if not progs:
+            raise BenchError("no BPF program open in %s (PID %d)" % (self.kind, self.proc.pid))
+        self.bpf_ns = sum(x.get("run_time_ns", 0) for x in progs.values())
+        self.bpf_cnt = sum(x.get("run_cnt", 0) for x in progs.values())
+        self.memlock = sum(x.get("memlock", 0) for x in maps.values())
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def check(self, needle):
+        """The recording must name @needle (the workload's function) somewhere."""
+        if self.kind.startswith("scorch"):
+            with open(self.output, errors="replace") as f:
+                ok = needle in f.read()
+        elif self.kind == "perf":
+            ok = perf_samples(self.base + ".err") > 0
+        else:
+            with open(self.base + ".out", errors="replace") as f:
+                ok = "]: " in f.read()
+        if not ok:
+            raise BenchError("%s recorded nothing of the workload (see %s.*)" % (self.kind,
+                                                                               self.base))
+
+
+def tail(path, n=3):
+    try:
+        with open(path, errors="replace") as f:
+            return " | ".join(f.read().strip().splitlines()[-n:])
+    except OSError:
+        return "(no output)"
+
+
+def perf_samples(err_path):
+    m = re.search(r"\((\d+) samples\)", open(err_path, errors="replace").read())
+    return int(m.group(1)) if m else 0
+
+
+def scorch_samples(err_path):
+    m = re.search(r"scorch: (\d+) samples at", open(err_path, errors="replace").read())
+    return int(m.group(1)) if m else 0
+
+
+JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)")
+
+
+def run_job(cpujob, threads, units):
+    out = subprocess.run([cpujob, str(threads), str(units)], capture_output=True, text=True)
+    m = JOB_RE.search(out.stdout)
+    if out.returncode or not m:
+        raise BenchError("cpujob failed: " + out.stderr.strip())
+    return float(m.group(3)), float(m.group(4))
+
+
+def start_job_for(cpujob, threads, seconds):
+    return subprocess.Popen([cpujob, str(threads), "-t", "%.3f" % seconds],
+                            stdout=subprocess.DEVNULL)
+
+
+def med(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def machine_line():
+    cpus = os.cpu_count()
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = open("/proc/loadavg").read().split()[:3]
+    return "%d CPUs (%s), kernel %s, load average before the run %s" % (
+        cpus, model, os.uname().release, " ".join(load))
+
+
+def tool_versions():
+    v = []
+    for cmd in (["perf", "--version"], ["bpftrace", "--version"]):
+        try:
+            v.append(subprocess.run(cmd, capture_output=True, text=True).stdout.strip())
+        except OSError:
+            pass
+    return ", ".join(v)
+
+
+def header(title, args):
+    print("\n### %s\n" % title)
+    print("- command: `%s`" % " ".join(args))
+    print("- machine: %s" % machine_line())
+    print("- tools: %s" % tool_versions())
+    print("- date: %s (the VM's clock may be off)" % time.strftime("%Y-%m-%d %H:%M %Z"))
+    print()
+
+
+# ---------------------------------------------------------------- overhead
+
+def overhead_runs(a, res, bases):
+    for hz in a.rates:
+        for rnd in range(a.rounds):
+            # rotate the order each round so no tool always runs after the same one
+            order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+            for tool in order:
+                # each profiled run is paired with a run of the job alone just before it
+                base_wall, base_cpu = run_job(a.cpujob, a.threads, a.units)
+                bases.append(base_wall)
+                p = Profiler(tool, hz, a.work, "%s-%d-%d" % (tool, hz, rnd), a.scorch)
+                p.start()
+                try:
+                    wall, cpu = run_job(a.cpujob, a.threads, a.units)
+                    if tool != "perf":
+                        p.bpf_usage()
+                except BenchError:
+                    p.kill()
+                    raise
+                st = p.stop()
+                p.check("job_a")
+                bpf = getattr(p, "bpf_ns", 0) / 1e9
+                res.setdefault((hz, tool), []).append((wall / base_wall, cpu / base_cpu,
+                                                       st["cpu"], bpf))
+                log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
+                    "%.3f); profiler CPU %.3f s, BPF %.3f s"
+                    % (hz, rnd + 1, tool, wall, base_wall, cpu, base_cpu, st["cpu"], bpf))
+
+
+def overhead(a):
+    res = {}  # (hz, tool) -> list of (wall ratio, cpu ratio, profiler cpu s, bpf s)
+    bases = []
+    header("Overhead: %d-thread fixed job, system-wide recording" % a.threads, a.argv)
+    with BpfStats():
+        overhead_runs(a, res, bases)
+    print("The job: %d threads x %d units of fixed CPU work, timed inside; each "
+          "profiler records the whole system while it runs. Slowdown: the job's wall "
+          "time over the base run of the same round, median of %d rounds (min..max); "
+          "job CPU: the same for its CPU time (less sensitive to other load on a shared "
+          "machine); profiler CPU: user+sys of the profiler process over the whole run "
+          "(start-up and writing its output included; perf: perf record only); BPF s: run "
+          "time of the profiler's BPF programs during the run (kernel.bpf_stats_enabled=1), "
+          "spent in the interrupted tasks, so part of the slowdown and a lower bound of it "
+          "that other load cannot blur. Each profiled run is paired with a run of the job "
+          "alone just before it.\n"
+          % (a.threads, a.units, a.rounds))
+    print("Job alone: median %.3f s wall (%.3f..%.3f) over %d runs.\n"
+          % (med(bases), min(bases), max(bases), len(bases)))
+    print("| Hz | profiler | slowdown (wall) | min..max | slowdown (job CPU) | min..max | "
+          "profiler CPU s | BPF s |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for hz in a.rates:
+        for tool in a.tools:
+            v = res[(hz, tool)]
+            w = [100 * (x[0] - 1) for x in v]
+            c = [100 * (x[1] - 1) for x in v]
+            bpf = "n/a" if tool == "perf" else "%.3f" % med([x[3] for x in v])
+            print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %s |"
+                  % (hz, NAMES.get(tool, tool), med(w), min(w), max(w), med(c), min(c), max(c),
+                     med([x[2] for x in v]), bpf))
+
+
+NAMES = {
+    "scorch-fp": "scorch --unwind fp",
+    "scorch-dwarf": "scorch --unwind dwarf",
+    "perf": "perf record -g",
+    "bpftrace": "bpftrace profile:hz",
+}
+
+
+# ---------------------------------------------------------------- time to result
+
+def time_to_result(a):
+    header("Time to result: %g s system-wide recording at %d Hz to an SVG on disk"
+           % (a.seconds, a.hz), a.argv)
+    rows = []
+    # scorch: one command records for -d seconds and writes the SVG
+    job = start_job_for(a.cpujob, a.threads, a.seconds + 30)
+    try:
+        svg = os.path.join(a.work, "scorch.svg")
+        p = Profiler("scorch-fp", a.hz, a.work, "ttr-scorch", a.scorch, duration=a.seconds,
+                     output=svg, extra=["--timing"])
+        p.start()
+        st = p.stop()
+        end = p.ready_at + a.seconds  # the -d deadline, measured from sampling start
+        err = open(p.base + ".err").read()
+        m = re.search(r"end of recording to output ([0-9.]+) ms: (.*)", err)
+        if not m or not os.path.getsize(svg):
+            raise BenchError("scorch wrote no SVG or no timing: " + tail(p.base + ".err"))
+        n = scorch_samples(p.base + ".err")
+        rows.append(("scorch record -d %g -o x.svg" % a.seconds, n,
+                     1e3 * (st["exit_at"] - end), "scorch --timing: %s ms (%s)"
+                     % (m.group(1), m.group(2))))
+        log("time-to-result: scorch %.1f ms, %d samples" % (rows[-1][2], n))
+
+        # perf: record until SIGINT, then perf script | stackcollapse-perf.pl | flamegraph.pl
+        p = Profiler("perf", a.hz, a.work, "ttr-perf", a.scorch)
+        p.start()
+        time.sleep(max(0.0, p.ready_at + a.seconds - time.monotonic()))  # the recording's length
+        st = p.stop()
+        n = perf_samples(p.base + ".err")
+        fin = 1e3 * (st["exit_at"] - st["stop_at"])
+        fg = a.flamegraph_dir
+        psvg = os.path.join(a.work, "perf.svg")
+        t0 = time.monotonic()
+        subprocess.run("perf script -i '%s' 2>/dev/null | perl '%s/stackcollapse-perf.pl' | "
+                       "perl '%s/flamegraph.pl' > '%s'" % (p.output, fg, fg, psvg),
+                       shell=True, check=True)
+        pipe = 1e3 * (time.monotonic() - t0)
+        if not os.path.getsize(psvg) or "job_a" not in open(psvg, errors="replace").read():
+            raise BenchError("the perf pipeline wrote no flame graph of the job")
+        rows.append(("perf record; perf script \\| stackcollapse-perf.pl \\| flamegraph.pl", n,
+                     fin + pipe, "perf record's exit %.0f ms + pipeline %.0f ms" % (fin, pipe)))
+        # stage by stage, for the reading (not part of the anchor's figure)
+        stages = []
+        for name, cmd in (
+                ("perf script", "perf script -i '%s' > '%s/p.txt' 2>/dev/null" % (p.output, a.work)),
+                ("stackcollapse-perf.pl", "perl '%s/stackcollapse-perf.pl' '%s/p.txt' > '%s/p.folded'"
+                 % (fg, a.work, a.work)),
+                ("flamegraph.pl", "perl '%s/flamegraph.pl' '%s/p.folded' > '%s/p2.svg'"
+                 % (fg, a.work, a.work)),
+                ("scorch collapse", "'%s' collapse '%s/p.txt' -o '%s/s.folded'"
+                 % (a.scorch, a.work, a.work)),
+                ("scorch flamegraph", "'%s' flamegraph '%s/s.folded' > '%s/s.svg'"
+                 % (a.scorch, a.work, a.work))):
+            t0 = time.monotonic()
+            subprocess.run(cmd, shell=True, check=True)
+            stages.append("%s %.0f ms" % (name, 1e3 * (time.monotonic() - t0)))
+        log("time-to-result: perf %.1f ms, %d samples" % (rows[-1][2], n))
+    finally:
+        job.kill()
+        job.wait()
+    print("Workload: cpujob, %d threads busy through both recordings (plus whatever else "
+          "runs on the machine). Time to result: from the end of the recording (scorch: "
+          "its -d deadline, %g s after sampling started; perf: the SIGINT) to the SVG on "
+          "disk (scorch also fsyncs it before the rename).\n" % (a.threads, a.seconds))
+    print("| pipeline | samples | time to result | breakdown |")
+    print("| --- | ---: | ---: | --- |")
+    for r in rows:
+        print("| %s | %d | %.0f ms | %s |" % r)
+    print("\nperf's pipeline stage by stage on the same perf.data (files between stages): "
+          + ", ".join(stages) + ".")
+
+
+# ---------------------------------------------------------------- footprint
+
+def bpf_objects(pid):
+    """The BPF programs and maps a process holds open, from /proc/PID/fdinfo (which
+    bpftool reads too; Debian's bpftool cannot list owners): ({prog_id: fields},
+    {map_id: fields}), each object once however many fds refer to it."""
+    progs, maps = {}, {}
+    d = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(d):
+        try:
+            text = open(os.path.join(d, fd)).read()
+        except OSError:
+            continue  # closed meanwhile
+        f = {}
+        for line in text.splitlines():
+            k, _, v = line.partition(":")
+            v = v.strip()
+            f[k] = int(v) if v.isdigit() else v
+        if "prog_id" in f and "prog_type" in f:
+            progs[f["prog_id"]] = f
+        elif "map_id" in f and "map_type" in f:
+            maps[f["map_id"]] = f
+    return progs, maps
+
+
+class BpfStats:
+    """kernel.bpf_stats_enabled=1 inside the with block, the old value restored after."""
+    path = "/proc/sys/kernel/bpf_stats_enabled"
+
+    def __enter__(self):
+        self.old = open(self.path).read().strip()
+        with open(self.path, "w") as f:
+            f.write("1")
+
+    def __exit__(self, *exc):
+        with open(self.path, "w") as f:
+            f.write(self.old)
+
+def footprint(a):
+    header("Footprint: %g s system-wide recordings" % a.seconds, a.argv)
+    rows = []
+    with BpfStats():
+        for hz in a.rates:
+            job = start_job_for(a.cpujob, a.threads, a.seconds + 60)
+            profs = []
+            try:
+                for kind in a.tools:
+                    p = Profiler(kind, hz, a.work, "fp-%s-%d" % (kind, hz), a.scorch)
+                    p.start()
+                    profs.append(p)
+                t0 = time.monotonic()
+                time.sleep(a.seconds)  # the recording's length
+                for p in profs:
+                    p.during = p.cpu_now()
+                    if p.kind.startswith("scorch"):
+                        p.bpf_usage()
+                length = time.monotonic() - t0
+                for p in profs:
+                    st = p.stop()
+                    p.check("job_a")
+                    rows.append((hz, p, st, length))
+                    log("footprint: %d Hz %s CPU %.2f s, peak RSS %d KiB"
+                        % (hz, p.kind, st["cpu"], st["maxrss_kb"]))
+            finally:
+                for p in profs:
+                    p.kill()
+                job.kill()
+                job.wait()
+    print("Each profiler records the whole system (-a) for the same %g s while cpujob keeps "
+          "%d threads busy; the profilers run at the same time (each sees the others as "
+          "load). CPU: user+sys of the profiler process during the recording and in total "
+          "(including start-up and the end: symbolizing, writing). BPF: run time of "
+          "scorch's programs (kernel.bpf_stats_enabled=1, run_time_ns in /proc/PID/fdinfo), "
+          "which the kernel spends in the sampled tasks' interrupts; perf's in-kernel "
+          "sampling cost has no such counter. Maps: memlock of its maps in fdinfo. Peak "
+          "RSS: ru_maxrss.\n" % (a.seconds, a.threads))
+    print("| Hz | profiler | CPU during | CPU total | % of one CPU | BPF programs | "
+          "peak RSS | kernel maps |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for hz, p, st, length in rows:
+        bpf = ("%.3f s (%d runs, %.1f us each)" % (p.bpf_ns / 1e9, p.bpf_cnt,
+                                                   p.bpf_ns / 1e3 / max(1, p.bpf_cnt))
+               if hasattr(p, "bpf_ns") else "n/a")
+        maps = "%.1f MiB" % (p.memlock / 2**20) if hasattr(p, "memlock") else "n/a"
+        cpu_pct = 100 * (st["cpu"] + getattr(p, "bpf_ns", 0) / 1e9) / length
+        print("| %d | %s | %.2f s | %.2f s | %.2f %% | %s | %.1f MiB | %s |"
+              % (hz, NAMES.get(p.kind, p.kind), p.during, st["cpu"], cpu_pct, bpf,
+                 st["maxrss_kb"] / 1024, maps))
+    print("\n% of one CPU: (CPU total + BPF) / recording length.")
+
+
+# ---------------------------------------------------------------- accuracy
+
+def shares(folded_lines):
+    """Samples of burn_a/b/c in folded lines -> (a, b, c)."""
+    n = {"burn_a": 0, "burn_b": 0, "burn_c": 0}
+    for line in folded_lines:
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack.startswith("split"):
+            continue
+        for name in n:
+            if (";" + name) in stack:
+                n[name] += int(count)
+                break
+    return n["burn_a"], n["burn_b"], n["burn_c"]
+
+
+def accuracy(a):
+    header("Sample accuracy: tests/workloads/split (50/30/20 by construction)", a.argv)
+    rows = []
+    for hz in a.rates:
+        for tool in ("scorch", "perf"):
+            base = os.path.join(a.work, "acc-%s-%d" % (tool, hz))
+            cmd = [a.split, "--seconds", str(a.seconds), "--threads", str(a.threads)]
+            if tool == "scorch":
+                argv = [a.scorch, "record", "-q", "-F", str(hz), "-o", base + ".folded", "--"]
+            else:
+                argv = ["perf", "record", "-q", "-g", "-F", str(hz), "-o", base + ".data", "--"]
+            r = subprocess.run(argv + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+            if r.returncode not in (0, 3):
+                raise BenchError("%s record failed: %s" % (tool, r.stderr.strip()[-300:]))
+            if tool == "perf":
+                script = subprocess.run("perf script -F comm,tid,time,event,ip,sym,dso -i '%s' 2>/dev/null | perl '%s/stackcollapse-perf.pl'"
+                                        % (base + ".data", a.flamegraph_dir), shell=True,
+                                        capture_output=True, text=True, check=True)
+                lines = script.stdout.splitlines()
+            else:
+                lines = open(base + ".folded").read().splitlines()
+            s = shares(lines)
+            total = sum(s)
+            if total < 20:
+                raise BenchError("%s recorded %d samples of the workload" % (tool, total))
+            pct = [100 * x / total for x in s]
+            err = max(abs(p - t) for p, t in zip(pct, (50, 30, 20)))
+            # binomial standard error of the largest share (50 %), for scale
+            se = 100 * (0.25 / total) ** 0.5
+            rows.append((hz, tool, total, pct, err, se))
+            log("accuracy: %d Hz %-6s %d samples: %.1f/%.1f/%.1f" % (hz, tool, total, *pct))
+    print("split --threads %d --seconds %g under `scorch record -F HZ -- split` and `perf "
+          "record -g -F HZ -- split` (perf script without the period field | stackcollapse-perf.pl: one count per sample); shares of "
+          "burn_a/b/c among the workload's samples in them; error: the largest difference "
+          "from 50/30/20 in points; 1 s.e.: the binomial standard error of a 50 %% share "
+          "with that many samples (differences within ~2 s.e. are chance).\n"
+          % (a.threads, a.seconds))
+    print("| Hz | profiler | samples | burn_a | burn_b | burn_c | error | 1 s.e. |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for hz, tool, total, pct, err, se in rows:
+        print("| %d | %s | %d | %.1f %% | %.1f %% | %.1f %% | %.1f pt | %.1f pt |"
+              % (hz, tool, total, *pct, err, se))
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="bench.py")
+    ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy"])
+    ap.add_argument("--scorch", required=True)
+    ap.add_argument("--cpujob")
+    ap.add_argument("--split")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--flamegraph-dir")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--units", type=int, default=4000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])
+    ap.add_argument("--hz", type=int, default=999)
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--tools", nargs="+", default=["scorch-fp", "scorch-dwarf", "perf",
+                                                   "bpftrace"])
+    ap.add_argument("--argv", nargs="+", default=[], help="the command line to print")
+    a = ap.parse_args()
+    a.scorch = os.path.abspath(a.scorch)
+    try:
+        {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
+         "accuracy": accuracy}[a.bench](a)
+    except (BenchError, subprocess.CalledProcessError, OSError) as e:
+        log("%s: %s" % (a.bench, e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -107,6 +107,9 @@ int profile__add_name(struct profile *p, const char *name, uint32_t *id);
 int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, const int64_t *values,
 			uint32_t pid, const char *comm);
 
+/* Sets the profile's start (ns since the epoch) and duration (ns), as pprof writes them. */
+void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos);
+
 /* Distinct samples, and the sum of value @i over them (saturating). */
 size_t profile__nr_samples(const struct profile *p);
 int64_t profile__total(const struct profile *p, size_t i);

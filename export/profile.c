@@ -465,6 +465,12 @@ int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, cons
 	return 0;
 }
 
+void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos)
+{
+	p->opts.time_nanos = time_nanos;
+	p->opts.duration_nanos = duration_nanos;
+}
+
 size_t profile__nr_samples(const struct profile *p)
 {
 	return p->nr_samples;

@@ -60,7 +60,8 @@ struct record_opts {
 	bool include_idle;
 	bool quiet;
 	int verbose;
-	const char *output;
+	struct outputs *outs; /* -o (repeatable), --format */
+	double interval;      /* --interval seconds; 0: one output at the end */
 	long max_stacks;
 	char **cmd; /* NULL-terminated argv after --, or NULL */
 	/* off-CPU */
@@ -98,7 +99,8 @@ struct record {
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
 	struct proctab *procs;
 	struct launch launch;
-	struct out_file out; /* opened before sampling starts: fail before, not after */
+	size_t stacks_written; /* distinct stacks in the outputs of finished intervals */
+	double next_interval;  /* --interval: when the current files are written */
 	int *pidfds;
 	bool *gone;
 	const char **frames;
@@ -165,7 +167,17 @@ static void usage(FILE *out)
 		"  -K, --kernel-only          kernel stacks only\n"
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
-		"                             files are replaced atomically\n"
+		"                             files are replaced atomically; repeatable, one\n"
+		"                             recording written in several formats, chosen by\n"
+		"                             the name: .svg flame graph, .pb.gz or .pb pprof\n"
+		"                             (gzipped profile.proto, for go tool pprof), .json\n"
+		"                             speedscope, anything else folded stacks\n"
+		"      --format FMT           folded, svg, pprof or speedscope for a single -o\n"
+		"                             (or standard output), whatever its name says\n"
+		"      --interval SECONDS     write every output every SECONDS (decimals\n"
+		"                             allowed) to numbered files, cpu.svg ->\n"
+		"                             cpu-0001.svg, cpu-0002.svg ...; each holds that\n"
+		"                             interval only; the last, partial one included\n"
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.1 KiB each (default: frequency x duration x\n"
 		"                             CPUs within 4096..65536; 32768 without -d)\n"
@@ -208,10 +220,12 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"The summary on standard error counts samples taken and lost (and why), missed\n"
-		"and truncated stacks, and frames that could not be symbolized.\n"
+		"and truncated stacks, and frames that could not be symbolized; with --interval\n"
+		"it covers the whole recording (all intervals).\n"
 		"\n"
 		"exit status: 0 success (also when stopped by Ctrl-C), 1 error, 2 usage error,\n"
-		"3 output written but more than 5%% of samples were lost\n"
+		"3 output written but more than 5%% of samples were lost (with --interval: over\n"
+		"the whole recording; the intervals' files are all written)\n"
 		"\n"
 		"examples:\n"
 		"  sudo scorch record -p 1234 -d 10 -o cpu.folded     # a PID for 10 s\n"
@@ -221,7 +235,10 @@ static void usage(FILE *out)
 		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n"
 		"  sudo scorch record --mode offcpu -p 1234 -d 10 -o off.folded\n"
 		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n"
-		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n");
+		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.svg -o cpu.pb.gz -o cpu.json\n"
+		"  go tool pprof -top cpu.pb.gz\n"
+		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -276,6 +293,8 @@ enum {
 	OPT_NO_INLINE,
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
+	OPT_FORMAT,
+	OPT_INTERVAL,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -303,12 +322,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option *long_opts;
 	bool off_opts = false, fg_opts = false, stack_opt = false;
+	const char *format = NULL;
 	size_t nr_fg = 0;
 	int c, err = -EINVAL;
 
@@ -323,6 +345,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 	       nr_fg * sizeof(*long_opts));
 	flamegraph_opts__init(&o->fg);
 
+	o->outs = outputs__new();
+	if (!o->outs) {
+		free(long_opts);
+		return -ENOMEM;
+	}
 	o->freq = DEFAULT_FREQ;
 	o->stack_size = DEFAULT_STACK_SIZE;
 	o->max_block_us = UINT64_MAX / 1000;
@@ -367,7 +394,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			o->include_idle = true;
 			break;
 		case 'o':
-			o->output = optarg;
+			if (outputs__add(o->outs, optarg))
+				goto cleanup;
+			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (parse__double(optarg, 0.01, 1e7, &o->interval)) {
+				pr_err("invalid --interval '%s'\n", optarg);
+				pr_hint("give seconds between 0.01 and 10000000, e.g. --interval 5\n");
+				goto cleanup;
+			}
 			break;
 		case OPT_MAX_STACKS:
 			if (parse__long(optarg, 64, 1 << 24, &o->max_stacks)) {
@@ -530,10 +568,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 	}
 	if (!o->nr_pids && !o->nr_tids && !o->cmd)
 		o->all = true;
-	o->svg = o->output && strlen(o->output) > 4 &&
-		 !strcasecmp(o->output + strlen(o->output) - 4, ".svg");
+	if (format && outputs__set_format(o->outs, format))
+		goto cleanup;
+	o->svg = outputs__count(o->outs, "svg") > 0;
 	if (fg_opts && !o->svg) {
 		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
+		goto cleanup;
+	}
+	if (o->interval && (!outputs__count(o->outs, NULL) || outputs__to_stdout(o->outs))) {
+		pr_err("--interval writes numbered files: it needs -o FILE, not standard output\n");
+		pr_hint("e.g. --interval 5 -o cpu.svg writes cpu-0001.svg, cpu-0002.svg ...\n");
 		goto cleanup;
 	}
 	err = 0;
@@ -720,6 +764,7 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, int first, int n
 
 static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
 		     const struct stack_trace *user, const struct stack_trace *kernel);
+static int write_interval(struct record *r);
 
 /* ---- --unwind dwarf ---- */
 
@@ -880,6 +925,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	for (i = 0; i < o->nr_pids; i++)
 		pfds[nfds++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
 
+	r->next_interval = start + o->interval;
 	while (!stop_signal) {
 		double left = o->duration ? deadline - now_sec() : POLL_PERIOD_MS / 1e3;
 		struct timespec ts;
@@ -887,6 +933,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (left <= 0)
 			break;
 		left = MIN(left, POLL_PERIOD_MS / 1e3);
+		if (o->interval)
+			left = MAX(0, MIN(left, r->next_interval - now_sec()));
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
 		n = ppoll(pfds, nfds, &ts, waitmask);
@@ -903,6 +951,13 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (now_sec() - r->last_jit_refresh >= JIT_REFRESH_SEC) {
 			perfmaps__refresh(r->pm, 0);
 			r->last_jit_refresh = now_sec();
+		}
+		/* an interval ending with the duration is written once, at the end */
+		if (o->interval && now_sec() >= r->next_interval &&
+		    (!o->duration || r->next_interval < deadline)) {
+			err = write_interval(r);
+			if (err)
+				break;
 		}
 		if (r->pending_exits >= REAP_PENDING ||
 		    (r->pending_exits && now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
@@ -954,6 +1009,14 @@ static const char *user_name(struct record *r, const struct frame *f)
 	return strset__intern_len(r->names, buf, n);
 }
 
+static int push_frame(struct record *r, size_t *n, const char *name);
+
+/* A frame with no address ("[truncated]", "[off-cpu]"...): in folded and the profile. */
+static int push_marker(struct record *r, size_t *n, const char *name)
+{
+	return push_frame(r, n, name) ?: outputs__stack_marker(r->opts.outs, name);
+}
+
 static int push_frame(struct record *r, size_t *n, const char *name)
 {
 	if (*n == r->frames_cap) {
@@ -999,6 +1062,8 @@ static int add_kernel_frames(struct record *r, size_t *n, const struct stack_tra
 			return k;
 		for (j = 0; j < k && !err; j++)
 			err = push_frame(r, n, kernel_name(r, r->fbuf[j].name));
+		if (!err)
+			err = outputs__stack_kernel(r->opts.outs, kernel->ips[i], r->fbuf, k);
 	}
 	return err;
 }
@@ -1025,8 +1090,9 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 	err = push_frame(r, &n, strset__intern(r->names, comm[0] ? comm : "[unknown]"));
 	if (err)
 		return err;
+	outputs__stack_begin(r->opts.outs);
 	if (key->flags & KEY_USER_MISSED) {
-		err = push_frame(r, &n, "[missed user stack]");
+		err = push_marker(r, &n, "[missed user stack]");
 	} else if (user) {
 		struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
 		/* gone before its maps were read (or released): never guess from a PID
@@ -1038,7 +1104,7 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 				r->truncated_copy += count;
 			else
 				r->truncated_user += count;
-			err = push_frame(r, &n, "[truncated]");
+			err = push_marker(r, &n, "[truncated]");
 		}
 		if (lost_proc) {
 			if (offcpu)
@@ -1048,7 +1114,7 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 		}
 		for (i = (int)user->nr - 1; i >= 0 && !err; i--) {
 			if (lost_proc) {
-				err = push_frame(r, &n, "[unknown]");
+				err = push_marker(r, &n, "[unknown]");
 				continue;
 			}
 			k = symbolizer__user_gen(r->sym, key->pid, key->gen, user->ips[i], i > 0,
@@ -1057,24 +1123,29 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 				return k;
 			for (j = 0; j < k && !err; j++)
 				err = push_frame(r, &n, user_name(r, &r->fbuf[j]));
+			if (!err)
+				err = outputs__stack_user(r->opts.outs, r->sym, key->pid, key->gen,
+							  user->ips[i], r->fbuf, k);
 		}
 	}
 	if (err)
 		return err;
 	if (key->flags & KEY_KERNEL_MISSED) {
-		err = push_frame(r, &n, "[missed kernel stack]");
+		err = push_marker(r, &n, "[missed kernel stack]");
 	} else if (kernel) {
 		if (kernel->nr >= r->max_depth) {
 			r->truncated_kernel += count;
-			err = push_frame(r, &n, "[truncated]_[k]");
+			err = push_marker(r, &n, "[truncated]_[k]");
 		}
 		if (!err)
 			err = add_kernel_frames(r, &n, kernel, offcpu);
 	}
 	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
-		err = push_frame(r, &n, FG_FRAME_RUNQUEUE);
+		err = push_marker(r, &n, FG_FRAME_RUNQUEUE);
 	else if (!err && offcpu && r->opts.mode == MODE_WALL)
-		err = push_frame(r, &n, FG_FRAME_OFFCPU);
+		err = push_marker(r, &n, FG_FRAME_OFFCPU);
+	if (!err)
+		err = outputs__stack_end(r->opts.outs, key->pid, r->frames[0], count);
 	if (err)
 		return err;
 	return folded__add(r->folded, r->frames, n, count);
@@ -1130,7 +1201,8 @@ static double report_summary(struct record *r, const uint64_t *st)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], o->freq, sampler__nr_cpus(r->sampler), r->elapsed,
-			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT], folded__nr_stacks(r->folded));
+			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT],
+			r->stacks_written + folded__nr_stacks(r->folded));
 	if (o->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
 			" intervals counted (%.3f s off CPU), %" PRIu64 " shorter than --min-block, %" PRIu64
@@ -1224,34 +1296,45 @@ static void svg_defaults(struct record *r)
 
 static int write_output(struct record *r)
 {
+	struct output_data d = {.folded = r->folded, .fg = &r->opts.fg};
+
+	if (r->opts.svg)
+		svg_defaults(r);
+	return outputs__write(r->opts.outs, &d);
+}
+
+/*
+ * --interval: every count so far is taken out of the kernel maps (atomically per
+ * key), written to this interval's files, and the next interval starts empty.
+ */
+static bool select_all(void *ctx, const struct count_key *key)
+{
+	return true;
+}
+
+static int write_interval(struct record *r)
+{
+	size_t nr = 0;
 	int err;
 
-	if (r->opts.svg) {
-		struct flamegraph *fg;
-
-		svg_defaults(r);
-		fg = flamegraph__new(&r->opts.fg);
-		if (!fg) {
-			out__close(&r->out, false);
-			return -ENOMEM;
-		}
-		err = flamegraph__add_folded(fg, r->folded);
-		if (!err)
-			err = flamegraph__write_svg(fg, r->out.fp);
-		flamegraph__free(fg);
-		if (err == -ENODATA) {
-			pr_warn("no samples: the SVG says \"No stack counts found\"\n");
-			err = 0;
-		} else if (err) {
-			pr_err("cannot write %s: %s\n", r->opts.output, strerror(-err));
-		}
-		return out__close(&r->out, !err) ?: err;
+	err = sampler__reap(r->sampler, select_all, add_stack, r, &r->drain_lost,
+			    &r->drain_lost_ns, &nr);
+	if (err) {
+		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
+		return err;
 	}
-	err = folded__write(r->folded, r->out.fp);
+	err = write_output(r);
 	if (err)
-		pr_err("cannot write %s: %s\n", r->opts.output ? r->opts.output : "standard output",
-		       strerror(-err));
-	return out__close(&r->out, !err) ?: err;
+		return err;
+	pr_debug("interval %u written: %zu stacks\n", outputs__seq(r->opts.outs),
+		 folded__nr_stacks(r->folded));
+	r->stacks_written += folded__nr_stacks(r->folded);
+	folded__free(r->folded);
+	r->folded = folded__new();
+	if (!r->folded)
+		return -ENOMEM;
+	r->next_interval += r->opts.interval;
+	return outputs__next(r->opts.outs);
 }
 
 static int finish_command(struct record *r)
@@ -1311,6 +1394,16 @@ static int record_run(struct record *r)
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, waitmask;
+	struct outputs_opts oopts = {
+		.sz = sizeof(oopts),
+		.kind = o->mode == MODE_CPU	 ? OUTPUTS_CPU
+			: o->mode == MODE_OFFCPU ? OUTPUTS_OFFCPU
+						 : OUTPUTS_WALL,
+		.freq = o->freq,
+		.interval = o->interval > 0,
+		.lines = o->lines,
+		.inline_frames = !o->no_inline,
+	};
 	uint64_t st[SCORCH_NR_STATS];
 	size_t i;
 	int err;
@@ -1318,7 +1411,7 @@ static int record_run(struct record *r)
 	err = preflight(r);
 	if (err)
 		return err;
-	err = out__open(&r->out, o->output);
+	err = outputs__open(o->outs, &oopts);
 	if (err)
 		return err;
 	r->pm = perfmaps__new(NULL);
@@ -1430,6 +1523,7 @@ int cmd_record(int argc, char **argv)
 			usage(stdout);
 		free(r.opts.pids);
 		free(r.opts.tids);
+		outputs__free(r.opts.outs);
 		return help ? EXIT_OK : EXIT_USAGE;
 	}
 	if (r.opts.verbose)
@@ -1443,7 +1537,7 @@ int cmd_record(int argc, char **argv)
 			if (r.pidfds[i] >= 0)
 				close(r.pidfds[i]);
 	}
-	out__close(&r.out, false); /* no-op once written */
+	outputs__free(r.opts.outs); /* removes files not written */
 	sampler__free(r.sampler);
 	unwinder__free(r.unw);
 	free(r.ubuf);

@@ -1228,6 +1228,11 @@ int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint6
 	out->start = m->start;
 	out->end = m->end;
 	out->path = m->path;
+	out->pgoff = m->pgoff;
+	if (m->file && m->file->build_id_len) {
+		out->build_id = m->file->build_id;
+		out->build_id_len = m->file->build_id_len;
+	}
 	if (!m->file || !elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr))
 		return 0;
 	out->kind = m->file == s->vdso ? SYMBOLIZER_MAP_VDSO : SYMBOLIZER_MAP_FILE;

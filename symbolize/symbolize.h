@@ -187,6 +187,7 @@ struct symbolizer_mapping {
 	uint64_t bias;
 	const void *file;
 	const char *path; /* interned file path or pseudo name ("[vdso]"), or NULL */
+	uint64_t pgoff; const uint8_t *build_id; size_t build_id_len;
 };
 int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr,
 			    struct symbolizer_mapping *out);

@@ -265,14 +265,7 @@ static int new_profile(struct outputs *o)
 		.has_line_numbers = o->opts.lines,
 		.has_inline_frames = o->opts.inline_frames,
 	};
-	struct profile_mapping km = {
-		/* the kernel half of x86-64's address space, as perf names it */
-		.start = 0xffff800000000000ULL,
-		.limit = UINT64_MAX,
-		.file = "[kernel.kallsyms]",
-	};
 	struct timespec ts;
-	int err;
 
 	memcpy(popts.values, kinds[o->opts.kind], sizeof(popts.values));
 	popts.period_type = popts.values[popts.nr_values - 1];
@@ -281,9 +274,8 @@ static int new_profile(struct outputs *o)
 	o->prof = profile__new(&popts);
 	if (!o->prof)
 		return -errno;
-	err = profile__add_mapping(o->prof, &km, &o->kernel_map);
-	if (err)
-		return err;
+	o->kernel_map = 0; /* added with the first kernel frame: pprof names the profile
+			    * after its first mapping, better a user binary */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	o->start_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -471,11 +463,23 @@ int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, ui
 	return add_frames(o, map, ip, fr, k);
 }
 
+/* The kernel half of x86-64's address space, named as perf names it. */
+#define KERNEL_START 0xffff800000000000ULL
+
 int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k)
 {
+	struct profile_mapping km = {
+		.start = KERNEL_START, .limit = UINT64_MAX, .file = "[kernel.kallsyms]"};
+	int err;
+
 	if (!o->prof)
 		return 0;
-	return add_frames(o, ip >= 0xffff800000000000ULL ? o->kernel_map : 0, ip, fr, k);
+	if (!o->kernel_map && ip >= KERNEL_START) {
+		err = profile__add_mapping(o->prof, &km, &o->kernel_map);
+		if (err)
+			return err;
+	}
+	return add_frames(o, ip >= KERNEL_START ? o->kernel_map : 0, ip, fr, k);
 }
 
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count)

@@ -521,6 +521,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			goto cleanup;
 		}
 	}
+	/* a flame graph option set err to 0: every check below must fail with -EINVAL */
+	err = -EINVAL;
 	if (optind < argc)
 		o->cmd = &argv[optind];
 	if (o->user_only && o->kernel_only) {

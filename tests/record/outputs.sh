@@ -21,12 +21,12 @@ expect() { # expect CODE PATTERN -- args...
 }
 
 expect 2 "unknown --format 'xml'" -- record --format xml
-expect 2 "applies to one output" -- record --format pprof -o a.pb.gz -o b.svg
+expect 2 "applies to one output" -- record --format pprof -o "$TMP/a.pb.gz" -o "$TMP/b.svg"
 NOHINT=1 expect 2 "-o $TMP/a.svg is given twice" -- record -o "$TMP/a.svg" -o "$TMP/a.svg"
 expect 2 "needs -o FILE" -- record --interval 1
-expect 2 "needs -o FILE" -- record --interval 1 -o x.svg -o -
-expect 2 "invalid --interval '0'" -- record --interval 0 -o x.svg
-NOHINT=1 expect 2 "flame graph options need an SVG output" -- record --title x -o x.pb.gz
+expect 2 "needs -o FILE" -- record --interval 1 -o "$TMP/x.svg" -o -
+expect 2 "invalid --interval '0'" -- record --interval 0 -o "$TMP/x.svg"
+NOHINT=1 expect 2 "flame graph options need an SVG output" -- record --title x -o "$TMP/x.pb.gz"
 "$SCORCH" record --help | grep -q -- '--interval SECONDS' || fail "--help lacks --interval"
 
 require_bpf

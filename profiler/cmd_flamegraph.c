@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "export.h"
 #include "flamegraph.h"
 #include "cmds.h"
 
 struct fg_cmd_opts {
-	const char *output; /* NULL: stdout */
+	const char *output;	   /* NULL: stdout */
+	enum export_format format; /* EXPORT_NONE: SVG */
+	bool format_set;
 	struct flamegraph_opts fg;
 	int verbose;
 };
@@ -29,7 +32,11 @@ static void usage(FILE *out)
 		"AFTER (--negate: BEFORE), red where a frame's total grew, blue where it shrank\n"
 		"(--self: by self counts).\n"
 		"\n"
-		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout)\n"
+		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout);\n"
+		"                      FILE.pb.gz or FILE.pb: pprof (gzipped profile.proto),\n"
+		"                      FILE.json: speedscope; each frame a function, no\n"
+		"                      addresses or mappings (flame graph options ignored)\n"
+		"      --format FMT    svg, pprof or speedscope, whatever -o's name says\n"
 		"  -v, --verbose       more messages\n"
 		"  -h, --help          this help\n");
 	flamegraph__print_options_help(out);
@@ -43,6 +50,8 @@ static void usage(FILE *out)
 		"  perf script | stackcollapse-perf.pl | scorch flamegraph > cpu.svg\n"
 		"  scorch flamegraph a.folded b.folded -o merged.svg\n"
 		"  scorch flamegraph cpu.folded.zst -o cpu.svg\n"
+		"  scorch flamegraph cpu.folded -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
+		"  scorch flamegraph cpu.folded -o cpu.json     # speedscope\n"
 		"  scorch diff before.folded after.folded | scorch flamegraph > diff.svg\n"
 		"  scorch flamegraph --colors java --minwidth 0.5%% --title 'at 30 s' j.folded "
 		"-o j.svg\n");
@@ -56,14 +65,15 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 
 	for (; flamegraph_long_options[nr_fg].name; nr_fg++)
 		;
-	longopts = calloc(nr_fg + 4, sizeof(*longopts));
+	longopts = calloc(nr_fg + 5, sizeof(*longopts));
 	if (!longopts)
 		return -ENOMEM;
 	longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
 	longopts[1] = (struct option){"verbose", no_argument, NULL, 'v'};
 	longopts[2] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[3] = (struct option){"format", required_argument, NULL, 'f'};
 	for (i = 0; i < nr_fg; i++)
-		longopts[3 + i] = flamegraph_long_options[i];
+		longopts[4 + i] = flamegraph_long_options[i];
 
 	optind = 1;
 	opterr = 1;
@@ -74,6 +84,21 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 			break;
 		case 'v':
 			o->verbose++;
+			break;
+		case 'f':
+			o->format_set = true;
+			if (!strcmp(optarg, "svg")) {
+				o->format = EXPORT_NONE;
+			} else if (!strcmp(optarg, "pprof")) {
+				o->format = EXPORT_PPROF;
+			} else if (!strcmp(optarg, "speedscope")) {
+				o->format = EXPORT_SPEEDSCOPE;
+			} else {
+				pr_err("flamegraph: unknown --format '%s'\n", optarg);
+				pr_hint("use --format svg, pprof or speedscope\n");
+				err = -EINVAL;
+				goto cleanup;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -89,6 +114,8 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 				goto cleanup;
 		}
 	}
+	if (!err && !o->format_set)
+		o->format = export__format_of(o->output);
 cleanup:
 	free(longopts);
 	return err;
@@ -111,6 +138,58 @@ cleanup:
 	return err;
 }
 
+/* folded input -> pprof or speedscope: each frame a function, value samples/count */
+static int export_folded(const struct fg_cmd_opts *o, int first, int argc, char **argv)
+{
+	struct profile_opts popts = {
+		.sz = sizeof(popts), .nr_values = 1, .values = {{"samples", "count"}}};
+	struct out_file out = {0};
+	struct profile *p = profile__new(&popts);
+	size_t bad = 0, nbad;
+	FILE *in = NULL;
+	int err = 0, i;
+
+	if (!p)
+		return -ENOMEM;
+	for (i = first; i < argc || (i == first && first == argc); i++) {
+		const char *path = i < argc ? argv[i] : "-";
+
+		err = folded_input__open(path, &in);
+		if (err)
+			break;
+		err = profile__read_folded(p, in, &nbad);
+		fclose(in);
+		if (err) {
+			pr_err("flamegraph: cannot read %s: %s\n",
+			       strcmp(path, "-") ? path : "<stdin>", strerror(-err));
+			break;
+		}
+		bad += nbad;
+	}
+	if (err)
+		goto cleanup;
+	if (bad)
+		pr_warn("flamegraph: %zu lines skipped (not \"stack COUNT\")\n", bad);
+	if (!profile__nr_samples(p)) {
+		pr_err("flamegraph: no stack counts found in the input\n");
+		pr_hint("the input must be folded stacks, \"frame;frame;... COUNT\" lines\n");
+		err = -ENODATA;
+		goto cleanup;
+	}
+	err = out__open(&out, o->output);
+	if (err)
+		goto cleanup;
+	err = o->format == EXPORT_PPROF ? profile__write_pprof(p, out.fp)
+					: profile__write_speedscope(p, out.fp, NULL);
+	if (err)
+		pr_err("flamegraph: cannot write %s: %s\n",
+		       o->output ? o->output : "standard output", strerror(-err));
+	err = out__close(&out, !err) ?: err;
+cleanup:
+	profile__free(p);
+	return err;
+}
+
 int cmd_flamegraph(int argc, char **argv)
 {
 	struct fg_cmd_opts o = {0};
@@ -124,6 +203,10 @@ int cmd_flamegraph(int argc, char **argv)
 		return err > 0 ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 	if (o.verbose)
 		log__set_level(LOG_DEBUG);
+	if (o.format != EXPORT_NONE) {
+		err = export_folded(&o, optind, argc, argv);
+		return err ? EXIT_ERROR : EXIT_OK;
+	}
 
 	fg = flamegraph__new(&o.fg);
 	if (!fg) {

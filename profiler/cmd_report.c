@@ -21,7 +21,7 @@
 
 struct report_opts {
 	const char *input;
-	const char *output;
+	struct outputs *outs; /* -o (repeatable), --format */
 	const char *symfs;
 	const char *debug_root;
 	bool lines, no_demangle, keep_params, no_inline;
@@ -71,7 +71,6 @@ struct report {
 	uint64_t nr_procs, skipped;
 	struct symbolizer *sym;
 	struct fold fold;
-	struct out_file out;
 };
 
 static void usage(FILE *out)
@@ -88,9 +87,12 @@ static void usage(FILE *out)
 		"capture holds. Nothing is read from /proc.\n"
 		"\n"
 		"options:\n"
-		"  -o, --output FILE          write here ('-' or absent: standard output); "
-		"FILE.svg\n"
-		"                             is a flame graph, anything else folded stacks\n"
+		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
+		"                             repeatable; the format by the name: .svg flame\n"
+		"                             graph, .pb.gz or .pb pprof, .json speedscope,\n"
+		"                             anything else folded stacks\n"
+		"      --format FMT           folded, svg, pprof or speedscope for a single -o\n"
+		"                             (or standard output), whatever its name\n"
 		"      --symfs DIR            look for the binaries under DIR first "
 		"(DIR/usr/bin/x\n"
 		"                             for /usr/bin/x); symlinks stay inside DIR\n"
@@ -123,6 +125,7 @@ static void usage(FILE *out)
 		"  sudo scorch record -p 1234 -d 10 -o cpu.scorch\n"
 		"  scorch report cpu.scorch -o cpu.folded\n"
 		"  scorch report cpu.scorch -o cpu.svg --title 'My app'\n"
+		"  scorch report cpu.scorch -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
 		"  scorch report cpu.scorch --symfs /srv/sysroot -o cpu.svg   # binaries moved\n");
 }
 
@@ -133,12 +136,14 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_PARAMS,
 	OPT_NO_INLINE,
+	OPT_FORMAT,
 };
 
 static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 {
 	static const struct option own_opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"debug-root", required_argument, NULL, OPT_DEBUG_ROOT},
 		{"lines", no_argument, NULL, OPT_LINES},
@@ -151,6 +156,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 	};
 	struct option *long_opts;
 	bool fg_opts = false;
+	const char *format = NULL;
 	size_t nr_fg = 0, n;
 	int c, err = -EINVAL;
 
@@ -163,12 +169,29 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 	memcpy(long_opts + ARRAY_SIZE(own_opts), flamegraph_long_options,
 	       nr_fg * sizeof(*long_opts));
 	flamegraph_opts__init(&o->fg);
+	o->outs = outputs__new();
+	if (!o->outs) {
+		free(long_opts);
+		return -ENOMEM;
+	}
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qvh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			o->output = optarg;
+			n = strlen(optarg);
+			if (n > 7 && !strcasecmp(optarg + n - 7, ".scorch")) {
+				pr_err("report writes folded stacks, SVG, pprof or speedscope, not a "
+				       "capture: %s\n",
+				       optarg);
+				pr_hint("copy the capture itself; report names its frames\n");
+				goto cleanup;
+			}
+			if (outputs__add(o->outs, optarg))
+				goto cleanup;
+			break;
+		case OPT_FORMAT:
+			format = optarg;
 			break;
 		case OPT_SYMFS:
 			o->symfs = optarg;
@@ -225,13 +248,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 		goto cleanup;
 	}
 	o->input = argv[optind];
-	n = o->output ? strlen(o->output) : 0;
-	o->svg = n > 4 && !strcasecmp(o->output + n - 4, ".svg");
-	if (n > 7 && !strcasecmp(o->output + n - 7, ".scorch")) {
-		pr_err("report writes folded stacks or SVG, not a capture: %s\n", o->output);
-		pr_hint("copy the capture itself; report names its frames\n");
+	if (format && outputs__set_format(o->outs, format))
 		goto cleanup;
-	}
+	o->svg = outputs__count(o->outs, "svg") > 0;
 	if (fg_opts && !o->svg) {
 		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
 		goto cleanup;
@@ -657,17 +676,35 @@ static int report_run(struct report *r)
 							    : MODE_CPU,
 		.freq = (long)r->meta.freq,
 		.max_depth = r->meta.max_depth,
+		.outs = o->outs,
 	};
-	err = fold__init(&r->fold);
-	if (!err)
-		err = fold_counts(r);
-	if (err)
-		goto cleanup;
-	err = out__open(&r->out, o->output);
-	if (!err)
-		err = fold__write(&r->fold, &r->out, o->output, o->svg ? &o->fg : NULL);
-	if (err)
-		goto cleanup;
+	{
+		struct outputs_opts oopts = {
+			.sz = sizeof(oopts),
+			.kind = r->fold.mode == MODE_CPU      ? OUTPUTS_CPU
+				: r->fold.mode == MODE_OFFCPU ? OUTPUTS_OFFCPU
+							      : OUTPUTS_WALL,
+			.freq = r->fold.freq,
+			.lines = o->lines,
+			.inline_frames = !o->no_inline,
+		};
+		struct output_data d = { .fg = &o->fg };
+
+		/* opened first: the profile side of the outputs sees every stack */
+		err = outputs__open(o->outs, &oopts);
+		if (!err)
+			err = fold__init(&r->fold);
+		if (!err)
+			err = fold_counts(r);
+		if (err)
+			goto cleanup;
+		if (o->svg)
+			fold__svg_defaults(r->fold.mode, &o->fg);
+		d.folded = r->fold.folded;
+		err = outputs__write(o->outs, &d);
+		if (err)
+			goto cleanup;
+	}
 	if (summary(r) > 5.0)
 		err = 1; /* partial result, as record said */
 cleanup:
@@ -687,10 +724,11 @@ int cmd_report(int argc, char **argv)
 	if (err || help) {
 		if (help)
 			usage(stdout);
+		outputs__free(r.opts.outs);
 		return help ? EXIT_OK : EXIT_USAGE;
 	}
 	err = report_run(&r);
-	out__close(&r.out, false); /* no-op once written */
+	outputs__free(r.opts.outs); /* uncommitted files removed */
 	fold__release(&r.fold);
 	symbolizer__free(r.sym);
 	strset__free(r.strs);

@@ -71,6 +71,16 @@ static int push_frame(struct fold *f, size_t *n, const char *name)
 	return 0;
 }
 
+/* A frame with no address ("[truncated]", "[off-cpu]"...): in folded and the profile. */
+static int push_marker(struct fold *f, size_t *n, const char *name)
+{
+	int err = push_frame(f, n, name);
+
+	if (!err && f->outs)
+		err = outputs__stack_marker(f->outs, name);
+	return err;
+}
+
 /* Kernel frames of off-CPU stacks start inside the BPF program and tracepoint;
  * the reader wants them to end where the thread entered the scheduler. */
 static bool is_sched_entry(const char *name)
@@ -99,6 +109,8 @@ static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace
 			return k;
 		for (j = 0; j < k && !err; j++)
 			err = push_frame(f, n, kernel_name(f, f->fbuf[j].name));
+		if (!err && f->outs)
+			err = outputs__stack_kernel(f->outs, kernel->ips[i], f->fbuf, k);
 	}
 	return err;
 }
@@ -124,15 +136,17 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	err = push_frame(f, &n, strset__intern(f->names, comm[0] ? comm : "[unknown]"));
 	if (err)
 		return err;
+	if (f->outs)
+		outputs__stack_begin(f->outs);
 	if (key->flags & KEY_USER_MISSED) {
-		err = push_frame(f, &n, "[missed user stack]");
+		err = push_marker(f, &n, "[missed user stack]");
 	} else if (user) {
 		if (user->nr >= f->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
 			if (key->flags & KEY_USER_TRUNCATED)
 				f->truncated_copy += count;
 			else
 				f->truncated_user += count;
-			err = push_frame(f, &n, "[truncated]");
+			err = push_marker(f, &n, "[truncated]");
 		}
 		if (lost_proc) {
 			if (offcpu)
@@ -142,7 +156,7 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		}
 		for (i = (int)user->nr - 1; i >= 0 && !err; i--) {
 			if (lost_proc) {
-				err = push_frame(f, &n, "[unknown]");
+				err = push_marker(f, &n, "[unknown]");
 				continue;
 			}
 			k = symbolizer__user_gen(f->sym, key->pid, key->gen, user->ips[i], i > 0,
@@ -151,31 +165,36 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 				return k;
 			for (j = 0; j < k && !err; j++)
 				err = push_frame(f, &n, user_name(f, &f->fbuf[j]));
+			if (!err && f->outs)
+				err = outputs__stack_user(f->outs, f->sym, key->pid, key->gen,
+							  user->ips[i], f->fbuf, k);
 		}
 	}
 	if (err)
 		return err;
 	if (key->flags & KEY_KERNEL_MISSED) {
-		err = push_frame(f, &n, "[missed kernel stack]");
+		err = push_marker(f, &n, "[missed kernel stack]");
 	} else if (kernel) {
 		if (kernel->nr >= f->max_depth) {
 			f->truncated_kernel += count;
-			err = push_frame(f, &n, "[truncated]_[k]");
+			err = push_marker(f, &n, "[truncated]_[k]");
 		}
 		if (!err)
 			err = add_kernel_frames(f, &n, kernel, offcpu);
 	}
 	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
-		err = push_frame(f, &n, FG_FRAME_RUNQUEUE);
+		err = push_marker(f, &n, FG_FRAME_RUNQUEUE);
 	else if (!err && offcpu && f->mode == MODE_WALL)
-		err = push_frame(f, &n, FG_FRAME_OFFCPU);
+		err = push_marker(f, &n, FG_FRAME_OFFCPU);
+	if (!err && f->outs)
+		err = outputs__stack_end(f->outs, key->pid, f->frames[0], count);
 	if (err)
 		return err;
 	return folded__add(f->folded, f->frames, n, count);
 }
 
 /* Titles, units and palette by mode, unless the user chose them. */
-static void svg_defaults(enum record_mode mode, struct flamegraph_opts *fg)
+void fold__svg_defaults(enum record_mode mode, struct flamegraph_opts *fg)
 {
 	struct flamegraph_opts dflt;
 
@@ -189,35 +208,4 @@ static void svg_defaults(enum record_mode mode, struct flamegraph_opts *fg)
 		fg->countname = "us";
 	if (fg->colors == dflt.colors)
 		fg->colors = mode == MODE_OFFCPU ? FG_PAL_IO : FG_PAL_WALL;
-}
-
-int fold__write(struct fold *f, struct out_file *out, const char *name, struct flamegraph_opts *fg)
-{
-	int err;
-
-	if (fg) {
-		struct flamegraph *g;
-
-		svg_defaults(f->mode, fg);
-		g = flamegraph__new(fg);
-		if (!g) {
-			out__close(out, false);
-			return -ENOMEM;
-		}
-		err = flamegraph__add_folded(g, f->folded);
-		if (!err)
-			err = flamegraph__write_svg(g, out->fp);
-		flamegraph__free(g);
-		if (err == -ENODATA) {
-			pr_warn("no samples: the SVG says \"No stack counts found\"\n");
-			err = 0;
-		} else if (err) {
-			pr_err("cannot write %s: %s\n", name, strerror(-err));
-		}
-		return out__close(out, !err) ?: err;
-	}
-	err = folded__write(f->folded, out->fp);
-	if (err)
-		pr_err("cannot write %s: %s\n", name ? name : "standard output", strerror(-err));
-	return out__close(out, !err) ?: err;
 }

@@ -17,7 +17,7 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "record", cmd_record, "sample stacks with BPF and write folded stacks or an SVG" },
+	{ "record", cmd_record, "sample stacks with BPF; write folded stacks, SVG, pprof or speedscope" },
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
@@ -41,6 +41,7 @@ static void usage(FILE *out)
 		     "  sudo scorch record -o cpu.folded -- ./myprog args\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg\n"
 		     "  scorch flamegraph cpu.folded -o cpu.svg\n"
+		     "  sudo scorch record -p 1234 -d 10 -o cpu.svg -o cpu.pb.gz -o cpu.json\n"
 		     "  scorch diff before.folded after.folded -o diff.svg\n"
 		     "  perf script | scorch collapse | scorch flamegraph > perf.svg\n"
 		     "  scorch symbolize --elf ./myprog --lines 0x401136\n"
@@ -53,7 +54,7 @@ void scorch__print_version(void)
 	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
 	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
 	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, collapse, "
-	       "gzip-zstd-input, capture-report\n");
+	       "gzip-zstd-input, capture-report, pprof-output, speedscope-output, interval-outputs\n");
 }
 
 int main(int argc, char **argv)

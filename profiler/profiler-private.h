@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <linux/types.h>
@@ -164,6 +165,8 @@ enum record_mode {
 
 #define FOLD_MAX_INLINE 32
 
+struct outputs;
+
 struct fold {
 	/* set by the caller before fold__add() */
 	struct symbolizer *sym;
@@ -176,6 +179,9 @@ struct fold {
 	const char **frames;
 	size_t frames_cap;
 	struct frame fbuf[FOLD_MAX_INLINE];
+	/* optional (set by the caller): the outputs that want each stack's addresses and
+	 * frames (pprof, speedscope); NULL: folded stacks only */
+	struct outputs *outs;
 	/* counted by fold__add() for the summary */
 	uint64_t offcpu_ns; /* off-CPU time counted */
 	uint64_t truncated_user, truncated_kernel;
@@ -193,12 +199,8 @@ void fold__release(struct fold *f);
  */
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc);
-/*
- * Writes the folded stacks to @out (@fg NULL) or an SVG with @fg (titles, units and
- * palette defaulted by mode), then closes @out (committed only on success). @name names
- * it in errors. Returns 0 or -errno (logged).
- */
-int fold__write(struct fold *f, struct out_file *out, const char *name, struct flamegraph_opts *fg);
+/* Titles, units and palette of an SVG by mode, unless the user chose them. */
+void fold__svg_defaults(enum record_mode mode, struct flamegraph_opts *fg);
 
 /* ---- summary.c: the end-of-run summary (record and report) ---- */
 
@@ -216,6 +218,7 @@ struct summary {
 	uint64_t procs_seen, procs_released, procs_held_max, procs_missing;
 	const struct symbolizer_stats *ss; /* NULL: frames were not named (capture only) */
 	const struct perfmaps_stats *js;   /* NULL: no JIT maps line */
+	size_t stacks_written; /* --interval: stacks of the intervals already written */
 };
 /* Samples and losses (also with quiet when something was lost). Returns the % lost. */
 double summary__counts(const struct summary *sm);
@@ -360,5 +363,88 @@ void timing__start(struct timing *t, bool on);
 void timing__mark(struct timing *t, const char *phase);
 /* Prints "scorch: timing: WHAT TOTAL ms: phase N ms, ..." on stderr (when on). */
 void timing__report(const struct timing *t, const char *what);
+/* ---- output.c: the outputs of a recording ---- */
+
+struct folded;
+struct flamegraph_opts;
+struct profile;
+struct symbolizer;
+struct frame;
+
+/* What a writer gets: the folded stacks, the pprof/speedscope profile (NULL when no
+ * output needs it), the SVG options, and the name of the file being written. */
+struct output_data {
+	const struct folded *folded;
+	const struct profile *prof;
+	const struct flamegraph_opts *fg;
+	const char *name;
+};
+
+/* One output format: its --format name, the file name endings that choose it, and its
+ * writer (returns 0 or -errno; the caller logs). Formats live in a table in output.c;
+ * a new format is one entry there. */
+struct output_format {
+	const char *name;
+	const char *const *exts;
+	bool needs_profile; /* written from the profile, which is then built */
+	int (*write)(const struct output_data *d, FILE *fp);
+};
+
+enum outputs_kind {
+	OUTPUTS_CPU = 0, /* samples/count + cpu/nanoseconds (period 1e9 / freq) */
+	OUTPUTS_OFFCPU,	 /* off-cpu/microseconds */
+	OUTPUTS_WALL,	 /* wall/microseconds */
+};
+
+struct outputs_opts {
+	size_t sz;
+	enum outputs_kind kind;
+	long freq;	    /* samples per second (cpu) */
+	bool interval;	    /* files numbered per interval: cpu-0001.svg, ... */
+	bool lines;	    /* frame names carry " (file:line)" (record --lines) */
+	bool inline_frames; /* inline chains are symbolized */
+};
+
+/*
+ * The outputs of a recording, one per -o (none: standard output, folded). Formats by
+ * file name (.svg, .pb.gz/.pb, .json; anything else folded) or --format for a single
+ * output. Every file is opened by outputs__open() before sampling starts (errors
+ * early) and written atomically by outputs__write().
+ */
+struct outputs;
+struct outputs *outputs__new(void);
+void outputs__free(struct outputs *o); /* uncommitted files are removed; NULL accepted */
+/* Adds -o @path ("-": standard output). -EINVAL (logged) for a path given twice. */
+int outputs__add(struct outputs *o, const char *path);
+/* --format @name for the single output (or standard output). -EINVAL logged. */
+int outputs__set_format(struct outputs *o, const char *name);
+const char *outputs__format_names(void);
+/* Outputs of @format ("svg", ...), or all with NULL. */
+size_t outputs__count(const struct outputs *o, const char *format);
+bool outputs__to_stdout(const struct outputs *o);
+/* Opens every output (with opts.interval: the files of interval 1). Returns 0 or -errno. */
+int outputs__open(struct outputs *o, const struct outputs_opts *opts);
+/* Writes and closes every open output from @d (its prof and name are set here).
+ * Returns 0 or the first -errno (each failure logged with its file). */
+int outputs__write(struct outputs *o, struct output_data *d);
+/* --interval: opens the next interval's files and starts an empty profile. */
+int outputs__next(struct outputs *o);
+unsigned int outputs__seq(const struct outputs *o);
+
+/*
+ * The profile's side of add_stack(): a stack is begun, gets its locations root first
+ * (markers such as "[truncated]" by name, user and kernel addresses with their
+ * symbolized frames, outermost first), and ends with its process and count. No-ops
+ * when no output needs the profile. Return 0 or -ENOMEM.
+ */
+bool outputs__want_stacks(const struct outputs *o);
+void outputs__stack_begin(struct outputs *o);
+int outputs__stack_marker(struct outputs *o, const char *name);
+int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			uint64_t ip, const struct frame *fr, int k);
+int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k);
+int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count);
+/* Stacks left out of the profile (a frame it could not hold). */
+uint64_t outputs__skipped(const struct outputs *o);
 
 #endif /* SCORCH_PROFILER_PRIVATE_H */

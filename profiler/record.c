@@ -32,6 +32,7 @@
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
+#define MAX_OUTPUTS 16
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
 enum unwind_mode {
@@ -53,7 +54,9 @@ struct record_opts {
 	bool include_idle;
 	bool quiet;
 	int verbose;
-	const char *output;
+	struct outputs *outs; /* -o (repeatable) but captures, --format */
+	const char *capture_path; /* -o FILE.scorch or --format capture ('-': stdout) */
+	double interval;      /* --interval seconds; 0: one output at the end */
 	long max_stacks;
 	char **cmd; /* NULL-terminated argv after --, or NULL */
 	/* off-CPU */
@@ -71,10 +74,12 @@ struct record_opts {
 	enum unwind_mode unwind;
 	long stack_size;
 	bool timing; /* --timing: print how long start-up and the end take */
-	/* -o FILE.svg */
+	/* an SVG among the outputs */
 	bool svg;
-	/* -o FILE.scorch or --format capture: raw capture for scorch report */
+	/* a capture (capture_path) */
 	bool capture;
+	/* the named outputs (folded, SVG, pprof, speedscope): any at all */
+	bool named;
 	struct flamegraph_opts fg;
 };
 
@@ -93,7 +98,8 @@ struct record {
 	struct capture_rec *cap; /* -o x.scorch (capture-record.c) */
 	struct proctab *procs;
 	struct launch launch;
-	struct out_file out; /* opened before sampling starts: fail before, not after */
+	size_t stacks_written; /* distinct stacks in the outputs of finished intervals */
+	double next_interval;  /* --interval: when the current files are written */
 	int *pidfds;
 	bool *gone;
 	unsigned int max_depth;
@@ -154,10 +160,19 @@ static void usage(FILE *out)
 		"  -K, --kernel-only          kernel stacks only\n"
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
-		"                             files are replaced atomically; FILE.svg is a\n"
-		"                             flame graph, FILE.scorch a capture (below),\n"
-		"                             anything else folded stacks\n"
-		"      --format FMT           folded, svg or capture, whatever -o's extension\n"
+		"                             files are replaced atomically; repeatable, one\n"
+		"                             recording written in several formats, chosen by\n"
+		"                             the name: .svg flame graph, .pb.gz or .pb pprof\n"
+		"                             (gzipped profile.proto, for go tool pprof), .json\n"
+		"                             speedscope, .scorch a capture (below), anything\n"
+		"                             else folded stacks\n"
+		"      --format FMT           folded, svg, pprof, speedscope or capture for a\n"
+		"                             single -o (or standard output), whatever its name\n"
+		"      --interval SECONDS     write every output every SECONDS (decimals\n"
+		"                             allowed) to numbered files, cpu.svg ->\n"
+		"                             cpu-0001.svg, cpu-0002.svg ...; each holds that\n"
+		"                             interval only; the last, partial one included\n"
+		"                             (not for captures)\n"
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.1 KiB each (default: frequency x duration x\n"
 		"                             CPUs within 4096..65536; 32768 without -d)\n"
@@ -209,10 +224,12 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"The summary on standard error counts samples taken and lost (and why), missed\n"
-		"and truncated stacks, and frames that could not be symbolized.\n"
+		"and truncated stacks, and frames that could not be symbolized; with --interval\n"
+		"it covers the whole recording (all intervals).\n"
 		"\n"
 		"exit status: 0 success (also when stopped by Ctrl-C), 1 error, 2 usage error,\n"
-		"3 output written but more than 5%% of samples were lost\n"
+		"3 output written but more than 5%% of samples were lost (with --interval: over\n"
+		"the whole recording; the intervals' files are all written)\n"
 		"\n"
 		"examples:\n"
 		"  sudo scorch record -p 1234 -d 10 -o cpu.folded     # a PID for 10 s\n"
@@ -224,7 +241,10 @@ static void usage(FILE *out)
 		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n"
 		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n"
 		"  sudo scorch record -p 1234 -d 10 -o cpu.scorch     # name the frames later:\n"
-		"  scorch report cpu.scorch -o cpu.svg\n");
+		"  scorch report cpu.scorch -o cpu.svg\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.svg -o cpu.pb.gz -o cpu.json\n"
+		"  go tool pprof -top cpu.pb.gz\n"
+		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -281,6 +301,7 @@ enum {
 	OPT_STACK_SIZE,
 	OPT_FORMAT,
 	OPT_TIMING,
+	OPT_INTERVAL,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -310,14 +331,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "timing", no_argument, NULL, OPT_TIMING },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option *long_opts;
 	bool off_opts = false, fg_opts = false, stack_opt = false;
-	const char *format = NULL;
-	size_t nr_fg = 0;
+	const char *format = NULL, *paths[MAX_OUTPUTS];
+	size_t nr_fg = 0, nr_paths = 0, i;
 	int c, err = -EINVAL;
 
 	/* the flame graph options work on record -o x.svg too */
@@ -375,7 +397,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			o->include_idle = true;
 			break;
 		case 'o':
-			o->output = optarg;
+			if (nr_paths == MAX_OUTPUTS) {
+				pr_err("more than %d outputs (-o)\n", MAX_OUTPUTS);
+				goto cleanup;
+			}
+			paths[nr_paths++] = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (parse__double(optarg, 0.01, 1e7, &o->interval)) {
+				pr_err("invalid --interval '%s'\n", optarg);
+				pr_hint("give seconds between 0.01 and 10000000, e.g. --interval 5\n");
+				goto cleanup;
+			}
 			break;
 		case OPT_MAX_STACKS:
 			if (parse__long(optarg, 64, 1 << 24, &o->max_stacks)) {
@@ -464,14 +497,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			stack_opt = true;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "capture") && strcmp(optarg, "folded") &&
-			    strcmp(optarg, "svg")) {
-				pr_err("invalid --format '%s'\n", optarg);
-				pr_hint("use --format folded, svg or capture (default: by the "
-					"extension of -o)\n");
-				goto cleanup;
-			}
-			format = optarg;
+			format = optarg; /* checked below */
 			break;
 		case OPT_TIMING:
 			o->timing = true;
@@ -504,6 +530,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			goto cleanup;
 		}
 	}
+	/* a flame graph option set err to 0: every check below must fail with -EINVAL */
+	err = -EINVAL;
 	if (optind < argc)
 		o->cmd = &argv[optind];
 	if (o->user_only && o->kernel_only) {
@@ -551,21 +579,64 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 	}
 	if (!o->nr_pids && !o->nr_tids && !o->cmd)
 		o->all = true;
-	o->svg = o->output && strlen(o->output) > 4 &&
-		 !strcasecmp(o->output + strlen(o->output) - 4, ".svg");
-	o->capture = o->output && strlen(o->output) > 7 &&
-		     !strcasecmp(o->output + strlen(o->output) - 7, ".scorch");
-	if (format) {
-		o->svg = !strcmp(format, "svg");
-		o->capture = !strcmp(format, "capture");
+	/* outputs: a capture (-o FILE.scorch, --format capture) is written from the raw
+	 * counts; every other format goes through the output table (output.c) */
+	o->outs = outputs__new();
+	if (!o->outs) {
+		err = -ENOMEM;
+		goto cleanup;
 	}
-	if (o->capture && (!o->output || !strcmp(o->output, "-")) && isatty(STDOUT_FILENO)) {
+	if (format && nr_paths > 1) {
+		pr_err("--format applies to one output; %zu are given\n", nr_paths);
+		pr_hint("name each -o FILE with its extension (.svg, .folded, .pb.gz, .json, "
+			".scorch)\n");
+		goto cleanup;
+	}
+	for (i = 0; i < nr_paths; i++) {
+		size_t n = strlen(paths[i]);
+		bool cap = format ? !strcmp(format, "capture")
+				  : n > 7 && !strcasecmp(paths[i] + n - 7, ".scorch");
+
+		if (cap && o->capture_path) {
+			pr_err("one capture per recording: -o %s and -o %s\n", o->capture_path,
+			       paths[i]);
+			goto cleanup;
+		}
+		if (cap)
+			o->capture_path = paths[i];
+		else if (outputs__add(o->outs, paths[i]))
+			goto cleanup;
+	}
+	if (format && !strcmp(format, "capture") && !nr_paths)
+		o->capture_path = "-";
+	if (format && strcmp(format, "capture") && outputs__set_format(o->outs, format))
+		goto cleanup;
+	o->capture = o->capture_path != NULL;
+	o->named = !o->capture || outputs__count(o->outs, NULL) > 0;
+	o->svg = outputs__count(o->outs, "svg") > 0;
+	if (o->capture && !strcmp(o->capture_path, "-") && isatty(STDOUT_FILENO)) {
 		pr_err("a capture is binary: not written to a terminal\n");
 		pr_hint("give a file, e.g. -o profile.scorch\n");
 		goto cleanup;
 	}
+	if (o->capture && o->named && outputs__to_stdout(o->outs) &&
+	    !strcmp(o->capture_path, "-")) {
+		pr_err("the capture and another output cannot both go to standard output\n");
+		goto cleanup;
+	}
 	if (fg_opts && !o->svg) {
 		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
+		goto cleanup;
+	}
+	if (o->interval && o->capture) {
+		pr_err("--interval writes numbered outputs; a capture holds the whole recording\n");
+		pr_hint("record the capture without --interval, or the intervals without -o "
+			"FILE.scorch\n");
+		goto cleanup;
+	}
+	if (o->interval && (!outputs__count(o->outs, NULL) || outputs__to_stdout(o->outs))) {
+		pr_err("--interval writes numbered files: it needs -o FILE, not standard output\n");
+		pr_hint("e.g. --interval 5 -o cpu.svg writes cpu-0001.svg, cpu-0002.svg ...\n");
 		goto cleanup;
 	}
 	err = 0;
@@ -733,6 +804,7 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, int first, int n
 
 static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
 		     const struct stack_trace *user, const struct stack_trace *kernel);
+static int write_interval(struct record *r);
 
 /* ---- --unwind dwarf ---- */
 
@@ -899,6 +971,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	for (i = 0; i < o->nr_pids; i++)
 		pfds[nfds++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
 
+	r->next_interval = start + o->interval;
 	while (!stop_signal) {
 		double left = o->duration ? deadline - now_sec() : POLL_PERIOD_MS / 1e3;
 		struct timespec ts;
@@ -906,6 +979,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (left <= 0)
 			break;
 		left = MIN(left, POLL_PERIOD_MS / 1e3);
+		if (o->interval)
+			left = MAX(0, MIN(left, r->next_interval - now_sec()));
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
 		n = ppoll(pfds, nfds, &ts, waitmask);
@@ -922,6 +997,13 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (now_sec() - r->last_jit_refresh >= JIT_REFRESH_SEC) {
 			perfmaps__refresh(r->pm, 0);
 			r->last_jit_refresh = now_sec();
+		}
+		/* an interval ending with the duration is written once, at the end */
+		if (o->interval && now_sec() >= r->next_interval &&
+		    (!o->duration || r->next_interval < deadline)) {
+			err = write_interval(r);
+			if (err)
+				break;
 		}
 		if (r->pending_exits >= REAP_PENDING ||
 		    ((r->pending_exits || r->pending_replaced) &&
@@ -962,7 +1044,7 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 
 	if (r->cap)
 		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
-	if (!err && !r->opts.capture)
+	if (!err && r->opts.named)
 		err = fold__add(&r->fold, offcpu, key, value, user, kernel, lost_proc);
 	return err;
 }
@@ -1013,7 +1095,8 @@ static double report_summary(struct record *r, const uint64_t *st)
 		.procs_seen = r->procs_seen,
 		.procs_released = r->procs_released,
 		.procs_held_max = r->procs_held_max,
-		.ss = o->capture ? NULL : &ss,
+		.ss = o->named ? &ss : NULL,
+		.stacks_written = r->stacks_written,
 		.js = &js,
 	};
 	double lost_pct;
@@ -1054,15 +1137,62 @@ static int close_capture(struct record *r, const uint64_t *st)
 	return capture_rec__close(r->cap, &cs, true);
 }
 
+/* The named outputs (folded, SVG, pprof, speedscope) of the counts so far. */
+static int write_named(struct record *r)
+{
+	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
+
+	if (r->opts.svg)
+		fold__svg_defaults(r->opts.mode, &r->opts.fg);
+	return outputs__write(r->opts.outs, &d);
+}
+
+/* @st NULL: an interval's outputs, else the end of the recording (with the capture). */
 static int write_output(struct record *r, const uint64_t *st)
 {
+	int err = 0;
+
+	if (r->opts.named) {
+		err = write_named(r);
+		timing__mark(&r->finish, "render and write");
+	}
+	if (!err && r->opts.capture)
+		err = close_capture(r, st);
+	return err;
+}
+
+/*
+ * --interval: every count so far is taken out of the kernel maps (atomically per
+ * key), written to this interval's files, and the next interval starts empty.
+ */
+static bool select_all(void *ctx, const struct count_key *key)
+{
+	return true;
+}
+
+static int write_interval(struct record *r)
+{
+	size_t nr = 0;
 	int err;
 
-	if (r->opts.capture)
-		return close_capture(r, st);
-	err = fold__write(&r->fold, &r->out, r->opts.output, r->opts.svg ? &r->opts.fg : NULL);
-	timing__mark(&r->finish, r->opts.svg ? "render and write" : "sort and write");
-	return err;
+	err = sampler__reap(r->sampler, select_all, add_stack, r, &r->drain_lost,
+			    &r->drain_lost_ns, &nr);
+	if (err) {
+		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
+		return err;
+	}
+	err = write_named(r);
+	if (err)
+		return err;
+	pr_debug("interval %u written: %zu stacks\n", outputs__seq(r->opts.outs),
+		 folded__nr_stacks(r->fold.folded));
+	r->stacks_written += folded__nr_stacks(r->fold.folded);
+	folded__free(r->fold.folded);
+	r->fold.folded = folded__new();
+	if (!r->fold.folded)
+		return -ENOMEM;
+	r->next_interval += r->opts.interval;
+	return outputs__next(r->opts.outs);
 }
 
 static int finish_command(struct record *r)
@@ -1139,15 +1269,29 @@ static int record_run(struct record *r)
 			.user_only = o->user_only,
 			.kernel_only = o->kernel_only,
 			.unwind_dwarf = o->unwind == UNWIND_DWARF,
-			.only = true,
+			.only = !o->named,
 		};
 
-		err = capture_rec__open(o->output, &copts, &r->cap);
-	} else {
-		err = out__open(&r->out, o->output);
+		err = capture_rec__open(o->capture_path, &copts, &r->cap);
+		if (err)
+			return err;
 	}
-	if (err)
-		return err;
+	if (o->named) {
+		struct outputs_opts oopts = {
+			.sz = sizeof(oopts),
+			.kind = o->mode == MODE_CPU	 ? OUTPUTS_CPU
+				: o->mode == MODE_OFFCPU ? OUTPUTS_OFFCPU
+							 : OUTPUTS_WALL,
+			.freq = o->freq,
+			.interval = o->interval > 0,
+			.lines = o->lines,
+			.inline_frames = !o->no_inline,
+		};
+
+		err = outputs__open(o->outs, &oopts);
+		if (err)
+			return err;
+	}
 	r->pm = perfmaps__new(NULL);
 	yopts.jit_ctx = r->pm;
 	if (r->cap) {
@@ -1157,8 +1301,11 @@ static int record_run(struct record *r)
 	}
 	r->sym = symbolizer__new(&yopts);
 	capture_rec__attach(r->cap, r->sym, r->pm);
-	r->fold = (struct fold){
-		.sym = r->sym, .mode = o->mode, .freq = o->freq, .max_depth = r->max_depth};
+	r->fold = (struct fold){ .sym = r->sym,
+				 .mode = o->mode,
+				 .freq = o->freq,
+				 .max_depth = r->max_depth,
+				 .outs = o->outs };
 	err = fold__init(&r->fold);
 	r->procs = proctab__new();
 	r->pidfds = malloc((o->nr_pids + 1) * sizeof(*r->pidfds));
@@ -1275,6 +1422,7 @@ int cmd_record(int argc, char **argv)
 			usage(stdout);
 		free(r.opts.pids);
 		free(r.opts.tids);
+		outputs__free(r.opts.outs);
 		return help ? EXIT_OK : EXIT_USAGE;
 	}
 	if (r.opts.verbose)
@@ -1288,7 +1436,6 @@ int cmd_record(int argc, char **argv)
 			if (r.pidfds[i] >= 0)
 				close(r.pidfds[i]);
 	}
-	out__close(&r.out, false); /* no-op once written */
 	if (r.cap)
 		capture_rec__close(r.cap, NULL, false); /* no-op once written */
 	capture_rec__free(r.cap);
@@ -1304,6 +1451,7 @@ int cmd_record(int argc, char **argv)
 	free(r.gone);
 	free(r.opts.pids);
 	free(r.opts.tids);
+	outputs__free(r.opts.outs); /* uncommitted files removed */
 	if (err == 1)
 		return EXIT_PARTIAL;
 	return err ? EXIT_ERROR : EXIT_OK;

@@ -28,7 +28,7 @@ double summary__counts(const struct summary *sm)
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
 			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT],
-			folded__nr_stacks(sm->fold->folded));
+			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
 	if (sm->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
 			" intervals counted (%.3f s off CPU), %" PRIu64

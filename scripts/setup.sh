@@ -10,6 +10,7 @@ pkgs=(
 	libxml2-utils perl python3 chromium bpftrace gzip zstd
 	libiberty-dev binutils elfutils gdc libc6-dbg libstdc++6-12-dbg time bc
 	linux-perf nodejs openjdk-17-jdk-headless # JIT runtimes for tests/perfmap (perf samples them)
+	libprotobuf-c-dev protobuf-c-compiler golang-go # pprof output (export/), go tool pprof in tests
 )
 
 missing=()

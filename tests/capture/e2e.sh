@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Captures end to end: record the known workload (50/30/20 % in burn_a/b/c) to a
-# .scorch, name it with `scorch report` (shares within 3 points, main reached); a
+# .scorch, name it with `scorch report` (shares within 3 points, main reached, the
+# same bytes as the folded output of the same recording, pprof from report); a
 # replaced binary (another build-id) is refused and counted, never misnamed; --symfs
 # finds a moved binary; an off-CPU capture keeps its mode; damaged captures give a
 # one-line error, a hint and exit 1.
@@ -30,7 +31,8 @@ shares() {
 # The workload runs from a copy we can replace and move.
 mkdir -p "$TMP/bin"
 cp "$SPLIT" "$TMP/bin/split"
-"$SCORCH" record -F 999 -o "$TMP/x.scorch" -- "$TMP/bin/split" --seconds 4 2>"$TMP/rec.err" ||
+"$SCORCH" record -F 999 -o "$TMP/x.scorch" -o "$TMP/direct.folded" -- "$TMP/bin/split" --seconds 4 \
+	2>"$TMP/rec.err" ||
 	fail "record failed: $(cat "$TMP/rec.err")"
 cat "$TMP/rec.err"
 grep -q "^scorch: capture: .* counts" "$TMP/rec.err" || fail "no capture summary line"
@@ -43,6 +45,20 @@ check_folded "$TMP/x.folded"
 shares "$TMP/x.folded"
 grep -q "refused" "$TMP/rep.err" && grep -q " 0 refused" "$TMP/rep.err" ||
 	fail "report summary lacks the file counts"
+# the round trip: one recording written as a capture and as folded stacks; the
+# report of the capture is the same folded stacks, byte for byte
+cmp "$TMP/direct.folded" "$TMP/x.folded" ||
+	fail "report of the capture differs from the folded stacks of the same recording: $(diff "$TMP/direct.folded" "$TMP/x.folded" | head -5)"
+# and to pprof (go tool pprof names the hot function)
+"$SCORCH" report "$TMP/x.scorch" -o "$TMP/x.pb.gz" -q || fail "report to pprof failed"
+gzip -t "$TMP/x.pb.gz" || fail "report's pprof output is not gzip"
+if command -v go >/dev/null; then
+	HOME="$TMP" GOCACHE="$TMP/gocache" go tool pprof -top "$TMP/x.pb.gz" >"$TMP/top" 2>&1 ||
+		fail "go tool pprof -top on report's output: $(cat "$TMP/top")"
+	grep -q "burn_a" "$TMP/top" || fail "go tool pprof -top does not list burn_a: $(head -20 "$TMP/top")"
+elif [ "${CI:-}" = true ]; then
+	fail "go is not installed (scripts/setup.sh installs golang-go)"
+fi
 # the same capture, to SVG, with flame graph options
 "$SCORCH" report "$TMP/x.scorch" -o "$TMP/x.svg" --title "capture test" -q ||
 	fail "report to SVG failed"

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: MIT
+/* export: the profile builder; mappings, functions, locations and samples interned by value. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export-private.h"
+
+/* ---- the id index ---- */
+
+static void index__free(struct id_index *x)
+{
+	free(x->ids);
+	free(x->hashes);
+	*x = (struct id_index){0};
+}
+
+static int index__grow(struct id_index *x)
+{
+	size_t cap = x->cap ? x->cap * 2 : 256, i, j;
+	uint32_t *ids = calloc(cap, sizeof(*ids));
+	uint64_t *hashes = calloc(cap, sizeof(*hashes));
+
+	if (!ids || !hashes) {
+		free(ids);
+		free(hashes);
+		return -ENOMEM;
+	}
+	for (i = 0; i < x->cap; i++) {
+		if (!x->ids[i])
+			continue;
+		for (j = x->hashes[i] & (cap - 1); ids[j]; j = (j + 1) & (cap - 1))
+			;
+		ids[j] = x->ids[i];
+		hashes[j] = x->hashes[i];
+	}
+	free(x->ids);
+	free(x->hashes);
+	x->ids = ids;
+	x->hashes = hashes;
+	x->cap = cap;
+	return 0;
+}
+
+typedef bool (*index_eq_fn)(const struct profile *p, uint32_t id, const void *key);
+
+/* The id stored for @key, or 0 with *@slot the free slot to insert at. */
+static uint32_t index__find(const struct profile *p, const struct id_index *x, uint64_t hash,
+			    index_eq_fn eq, const void *key, size_t *slot)
+{
+	size_t i;
+
+	if (!x->cap) {
+		*slot = 0;
+		return 0;
+	}
+	for (i = hash & (x->cap - 1); x->ids[i]; i = (i + 1) & (x->cap - 1)) {
+		if (x->hashes[i] == hash && eq(p, x->ids[i], key))
+			return x->ids[i];
+	}
+	*slot = i;
+	return 0;
+}
+
+/* Inserts @id for @hash (known absent). Returns 0 or -ENOMEM. */
+static int index__insert(struct id_index *x, uint64_t hash, uint32_t id)
+{
+	size_t i;
+	int err;
+
+	if ((x->nr + 1) * 4 > x->cap * 3) {
+		err = index__grow(x);
+		if (err)
+			return err;
+	}
+	for (i = hash & (x->cap - 1); x->ids[i]; i = (i + 1) & (x->cap - 1))
+		;
+	x->ids[i] = id;
+	x->hashes[i] = hash;
+	x->nr++;
+	return 0;
+}
+
+/* Makes room for @more elements of @size in *@v (length *@nr, capacity *@cap). */
+static int vec__reserve(void **v, size_t *cap, size_t nr, size_t more, size_t size)
+{
+	size_t want = nr + more, ncap = *cap ? *cap : 64;
+	void *tmp;
+
+	if (want > UINT32_MAX - 1)
+		return -ENOMEM; /* ids are 32-bit */
+	if (want <= *cap)
+		return 0;
+	while (ncap < want)
+		ncap *= 2;
+	tmp = realloc(*v, ncap * size);
+	if (!tmp)
+		return -ENOMEM;
+	*v = tmp;
+	*cap = ncap;
+	return 0;
+}
+
+#define RESERVE(p, name, more)                                                                     \
+	vec__reserve((void **)&(p)->name, &(p)->cap_##name, (p)->nr_##name, (more),                \
+		     sizeof(*(p)->name))
+
+/* ---- strings ---- */
+
+static bool str_eq(const struct profile *p, uint32_t id, const void *key)
+{
+	return p->strs[id - 1] == key;
+}
+
+/* String ids are 0-based in pprof: the index stores index + 1. */
+int profile_str_id(struct profile *p, const char *s, size_t len, uint32_t *id)
+{
+	const char *in;
+	uint64_t h;
+	uint32_t found;
+	size_t slot;
+	int err;
+
+	*id = 0;
+	if (!s || !len)
+		return 0;
+	in = strset__intern_len(p->set, s, len);
+	if (!in)
+		return -ENOMEM;
+	h = hash__bytes(&in, sizeof(in), 0x5c0c);
+	found = index__find(p, &p->str_idx, h, str_eq, in, &slot);
+	if (found) {
+		*id = found - 1;
+		return 0;
+	}
+	err = RESERVE(p, strs, 1);
+	if (!err)
+		err = index__insert(&p->str_idx, h, p->nr_strs + 1);
+	if (err)
+		return err;
+	p->strs[p->nr_strs] = in;
+	*id = p->nr_strs++;
+	return 0;
+}
+
+static int str_id(struct profile *p, const char *s, uint32_t *id)
+{
+	return profile_str_id(p, s, s ? strlen(s) : 0, id);
+}
+
+/* ---- life cycle ---- */
+
+struct profile *profile__new(const struct profile_opts *opts)
+{
+	struct profile *p;
+	const char *src[2 * PROFILE_MAX_VALUES + 2];
+	size_t i;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->nr_values ||
+	    opts->nr_values > PROFILE_MAX_VALUES || opts->weight_value >= opts->nr_values) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < opts->nr_values; i++) {
+		if (!opts->values[i].type || !opts->values[i].unit) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->opts = *opts;
+	p->set = strset__new();
+	if (!p->set || RESERVE(p, strs, 1))
+		goto fail;
+	p->strs[p->nr_strs++] = "";
+	/* the option strings are the caller's: keep copies */
+	for (i = 0; i < PROFILE_MAX_VALUES; i++) {
+		src[2 * i] = i < opts->nr_values ? opts->values[i].type : NULL;
+		src[2 * i + 1] = i < opts->nr_values ? opts->values[i].unit : NULL;
+	}
+	src[2 * PROFILE_MAX_VALUES] = opts->period_type.type;
+	src[2 * PROFILE_MAX_VALUES + 1] = opts->period_type.unit;
+	for (i = 0; i < ARRAY_SIZE(src); i++) {
+		if (src[i] && !(p->value_strs[i] = strdup(src[i])))
+			goto fail;
+	}
+	for (i = 0; i < PROFILE_MAX_VALUES; i++) {
+		p->opts.values[i].type = p->value_strs[2 * i];
+		p->opts.values[i].unit = p->value_strs[2 * i + 1];
+	}
+	p->opts.period_type.type = p->value_strs[2 * PROFILE_MAX_VALUES];
+	p->opts.period_type.unit = p->value_strs[2 * PROFILE_MAX_VALUES + 1];
+	for (i = 0; i < opts->nr_values; i++) {
+		if (str_id(p, p->opts.values[i].type, &p->vt_type[i]) ||
+		    str_id(p, p->opts.values[i].unit, &p->vt_unit[i]))
+			goto fail;
+	}
+	if (str_id(p, p->opts.period_type.type, &p->period_type) ||
+	    str_id(p, p->opts.period_type.unit, &p->period_unit) || str_id(p, "pid", &p->key_pid) ||
+	    str_id(p, "comm", &p->key_comm))
+		goto fail;
+	return p;
+fail:
+	profile__free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void profile__free(struct profile *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < ARRAY_SIZE(p->value_strs); i++)
+		free(p->value_strs[i]);
+	strset__free(p->set);
+	free(p->strs);
+	index__free(&p->str_idx);
+	free(p->maps);
+	index__free(&p->map_idx);
+	free(p->funcs);
+	index__free(&p->func_idx);
+	free(p->lines);
+	free(p->locs);
+	index__free(&p->loc_idx);
+	free(p->stacks);
+	free(p->samples);
+	index__free(&p->sample_idx);
+	free(p);
+}
+
+/* ---- mappings ---- */
+
+static bool map_eq(const struct profile *p, uint32_t id, const void *key)
+{
+	return !memcmp(&p->maps[id - 1], key, sizeof(struct pmapping));
+}
+
+int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uint32_t *id)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct pmapping k = {.start = m->start, .limit = m->limit, .offset = m->offset};
+	char bid[2 * 64];
+	size_t i, n = MIN(m->build_id_len, sizeof(bid) / 2), slot;
+	uint64_t h;
+	int err;
+
+	*id = 0;
+	if (m->build_id && n) {
+		for (i = 0; i < n; i++) {
+			bid[2 * i] = hex[m->build_id[i] >> 4];
+			bid[2 * i + 1] = hex[m->build_id[i] & 15];
+		}
+		err = profile_str_id(p, bid, 2 * n, &k.build_id);
+		if (err)
+			return err;
+	}
+	err = str_id(p, m->file, &k.file);
+	if (err)
+		return err;
+	h = hash__bytes(&k, sizeof(k), 0x3a9);
+	*id = index__find(p, &p->map_idx, h, map_eq, &k, &slot);
+	if (*id)
+		return 0;
+	err = RESERVE(p, maps, 1);
+	if (!err)
+		err = index__insert(&p->map_idx, h, p->nr_maps + 1);
+	if (err)
+		return err;
+	p->maps[p->nr_maps] = k;
+	*id = ++p->nr_maps;
+	return 0;
+}
+
+/* ---- functions ---- */
+
+static bool func_eq(const struct profile *p, uint32_t id, const void *key)
+{
+	return !memcmp(&p->funcs[id - 1], key, sizeof(struct pfunction));
+}
+
+static int function_id(struct profile *p, const char *name, const char *file, uint32_t *id)
+{
+	struct pfunction k;
+	size_t slot;
+	uint64_t h;
+	int err;
+
+	err = str_id(p, name, &k.name);
+	if (!err)
+		err = str_id(p, file, &k.file);
+	if (err)
+		return err;
+	h = hash__bytes(&k, sizeof(k), 0xf17);
+	*id = index__find(p, &p->func_idx, h, func_eq, &k, &slot);
+	if (*id)
+		return 0;
+	err = RESERVE(p, funcs, 1);
+	if (!err)
+		err = index__insert(&p->func_idx, h, p->nr_funcs + 1);
+	if (err)
+		return err;
+	p->funcs[p->nr_funcs] = k;
+	*id = ++p->nr_funcs;
+	return 0;
+}
+
+/* ---- locations ---- */
+
+struct loc_key {
+	uint32_t mapping;
+	uint64_t address;
+	const struct pline *lines;
+	size_t nr;
+};
+
+static bool loc_eq(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct plocation *l = &p->locs[id - 1];
+	const struct loc_key *k = key;
+	size_t i;
+
+	if (l->mapping != k->mapping || l->address != k->address || l->nr_lines != k->nr)
+		return false;
+	for (i = 0; i < k->nr; i++) {
+		const struct pline *a = &p->lines[l->first_line + i];
+
+		if (a->function != k->lines[i].function || a->line != k->lines[i].line)
+			return false;
+	}
+	return true;
+}
+
+int profile__add_location(struct profile *p, uint32_t mapping, uint64_t address,
+			  const struct profile_line *lines, size_t nr, uint32_t *id)
+{
+	struct pline pl[PROFILE_MAX_LINES];
+	struct loc_key k = {.mapping = mapping, .address = address, .lines = pl, .nr = nr};
+	uint64_t h;
+	size_t i, slot;
+	int err;
+
+	*id = 0;
+	if (!nr || nr > PROFILE_MAX_LINES || mapping > p->nr_maps)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		if (!lines[i].function || !lines[i].function[0])
+			return -EINVAL;
+		memset(&pl[i], 0, sizeof(pl[i]));
+		err = function_id(p, lines[i].function, lines[i].file, &pl[i].function);
+		if (err)
+			return err;
+		pl[i].line = lines[i].line;
+	}
+	h = hash__bytes(&mapping, sizeof(mapping), address);
+	h = hash__bytes(pl, nr * sizeof(pl[0]), h);
+	*id = index__find(p, &p->loc_idx, h, loc_eq, &k, &slot);
+	if (*id)
+		return 0;
+	err = RESERVE(p, locs, 1);
+	if (!err)
+		err = RESERVE(p, lines, nr);
+	if (!err)
+		err = index__insert(&p->loc_idx, h, p->nr_locs + 1);
+	if (err)
+		return err;
+	memcpy(&p->lines[p->nr_lines], pl, nr * sizeof(pl[0]));
+	p->locs[p->nr_locs] = (struct plocation){
+		.mapping = mapping,
+		.address = address,
+		.first_line = p->nr_lines,
+		.nr_lines = nr,
+	};
+	p->nr_lines += nr;
+	*id = ++p->nr_locs;
+	return 0;
+}
+
+int profile__add_name(struct profile *p, const char *name, uint32_t *id)
+{
+	struct profile_line l = {.function = name};
+
+	return profile__add_location(p, 0, 0, &l, 1, id);
+}
+
+/* ---- samples ---- */
+
+struct sample_key {
+	const uint32_t *locs; /* root first */
+	size_t nr;
+	uint32_t pid, comm;
+};
+
+static bool sample_eq(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct psample *s = &p->samples[id - 1];
+	const struct sample_key *k = key;
+	const uint32_t *st = &p->stacks[s->first_loc];
+	size_t i;
+
+	if (s->nr_locs != k->nr || s->pid != k->pid || s->comm != k->comm)
+		return false;
+	for (i = 0; i < k->nr; i++) {
+		if (st[i] != k->locs[k->nr - 1 - i])
+			return false;
+	}
+	return true;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, const int64_t *values,
+			uint32_t pid, const char *comm)
+{
+	struct sample_key k = {.locs = locs, .nr = nr, .pid = pid};
+	struct psample *s;
+	uint64_t h;
+	size_t i, slot;
+	uint32_t id;
+	int err;
+
+	if (!nr || nr > UINT32_MAX)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		if (!locs[i] || locs[i] > p->nr_locs)
+			return -EINVAL;
+	}
+	err = str_id(p, comm, &k.comm);
+	if (err)
+		return err;
+	h = hash__bytes(locs, nr * sizeof(*locs), ((uint64_t)pid << 32) | k.comm);
+	id = index__find(p, &p->sample_idx, h, sample_eq, &k, &slot);
+	if (!id) {
+		err = RESERVE(p, samples, 1);
+		if (!err)
+			err = RESERVE(p, stacks, nr);
+		if (!err)
+			err = index__insert(&p->sample_idx, h, p->nr_samples + 1);
+		if (err)
+			return err;
+		for (i = 0; i < nr; i++)
+			p->stacks[p->nr_stacks + i] = locs[nr - 1 - i];
+		p->samples[p->nr_samples] = (struct psample){
+			.first_loc = p->nr_stacks,
+			.nr_locs = nr,
+			.pid = pid,
+			.comm = k.comm,
+		};
+		p->nr_stacks += nr;
+		id = ++p->nr_samples;
+	}
+	s = &p->samples[id - 1];
+	for (i = 0; i < p->opts.nr_values; i++)
+		s->values[i] = sat_add(s->values[i], values[i]);
+	return 0;
+}
+
+void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos)
+{
+	p->opts.time_nanos = time_nanos;
+	p->opts.duration_nanos = duration_nanos;
+}
+
+size_t profile__nr_samples(const struct profile *p)
+{
+	return p->nr_samples;
+}
+
+int64_t profile__total(const struct profile *p, size_t v)
+{
+	int64_t t = 0;
+	size_t i;
+
+	if (v >= p->opts.nr_values)
+		return 0;
+	for (i = 0; i < p->nr_samples; i++)
+		t = sat_add(t, p->samples[i].values[v]);
+	return t;
+}
+
+/* ---- folded input ---- */
+
+int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
+{
+	char *line = NULL, *end, *sp, *f, *semi;
+	uint32_t *locs = NULL, *tmp;
+	size_t cap = 0, nr, lcap = 0;
+	int64_t values[PROFILE_MAX_VALUES] = {0};
+	uint64_t count;
+	ssize_t len;
+	int err = 0;
+
+	*bad = 0;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (!len)
+			continue;
+		sp = strrchr(line, ' ');
+		if (!sp || sp == line || parse__u64(sp + 1, 10, &count) || count > INT64_MAX) {
+			(*bad)++;
+			continue;
+		}
+		for (end = sp; end > line && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		/* "stack BEFORE AFTER" (two counts, a diff) is not a profile */
+		sp = strrchr(line, ' ');
+		if (end == line || (sp && !parse__u64(sp + 1, 10, &(uint64_t){0}))) {
+			(*bad)++;
+			continue;
+		}
+		nr = 0;
+		for (f = line; f; f = semi ? semi + 1 : NULL) {
+			semi = strchr(f, ';');
+			if (semi)
+				*semi = '\0';
+			if (nr == lcap) {
+				lcap = lcap ? 2 * lcap : 64;
+				tmp = realloc(locs, lcap * sizeof(*locs));
+				if (!tmp) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				locs = tmp;
+			}
+			err = profile__add_name(p, f[0] ? f : "[empty]", &locs[nr++]);
+			if (err)
+				goto cleanup;
+		}
+		values[0] = (int64_t)count;
+		if (count)
+			err = profile__add_sample(p, locs, nr, values, 0, NULL);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(in))
+		err = -EIO;
+cleanup:
+	free(line);
+	free(locs);
+	return err;
+}
+
+enum export_format export__format_of(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	if (n > 6 && !strcasecmp(path + n - 6, ".pb.gz"))
+		return EXPORT_PPROF;
+	if (n > 3 && !strcasecmp(path + n - 3, ".pb"))
+		return EXPORT_PPROF;
+	if (n > 5 && !strcasecmp(path + n - 5, ".json"))
+		return EXPORT_SPEEDSCOPE;
+	return EXPORT_NONE;
+}

@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: MIT
+"""Shared checks of scorch's exports: speedscope JSON against the schema's required
+fields, and `go tool pprof -top` parsed into rows (run with a private HOME/GOCACHE)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+UNITS = {"none", "nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"}
+SCHEMA = "https://www.speedscope.app/file-format-schema.json"
+
+
+class CheckError(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise CheckError(what)
+
+
+def load_speedscope(path):
+    """Parses @path (strict JSON: no NaN, no duplicate-free assumptions) and checks
+    every field the schema requires of a file of sampled profiles. Returns the dict."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    text = raw.decode("utf-8")  # must be valid UTF-8
+
+    def no_const(c):
+        raise CheckError(f"{path}: non-JSON constant {c}")
+
+    doc = json.loads(text, parse_constant=no_const)
+    check(isinstance(doc, dict), "top level is an object")
+    check(doc.get("$schema") == SCHEMA, "$schema")
+    frames = doc.get("shared", {}).get("frames")
+    check(isinstance(frames, list), "shared.frames is a list")
+    for fr in frames:
+        check(isinstance(fr, dict) and isinstance(fr.get("name"), str), f"frame {fr!r} has a name")
+        if "file" in fr:
+            check(isinstance(fr["file"], str), "frame file is a string")
+    profiles = doc.get("profiles")
+    check(isinstance(profiles, list), "profiles is a list")
+    for p in profiles:
+        for k in ("type", "name", "unit", "startValue", "endValue", "samples", "weights"):
+            check(k in p, f"profile has {k}")
+        check(p["type"] == "sampled", "profile type sampled")
+        check(p["unit"] in UNITS, f"unit {p['unit']}")
+        check(len(p["samples"]) == len(p["weights"]), "one weight per sample")
+        for s in p["samples"]:
+            check(isinstance(s, list) and s, "a sample is a non-empty stack")
+            for i in s:
+                check(isinstance(i, int) and 0 <= i < len(frames), f"frame index {i} in range")
+        check(all(isinstance(w, int) and w >= 0 for w in p["weights"]), "weights")
+        check(p["startValue"] <= p["endValue"], "startValue <= endValue")
+        check(p["endValue"] - p["startValue"] == sum(p["weights"]), "endValue is the total")
+    if "activeProfileIndex" in doc and profiles:
+        check(0 <= doc["activeProfileIndex"] < len(profiles), "activeProfileIndex in range")
+    return doc
+
+
+def speedscope_shares(doc, profile_filter=None):
+    """{frame name: weight of samples containing it (once per sample)}, total."""
+    frames = doc["shared"]["frames"]
+    incl, total = {}, 0
+    for p in doc["profiles"]:
+        if profile_filter and not profile_filter(p):
+            continue
+        for s, w in zip(p["samples"], p["weights"]):
+            total += w
+            for name in {frames[i]["name"] for i in s}:
+                incl[name] = incl.get(name, 0) + w
+    return incl, total
+
+
+def go_pprof():
+    """The `go` command, or None."""
+    return shutil.which("go")
+
+
+ROW = re.compile(r"^\s*(\S+)\s+([\d.]+)%\s+([\d.]+)%\s+(\S+)\s+([\d.]+)%\s+(.+?)\s*$")
+
+
+def pprof_top(path, extra=()):
+    """Rows (flat%, cum%, name) of `go tool pprof -top` on @path, in its order."""
+    home = tempfile.mkdtemp(prefix="scorch-gohome-")
+    env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "cache"),
+               GOPATH=os.path.join(home, "go"), PPROF_TMPDIR=home)
+    try:
+        r = subprocess.run([go_pprof(), "tool", "pprof", "-top", "-symbolize=none",
+                            "-nodefraction=0", *extra, path],
+                           capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    if r.returncode != 0:
+        raise CheckError(f"go tool pprof failed on {path}: {r.stderr.strip()}")
+    rows, header = [], False
+    for line in r.stdout.splitlines():
+        if re.match(r"^\s*flat\s+flat%", line):
+            header = True
+            continue
+        m = ROW.match(line) if header else None
+        if m:
+            rows.append((float(m.group(2)), float(m.group(5)), m.group(6)))
+    check(rows, f"go tool pprof -top printed no rows: {r.stdout!r} {r.stderr!r}")
+    return rows, r.stdout

@@ -77,6 +77,7 @@ struct record_opts {
 	/* unwinding */
 	enum unwind_mode unwind;
 	long stack_size;
+	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */
 	/* -o FILE.svg */
 	bool svg;
 	struct flamegraph_opts fg;
@@ -93,6 +94,13 @@ struct record {
 	uint32_t ring_bytes;
 	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
 	uint64_t unwind_skipped; /* samples of processes released or never read */
+	/* --unwind dwarf off CPU: copies taken at switch-out, joined to their interval */
+	struct copytab *copies;
+	uint64_t copies_joined;	 /* counted with their interval's length */
+	uint64_t copies_dropped; /* their interval was outside --min/--max-block */
+	uint64_t copies_open;	 /* their interval was still open at the end: closed then */
+	uint64_t copies_orphan;	 /* their interval never came (its record lost) */
+	uint64_t intervals_orphan; /* interval records without their copy */
 	double last_jit_refresh;
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
@@ -276,6 +284,7 @@ enum {
 	OPT_NO_INLINE,
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
+	OPT_RING_SIZE,
 };
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
@@ -303,6 +312,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -455,6 +465,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			}
 			stack_opt = true;
 			break;
+		case OPT_RING_SIZE:
+			if (parse__long(optarg, 4096, 1L << 30, &o->ring_size) ||
+			    (o->ring_size & (o->ring_size - 1))) {
+				pr_err("invalid --ring-size '%s'\n", optarg);
+				pr_hint("give bytes, a power of 2 from 4096 to 1073741824, e.g. 8388608\n");
+				goto cleanup;
+			}
+			stack_opt = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -502,13 +521,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
 		goto cleanup;
 	}
-	if (o->unwind == UNWIND_DWARF && o->mode != MODE_CPU) {
-		pr_err("--unwind dwarf works with --mode cpu only for now\n");
-		pr_hint("use --unwind fp for off-CPU and wall-clock profiles\n");
-		goto cleanup;
-	}
 	if (stack_opt && o->unwind != UNWIND_DWARF) {
-		pr_err("--stack-size needs --unwind dwarf\n");
+		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
 		goto cleanup;
 	}
 	if (o->min_block_us > o->max_block_us) {
@@ -643,12 +657,18 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 	return n < 4096 ? 4096 : n > 65536 ? 65536 : (uint32_t)n;
 }
 
+static void on_interval(struct record *r, const struct scorch_interval *iv);
+
 static void on_event(void *ctx, const struct scorch_event *e)
 {
 	struct record *r = ctx;
 	struct proc_entry *p;
 	int err;
 
+	if (e->type == SCORCH_EVENT_INTERVAL) {
+		on_interval(r, (const struct scorch_interval *)e);
+		return;
+	}
 	if (e->type == SCORCH_EVENT_EXIT) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
@@ -748,14 +768,21 @@ static int unw_open(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
 	return symbolizer__open_mapping_gen(ctx, pid, gen, addr);
 }
 
+static bool unw_in_use(void *ctx, const void *file)
+{
+	return symbolizer__file_in_use(ctx, file);
+}
+
 static const struct unwind_maps_ops unw_ops = {
 	.find = unw_find,
 	.open = unw_open,
+	.in_use = unw_in_use,
 };
 
 /*
  * One sample record: the user stack is unwound now (the files it needs are open or
- * openable while the process lives), then counted like a drained key.
+ * openable while the process lives), then counted like a drained key. An off-CPU
+ * copy (taken at switch-out) waits in r->copies for its interval's length.
  */
 static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 {
@@ -773,11 +800,13 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	struct proc_entry *p = proctab__find(r->procs, smp->pid, smp->gen);
 	struct stack_trace *user = NULL;
 	enum unwind_end end;
+	bool replaced;
 	int n, err;
 
 	if (r->err)
 		return;
 	memcpy(key.comm, smp->comm, sizeof(key.comm));
+	key.flags &= ~KEY_OFFCPU_COPY;
 	if (!(key.flags & KEY_USER_MISSED)) {
 		user = r->ubuf;
 		if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
@@ -802,6 +831,15 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 			user = NULL;
 		}
 	}
+	if (smp->type == SCORCH_EVENT_OFFCPU_COPY) {
+		err = copytab__put(r->copies, smp->tid, smp->value, &key, user ? user->ips : NULL,
+				   user ? user->nr : 0, smp->kernel_ips, smp->kernel_nr, &replaced);
+		if (replaced)
+			r->copies_orphan++;
+		if (err)
+			r->err = err;
+		return;
+	}
 	r->kbuf->nr = smp->kernel_nr;
 	memcpy(r->kbuf->ips, smp->kernel_ips, smp->kernel_nr * sizeof(smp->kernel_ips[0]));
 	err = add_stack(r, false, &key, smp->value, user, smp->kernel_nr ? r->kbuf : NULL);
@@ -809,11 +847,80 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 		r->err = err;
 }
 
-/* Ring buffer for sample records: about 0.25 s of samples on every CPU, 1..64 MiB. */
+/* Counts a pending copy's stacks for @ns nanoseconds off CPU and frees it. */
+static int count_copy(struct record *r, struct pending_copy *c, uint64_t ns)
+{
+	int err;
+
+	r->ubuf->nr = c->user_nr;
+	memcpy(r->ubuf->ips, c->ips, c->user_nr * sizeof(c->ips[0]));
+	r->kbuf->nr = c->kernel_nr;
+	memcpy(r->kbuf->ips, c->ips + c->user_nr, c->kernel_nr * sizeof(c->ips[0]));
+	err = add_stack(r, true, &c->key, ns, c->user_nr ? r->ubuf : NULL,
+			c->kernel_nr ? r->kbuf : NULL);
+	free(c);
+	return err;
+}
+
+/* The end of an off-CPU interval whose stacks were copied: join them. */
+static void on_interval(struct record *r, const struct scorch_interval *iv)
+{
+	struct pending_copy *c = copytab__take(r->copies, iv->tid, iv->ts);
+	int err;
+
+	if (!c) {
+		r->intervals_orphan++;
+		return;
+	}
+	if (iv->flags & INTERVAL_DROPPED) {
+		r->copies_dropped++;
+		free(c);
+		return;
+	}
+	r->copies_joined++;
+	err = count_copy(r, c, iv->value);
+	if (err && !r->err)
+		r->err = err;
+}
+
+/* At the end: copies whose thread is still off CPU are closed now; others were lost. */
+static int close_copies(struct record *r)
+{
+	struct pending_copy *c;
+	uint64_t delta;
+	int err = 0, e;
+
+	while ((c = copytab__pop(r->copies))) {
+		e = err ? -ENOENT : sampler__open_interval(r->sampler, c->tid, c->ts, &delta);
+		if (!e) {
+			r->copies_open++;
+			err = count_copy(r, c, delta);
+			continue;
+		}
+		if (e == -ERANGE)
+			r->copies_dropped++;
+		else if (e == -ENOENT)
+			r->copies_orphan++;
+		else
+			err = e;
+		free(c);
+	}
+	return err;
+}
+
+/*
+ * Ring buffer for sample records (one per BPF program): about 0.25 s of records on
+ * every CPU, 1..64 MiB; off CPU, 1,000 switch-outs per second and CPU are assumed.
+ * --ring-size overrides.
+ */
 static uint32_t ring_size(const struct record_opts *o, int nr_cpus)
 {
-	double want = (double)o->freq * nr_cpus * (sizeof(struct scorch_sample) + o->stack_size) / 4;
+	double rate = o->mode == MODE_CPU ? o->freq : MAX(o->freq, 1000);
+	double want = rate * nr_cpus * (sizeof(struct scorch_sample) + o->stack_size) / 4;
 	uint32_t sz = 1u << 20;
+
+	if (o->ring_size)
+		return o->ring_size;
 
 	while (sz < want && sz < (64u << 20))
 		sz <<= 1;
@@ -856,6 +963,8 @@ static int reap_exited(struct record *r)
 		p->flags |= PROC_RELEASED;
 		r->procs_released++;
 	}
+	/* unwind tables: like the symbolizer's files, 16 released ones stay loaded */
+	unwinder__trim(r->unw, 16);
 	r->pending_exits = 0;
 	r->last_reap = now_sec();
 	return 0;
@@ -1104,9 +1213,20 @@ static void report_unwind(struct record *r, const uint64_t *st)
 		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
 		us.ends[UNWIND_END_DEPTH], r->max_depth, us.ends[UNWIND_END_NO_INFO],
 		us.ends[UNWIND_END_ERROR], r->unwind_skipped);
-	pr_warn("unwind dwarf: tables of %" PRIu64 " files (%.1f MiB), %" PRIu64
-		" without .eh_frame_hdr, %" PRIu64 " unreadable\n",
-		us.files_loaded, us.table_bytes / 1048576.0, us.files_no_cfi, us.files_unreadable);
+	pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
+		" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
+		" dropped when unused; %" PRIu64 " files without .eh_frame_hdr (%" PRIu64
+		" with only .debug_frame: frame pointers used), %" PRIu64 " unreadable\n",
+		us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
+		us.table_bytes / 1048576.0, us.files_evicted, us.files_no_cfi, us.files_debug_frame,
+		us.files_unreadable);
+	if (r->opts.mode != MODE_CPU)
+		pr_warn("unwind dwarf: off CPU: %" PRIu64 " stack copies at switch-out: %" PRIu64
+			" counted with their interval, %" PRIu64 " closed at the end, %" PRIu64
+			" dropped by --min-block/--max-block, %" PRIu64
+			" without their interval's end; %" PRIu64 " intervals without their copy\n",
+			st[STAT_OFF_COPIES], r->copies_joined, r->copies_open, r->copies_dropped,
+			r->copies_orphan, r->intervals_orphan);
 	if (us.ends[UNWIND_END_TRUNCATED])
 		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
 }
@@ -1118,7 +1238,8 @@ static double report_summary(struct record *r, const uint64_t *st)
 	/* events: samples, and switch-outs of matching threads (tracked or not) */
 	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + r->drain_lost;
+			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
+			st[STAT_OFF_UNENDED] + r->drain_lost;
 	struct symbolizer_stats ss;
 	struct perfmaps_stats js;
 	double lost_pct = pct(lost, taken);
@@ -1130,13 +1251,18 @@ static double report_summary(struct record *r, const uint64_t *st)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], o->freq, sampler__nr_cpus(r->sampler), r->elapsed,
-			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT], folded__nr_stacks(r->folded));
+			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
+			folded__nr_stacks(r->folded));
 	if (o->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
 			" intervals counted (%.3f s off CPU), %" PRIu64 " shorter than --min-block, %" PRIu64
 			" longer than --max-block\n",
 			st[STAT_SWITCHES], r->elapsed, st[STAT_OFF_COUNTED], r->offcpu_ns / 1e9,
 			st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
+	if (st[STAT_OFF_UNENDED])
+		pr_warn("lost: %" PRIu64 " off-CPU intervals without a switch-in (the thread switched "
+			"out again before sched_switch showed it switching in)\n",
+			st[STAT_OFF_UNENDED]);
 	pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost) {
 		pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64
@@ -1144,11 +1270,12 @@ static double report_summary(struct record *r, const uint64_t *st)
 			" unreadable at the end, %" PRIu64 " off-CPU intervals untracked (start map full)\n",
 			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
 			r->drain_lost, st[STAT_LOST_START]);
-		if (st[STAT_LOST_RINGBUF]) {
-			pr_warn("lost: %" PRIu64 " samples with the sample ring buffer full (%u KiB)\n",
-				st[STAT_LOST_RINGBUF], r->ring_bytes >> 10);
-			pr_hint("lower -F or --stack-size: unwinding did not keep up\n");
-		} else {
+		if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
+			pr_warn("lost: %" PRIu64 " samples or off-CPU stack copies and %" PRIu64
+				" off-CPU interval ends with the sample ring buffer full (%u KiB)\n",
+				st[STAT_LOST_RINGBUF], st[STAT_LOST_INTERVAL], r->ring_bytes >> 10);
+			pr_hint("lower -F or --stack-size, or raise --ring-size: unwinding did not keep up\n");
+		} else if (lost > st[STAT_OFF_UNENDED]) {
 			pr_hint("raise --max-stacks (now %u) or lower -F\n",
 				map_entries(r, sampler__nr_cpus(r->sampler)));
 		}
@@ -1338,7 +1465,8 @@ static int record_run(struct record *r)
 		r->unw = unwinder__new(&uopts);
 		r->ubuf = malloc(sizeof(*r->ubuf));
 		r->kbuf = malloc(sizeof(*r->kbuf));
-		if (!r->unw || !r->ubuf || !r->kbuf)
+		r->copies = copytab__new();
+		if (!r->unw || !r->ubuf || !r->kbuf || !r->copies)
 			return -ENOMEM;
 		sopts.ring_bytes = r->ring_bytes = ring_size(o, libbpf_num_possible_cpus());
 	}
@@ -1401,6 +1529,8 @@ static int record_run(struct record *r)
 		goto cleanup;
 
 	err = sampler__drain(r->sampler, add_stack, r, &r->drain_lost, &r->drain_lost_ns);
+	if (!err && r->copies)
+		err = close_copies(r);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		goto cleanup;
@@ -1446,6 +1576,7 @@ int cmd_record(int argc, char **argv)
 	out__close(&r.out, false); /* no-op once written */
 	sampler__free(r.sampler);
 	unwinder__free(r.unw);
+	copytab__free(r.copies);
 	free(r.ubuf);
 	free(r.kbuf);
 	symbolizer__free(r.sym);

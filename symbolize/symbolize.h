@@ -200,6 +200,13 @@ int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint6
  */
 int symbolizer__open_mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr);
 
+/*
+ * Is the file identity @file (from symbolizer__mapping_gen()) mapped by a process
+ * image the symbolizer still holds (not forgotten)? The vDSO always is. For caches
+ * keyed by file identity that follow the symbolizer's lifetimes (unwind tables).
+ */
+bool symbolizer__file_in_use(const struct symbolizer *s, const void *file);
+
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
 	uint64_t user_frames;	    /* user lookups */

@@ -15,7 +15,8 @@ expect_usage --unwind dwarf --stack-size 100
 expect_usage --unwind dwarf --stack-size 1001
 expect_usage --unwind dwarf --stack-size 70000
 expect_usage --stack-size 4096
-expect_usage --unwind dwarf --mode offcpu
-grep -q "^hint: " "$TMP/err" || fail "no hint for --mode offcpu"
+expect_usage --ring-size 8192
+expect_usage --unwind dwarf --ring-size 5000
+grep -q "^hint: " "$TMP/err" || fail "no hint for a bad --ring-size"
 "$SCORCH" record --help | grep -q -- "--unwind dwarf" || fail "--help does not document --unwind"
 echo PASS

@@ -42,8 +42,9 @@ enum record_mode {
 };
 
 enum unwind_mode {
-	UNWIND_FP = 0, /* frame pointers, walked in the kernel */
-	UNWIND_DWARF,  /* registers + stack copied, unwound here with the files' CFI */
+	UNWIND_AUTO = 0, /* dwarf in cpu mode, fp off CPU: see resolve_unwind() */
+	UNWIND_FP,	 /* frame pointers, walked in the kernel */
+	UNWIND_DWARF,	 /* registers + stack copied, unwound here with the files' CFI */
 };
 
 struct record_opts {
@@ -189,15 +190,20 @@ static void usage(FILE *out)
 		"  recording are counted; those still open at its end are closed then.\n"
 		"\n"
 		"unwinding (user stacks):\n"
-		"      --unwind fp            frame pointers, walked in the kernel (default);\n"
-		"                             code built without them loses its callers\n"
+		"      --unwind auto          dwarf in cpu mode, fp in offcpu and wall modes\n"
+		"                             (default; -K: fp)\n"
+		"      --unwind fp            frame pointers, walked in the kernel; code built\n"
+		"                             without them (Debian's libc) loses its callers\n"
 		"      --unwind dwarf         copy the user registers and the top of the stack\n"
-		"                             per sample and unwind here with the files'\n"
-		"                             .eh_frame CFI (libunwind); frame pointers where a\n"
-		"                             file has none (JIT code); --mode cpu only\n"
+		"                             per sample (off CPU: per switch-out) and unwind\n"
+		"                             here with the files' .eh_frame CFI (libunwind);\n"
+		"                             frame pointers where a file has none (JIT code)\n"
 		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
 		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
 		"                             stacks end in [truncated]\n"
+		"      --ring-size BYTES      ring buffer for the copies, per BPF program (a\n"
+		"                             power of 2, 4096..1 GiB; default: 0.25 s of\n"
+		"                             records, 1..64 MiB); a full ring loses samples\n"
 		"\n"
 		"names:\n"
 		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
@@ -229,7 +235,8 @@ static void usage(FILE *out)
 		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n"
 		"  sudo scorch record --mode offcpu -p 1234 -d 10 -o off.folded\n"
 		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n"
-		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n");
+		"  sudo scorch record --mode offcpu --unwind dwarf -p 1234 -d 5 -o off.folded\n"
+		"  sudo scorch record --unwind fp -a -d 5 -o cpu.folded  # no stack copies\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -286,6 +293,26 @@ enum {
 	OPT_STACK_SIZE,
 	OPT_RING_SIZE,
 };
+
+/*
+ * --unwind auto (the default), chosen from bench/unwind-bench.sh and
+ * bench/offcpu-bench.sh (README "Code without frame pointers"): in cpu mode the
+ * copy costs a bounded F x CPUs records per second and recovers the callers that
+ * Debian's libc (no frame pointers) hides, so dwarf; off CPU a copy is taken per
+ * context switch, a cost that grows with the switch rate without bound (a pipe
+ * ping-pong makes 10^5 switches a second), so frame pointers unless asked. With
+ * -K there is no user stack to unwind; x86_64 is the only dwarf target.
+ */
+static enum unwind_mode resolve_unwind(const struct record_opts *o)
+{
+	if (o->unwind != UNWIND_AUTO)
+		return o->unwind;
+#if defined(__x86_64__)
+	if (o->mode == MODE_CPU && !o->kernel_only)
+		return UNWIND_DWARF;
+#endif
+	return UNWIND_FP;
+}
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 {
@@ -449,9 +476,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 				o->unwind = UNWIND_FP;
 			} else if (!strcmp(optarg, "dwarf")) {
 				o->unwind = UNWIND_DWARF;
+			} else if (!strcmp(optarg, "auto")) {
+				o->unwind = UNWIND_AUTO;
 			} else {
 				pr_err("invalid --unwind '%s'\n", optarg);
-				pr_hint("use --unwind fp or --unwind dwarf\n");
+				pr_hint("use --unwind auto, --unwind fp or --unwind dwarf\n");
 				goto cleanup;
 			}
 			break;
@@ -521,6 +550,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
 		goto cleanup;
 	}
+	if (o->unwind == UNWIND_AUTO && stack_opt && o->mode != MODE_CPU) {
+		pr_err("--stack-size and --ring-size need --unwind dwarf off CPU\n");
+		pr_hint("--unwind auto walks frame pointers in offcpu and wall modes; add --unwind dwarf\n");
+		goto cleanup;
+	}
+	o->unwind = resolve_unwind(o);
 	if (stack_opt && o->unwind != UNWIND_DWARF) {
 		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
 		goto cleanup;

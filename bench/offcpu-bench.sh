@@ -18,6 +18,9 @@
 #             switch-out only for the traced threads, counted in the kernel)
 #   scorch-U  the same with user stacks only (-U): no kernel stack walk, which is
 #             most of the cost of recording a switch
+#   scorch-dwarf  --unwind dwarf: registers + --stack-size bytes of stack copied to a
+#             ring buffer at every switch-out and unwound in user space (its summary
+#             line, with the records lost to a full ring, is printed at the end)
 #   bpftrace  tracepoint:sched:sched_switch: per-thread start time, kernel and user
 #             stacks saved at switch-out, sum(ns) by stacks at switch-in -- the usual
 #             bpftrace off-CPU recipe (kprobes, and so offcputime.bt's
@@ -79,6 +82,10 @@ run() {
 	scorch)
 		"$scorch" record --mode offcpu -o "$work/scorch.folded" -- "${wl[@]}" >"$out" 2>"$err"
 		grep -q pingpong "$work/scorch.folded" || { echo "scorch recorded nothing" >&2; return 1; } ;;
+	scorch-dwarf)
+		"$scorch" record --mode offcpu --unwind dwarf -o "$work/scorch-dwarf.folded" -- "${wl[@]}" >"$out" 2>"$err" ||
+			[ $? = 3 ] # more than 5 % lost to a full ring: measured, reported below
+		grep -q pingpong "$work/scorch-dwarf.folded" || { echo "scorch dwarf recorded nothing" >&2; return 1; } ;;
 	scorch-U)
 		"$scorch" record --mode offcpu -U -o "$work/scorch-U.folded" -- "${wl[@]}" >"$out" 2>"$err"
 		grep -q pingpong "$work/scorch-U.folded" || { echo "scorch -U recorded nothing" >&2; return 1; } ;;
@@ -91,7 +98,7 @@ run() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-configs=(base scorch scorch-U bpftrace)
+configs=(base scorch scorch-dwarf scorch-U bpftrace)
 for c in "${configs[@]}"; do : >"$work/$c.times"; done
 echo "offcpu-bench: $rounds round trips ($((2 * rounds)) context switches) x $runs runs," \
 	"interleaved; pinned to one CPU: $([ "$pin" = 1 ] && echo yes || echo no)"
@@ -112,4 +119,6 @@ for c in "${configs[@]}"; do
 	}'
 done
 grep -h 'intervals counted' "$work/scorch.err" | sed 's/^/last scorch run: /' || true
+grep -h 'intervals counted\|^scorch: lost: [0-9]* of\|sample records\|stack copies' "$work/scorch-dwarf.err" |
+	sed 's/^/last scorch-dwarf run: /' || true
 echo "runs (ns): $(for c in "${configs[@]}"; do printf '%s=[%s] ' "$c" "$(paste -sd, "$work/$c.times")"; done)"

@@ -16,6 +16,8 @@
 #             for perf: perf record + perf report (perf unwinds in report)
 #   B/sample  bytes crossing to user space per sample: scorch's ring-buffer records
 #             (its summary), perf.data size / samples for perf
+#   KB/s      those bytes per second of the workload's wall time (ring-buffer bandwidth
+#             for scorch, perf.data write rate for perf)
 #   main%     samples whose stack reaches main (a correctness check of each walk)
 # Configurations: scorch --unwind fp, scorch --unwind dwarf (--stack-size 16384 and
 # 8192), perf record --call-graph dwarf (8192 bytes per sample, perf's default).
@@ -65,7 +67,7 @@ for hz in 99 999; do
 		for c in $configs; do
 			case $c in
 			base) out=$(run "$tmp/work" "$iter") ;;
-			fp) out=$(run "$scorch" record -F "$hz" -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
+			fp) out=$(run "$scorch" record -F "$hz" --unwind fp -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			dwarf16k) out=$(run "$scorch" record -F "$hz" --unwind dwarf -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			dwarf8k) out=$(run "$scorch" record -F "$hz" --unwind dwarf --stack-size 8192 -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			perf) out=$(run perf record -q -F "$hz" --call-graph dwarf -o "$tmp/perf.data" -- "$tmp/work" "$iter") ;;
@@ -73,6 +75,7 @@ for hz in 99 999; do
 			read -r wall wcpu tree <<<"$out"
 			extra=0
 			bps=-
+			rate=-
 			pct=-
 			case $c in
 			fp)
@@ -83,6 +86,8 @@ for hz in 99 999; do
 				bps=$(sed -n 's/.* sample records, \([0-9.]*\) KiB each.*/\1/p' "$BENCH_ERR")
 				bps=${bps:+$(awk -v k="$bps" 'BEGIN { printf "%d", k * 1024 }')}
 				bps=${bps:--}
+				nrec=$(sed -n 's/.*unwind dwarf: \([0-9]*\) sample records.*/\1/p' "$BENCH_ERR")
+				rate=$(awk -v n="${nrec:-0}" -v b="${bps/-/0}" -v w="$wall" 'BEGIN { printf "%.1f", n * b / w / 1000 }')
 				pct=$(main_pct "$tmp/$c.folded")
 				;;
 			perf)
@@ -99,21 +104,23 @@ PY
 				samples=$(perf report -i "$tmp/perf.data" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 				size=$(stat -c %s "$tmp/perf.data")
 				bps=$(awk -v s="$size" -v n="${samples:-0}" 'BEGIN { printf "%d", n ? s / n : 0 }')
+				rate=$(awk -v s="$size" -v w="$wall" 'BEGIN { printf "%.1f", s / w / 1000 }')
 				pct=$(awk 'BEGIN { RS = "" } { t++; if ($0 ~ /[ \t]main\n/ || $0 ~ /[ \t]main$/) m++ } END { printf "%.1f", t ? 100 * m / t : 0 }' "$tmp/perf.folded")
 				;;
 			esac
-			echo "$wall $(awk -v t="$tree" -v w="$wcpu" -v e="$extra" 'BEGIN { printf "%.3f", t - w + e }') $bps $pct" >>"$tmp/$hz.$c"
+			echo "$wall $(awk -v t="$tree" -v w="$wcpu" -v e="$extra" 'BEGIN { printf "%.3f", t - w + e }') $bps $pct $rate" >>"$tmp/$hz.$c"
 		done
 	done
 	base=$(cut -d' ' -f1 "$tmp/$hz.base" | median)
 	printf '\n%d Hz, median of %d runs (workload alone: %.2f s)\n' "$hz" "$runs" "$base"
-	printf '%-10s %9s %10s %10s %7s\n' config slowdown "prof CPU" B/sample main%
+	printf '%-10s %9s %10s %10s %9s %7s\n' config slowdown "prof CPU" B/sample KB/s main%
 	for c in $configs; do
 		w=$(cut -d' ' -f1 "$tmp/$hz.$c" | median)
 		p=$(cut -d' ' -f2 "$tmp/$hz.$c" | median)
 		b=$(cut -d' ' -f3 "$tmp/$hz.$c" | tail -n 1)
 		m=$(cut -d' ' -f4 "$tmp/$hz.$c" | tail -n 1)
+		k=$(cut -d' ' -f5 "$tmp/$hz.$c" | tail -n 1)
 		[ "$c" = base ] && p=0
-		printf '%-10s %8.3fx %9.3fs %10s %7s\n' "$c" "$(awk -v w="$w" -v b="$base" 'BEGIN { print w / b }')" "$p" "$b" "$m"
+		printf '%-10s %8.3fx %9.3fs %10s %9s %7s\n' "$c" "$(awk -v w="$w" -v b="$base" 'BEGIN { print w / b }')" "$p" "$b" "${k:--}" "$m"
 	done
 done

@@ -17,6 +17,8 @@ const volatile __u32 state_mask = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE;
 const volatile bool with_runqueue = true;
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
+/* --unwind dwarf: scorch itself; its switches are not copied (each copy wakes it) */
+const volatile __u32 self_pid = 0;
 
 /*
  * One slot per matching thread, by TID (sized by user space): ts != 0 while the
@@ -48,6 +50,67 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	if (bpf_core_field_exists(t->__state))
 		return BPF_CORE_READ(t, __state);
 	return BPF_CORE_READ(o, state);
+}
+
+/*
+ * --unwind dwarf: the stacks of @st's thread (current) go to ring buffer "samples"
+ * now, as a copy of its user registers and stack (the kernel stack inline); the slot
+ * keeps only the time and key, and its switch-in sends the interval's length. A copy
+ * the ring cannot take loses the interval (counted; the slot is closed).
+ */
+static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid)
+{
+	struct sample_buf *b = sample_buf_get();
+	long n;
+
+	if (!b) {
+		st->ts = 0;
+		return;
+	}
+	b->hdr.pid = st->key.pid;
+	b->hdr.tid = tid;
+	b->hdr.gen = st->key.gen;
+	b->hdr.value = st->ts;
+	b->hdr.flags = st->key.flags;
+	__builtin_memcpy(b->hdr.comm, st->key.comm, sizeof(b->hdr.comm));
+	if (!user_only) {
+		n = bpf_get_stack(ctx, b->hdr.kernel_ips, sizeof(b->hdr.kernel_ips), 0);
+		if (n > 0) {
+			b->hdr.kernel_nr = n / sizeof(__u64);
+		} else {
+			b->hdr.flags |= KEY_KERNEL_MISSED;
+			stat_inc(STAT_KSTACK_ERR);
+		}
+	}
+	announce(st->key.pid, st->key.gen);
+	if (!sample_send(b, SCORCH_EVENT_OFFCPU_COPY)) {
+		st->ts = 0;
+		return;
+	}
+	stat_inc(STAT_OFF_COPIES);
+	st->key.flags |= KEY_OFFCPU_COPY;
+}
+
+/* The end of an interval whose stacks were copied: its length, or that it is dropped. */
+static __always_inline void interval_send(struct offcpu_start *st, __u32 tid, __u64 delta,
+					  bool dropped)
+{
+	struct scorch_interval *iv = bpf_ringbuf_reserve(&samples, sizeof(*iv), 0);
+
+	if (!iv) {
+		stat_inc(STAT_LOST_INTERVAL);
+		return;
+	}
+	iv->type = SCORCH_EVENT_INTERVAL;
+	iv->pid = st->key.pid;
+	iv->gen = st->key.gen;
+	iv->tid = tid;
+	iv->flags = dropped ? INTERVAL_DROPPED : 0;
+	iv->ts = st->ts;
+	iv->value = delta;
+	bpf_ringbuf_submit(iv, 0);
+	if (!dropped)
+		stat_inc(STAT_OFF_COUNTED);
 }
 
 /* @prev is current: filter first, then walk its stacks into its "start" slot. */
@@ -84,6 +147,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		}
 	}
 	stat_inc(STAT_SWITCHES);
+	/* its last interval never saw a switch-in (measured: rare, after preemption) */
+	if (st->ts)
+		stat_inc(STAT_OFF_UNENDED);
 	st->ts = now;
 	st->key.pid = pid;
 	st->key.flags = runq ? KEY_RUNQUEUE : 0;
@@ -93,6 +159,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	bpf_get_current_comm(st->key.comm, sizeof(st->key.comm));
 	st->kernel.nr = 0;
 	st->user.nr = 0;
+	if (unwind_dwarf && !kernel_only && !kthread && pid != self_pid) {
+		copy_out(ctx, st, tid);
+		return;
+	}
 	if (!user_only) {
 		n = bpf_get_stack(ctx, st->kernel.ips, sizeof(st->kernel.ips), 0);
 		if (n > 0) {
@@ -125,10 +195,18 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 	delta = now - st->ts;
 	if (delta < min_block_ns) {
 		stat_inc(STAT_OFF_SHORT);
+		if (st->key.flags & KEY_OFFCPU_COPY)
+			interval_send(st, tid, delta, true);
 		goto done;
 	}
 	if (delta > max_block_ns) {
 		stat_inc(STAT_OFF_LONG);
+		if (st->key.flags & KEY_OFFCPU_COPY)
+			interval_send(st, tid, delta, true);
+		goto done;
+	}
+	if (st->key.flags & KEY_OFFCPU_COPY) {
+		interval_send(st, tid, delta, false);
 		goto done;
 	}
 	if (st->kernel.nr) {

@@ -74,7 +74,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			}
 		}
 		announce(pid, key.gen);
-		sample_send(b);
+		sample_send(b, SCORCH_EVENT_SAMPLE);
 		return 0;
 	}
 

@@ -34,6 +34,10 @@ enum scorch_stat {
 	STAT_LOST_RINGBUF,    /* ring buffer "samples" full: sample dropped */
 	STAT_STACK_PARTIAL,   /* less than --stack-size above sp was readable (stack top) */
 	STAT_SAMPLE_BYTES,    /* bytes written to ring buffer "samples" */
+	/* --unwind dwarf, offcpu */
+	STAT_OFF_COPIES,      /* stack copies sent at switch-out (STAT_SAMPLES_SENT counts them too) */
+	STAT_LOST_INTERVAL,   /* interval records lost (ring buffer "samples" full) */
+	STAT_OFF_UNENDED,     /* switch-out of a thread whose last interval saw no switch-in */
 	SCORCH_NR_STATS,
 };
 
@@ -42,6 +46,7 @@ enum scorch_stat {
 #define KEY_KERNEL_MISSED (1u << 1)
 #define KEY_RUNQUEUE      (1u << 2) /* off-CPU while runnable: waiting for a CPU */
 #define KEY_USER_TRUNCATED (1u << 3) /* user space: unwinding ran past the copied stack */
+#define KEY_OFFCPU_COPY    (1u << 4) /* offcpu slot: the stacks went to ring buffer "samples" */
 
 /* Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. */
 struct stack_trace {
@@ -80,6 +85,8 @@ enum scorch_event_type {
 	SCORCH_EVENT_EXIT,    /* an announced process exited (its last thread) */
 	SCORCH_EVENT_SAMPLE,  /* --unwind dwarf: struct scorch_sample, ring buffer "samples" */
 	SCORCH_EVENT_REPLACED, /* the image (pid, gen) was replaced by an exec: it runs no more */
+	SCORCH_EVENT_OFFCPU_COPY, /* --unwind dwarf, offcpu: struct scorch_sample at switch-out */
+	SCORCH_EVENT_INTERVAL,    /* --unwind dwarf, offcpu: struct scorch_interval at switch-in */
 };
 
 /*
@@ -99,6 +106,12 @@ struct scorch_event {
  * space. The record is the header, then @stack_len bytes of the user stack copied
  * from @sp upwards (the record is sizeof(struct scorch_sample) + stack_len long).
  * The kernel stack is walked in the kernel as in fp mode and carried inline.
+ *
+ * Off CPU (type SCORCH_EVENT_OFFCPU_COPY) the copy is taken at switch-out, when the
+ * interval's length is not known yet: @value is then the switch-out time (ns), and
+ * the struct scorch_interval with the same @tid and @ts, written at switch-in, gives
+ * the length. In one ring buffer the interval always follows its copy (records are
+ * ordered by reservation, and switch-in comes after switch-out).
  */
 struct scorch_sample {
 	__u32 type; /* SCORCH_EVENT_SAMPLE */
@@ -113,6 +126,19 @@ struct scorch_sample {
 	__u32 kernel_nr;  /* entries of kernel_ips used */
 	__u64 kernel_ips[SCORCH_MAX_STACK_DEPTH]; /* leaf first */
 	/* followed by stack_len bytes of stack */
+};
+
+#define INTERVAL_DROPPED (1u << 0) /* outside --min-block/--max-block: copy to be dropped */
+
+/* --unwind dwarf, offcpu: the end of an interval whose stacks were copied at switch-out. */
+struct scorch_interval {
+	__u32 type; /* SCORCH_EVENT_INTERVAL */
+	__u32 pid;
+	__u64 gen;
+	__u32 tid;
+	__u32 flags; /* INTERVAL_* */
+	__u64 ts;    /* switch-out time: the copy's value */
+	__u64 value; /* nanoseconds off CPU */
 };
 
 #endif /* SCORCH_PROFILE_H */

@@ -274,18 +274,19 @@ static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len
 
 /*
  * --unwind dwarf: copies the user registers of the current task and --stack-size bytes of its
- * stack from sp into @b (header filled by the caller) and writes the record to
+ * stack from sp into @b (header filled by the caller) and writes the record of @type to
  * "samples". Near the top of a stack fewer bytes are mapped: the largest readable
- * length (to a page boundary) is found by bisection and copied instead.
+ * length (to a page boundary) is found by bisection and copied instead. Returns
+ * false when the ring buffer was full (counted).
  */
-static __always_inline void sample_send(struct sample_buf *b)
+static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 len = stack_size, first, n = 0, i;
 	__s32 lo = -1, hi, mid;
 	__u64 sp, total;
 
-	b->hdr.type = SCORCH_EVENT_SAMPLE;
+	b->hdr.type = type;
 	b->hdr.ip = BPF_CORE_READ(regs, ip);
 	b->hdr.sp = sp = BPF_CORE_READ(regs, sp);
 	b->hdr.bp = BPF_CORE_READ(regs, bp);
@@ -320,10 +321,11 @@ static __always_inline void sample_send(struct sample_buf *b)
 	total += sizeof(b->hdr);
 	if (bpf_ringbuf_output(&samples, b, total, 0)) {
 		stat_inc(STAT_LOST_RINGBUF);
-		return;
+		return false;
 	}
 	stat_inc(STAT_SAMPLES_SENT);
 	stat_add(STAT_SAMPLE_BYTES, total);
+	return true;
 }
 
 /* record -- cmd: children of a followed process are followed too. */

@@ -66,10 +66,12 @@ void sampler__detach(struct sampler *s);
 /*
  * Process notifications and (--unwind dwarf) sample records, both from ring buffers:
  * one fd to poll, and a consumer calling @cb per notification and @sample_cb per
- * sample record (NULL: records are dropped). A sample record given to @sample_cb has
- * been checked: @len >= sizeof(*smp), smp->stack_len == len - sizeof(*smp),
- * smp->kernel_nr <= SCORCH_MAX_STACK_DEPTH; malformed ones are counted in
- * sampler__bad_samples(). Records are valid during the call only.
+ * sample record (NULL: records are dropped). A sample record given to @sample_cb
+ * (type SCORCH_EVENT_SAMPLE or SCORCH_EVENT_OFFCPU_COPY) has been checked: @len >=
+ * sizeof(*smp), smp->stack_len == len - sizeof(*smp), smp->kernel_nr <=
+ * SCORCH_MAX_STACK_DEPTH; malformed ones are counted in sampler__bad_samples().
+ * Off-CPU interval records (SCORCH_EVENT_INTERVAL, exactly a struct scorch_interval)
+ * go to @cb: cast the event to it by its type. Records are valid during the call only.
  */
 typedef void (*sampler_event_fn)(void *ctx, const struct scorch_event *e);
 typedef void (*sampler_sample_fn)(void *ctx, const struct scorch_sample *smp, size_t len);
@@ -102,6 +104,14 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 typedef bool (*sampler_select_fn)(void *ctx, const struct count_key *key);
 int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
 		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped);
+
+/*
+ * --unwind dwarf, offcpu: is the interval of thread @tid that began at @ts (a copy's
+ * value) still open? 0 and *@delta = its length so far, -ERANGE when that length is
+ * outside --min-block/--max-block, -ENOENT when it is not open (it ended, or its
+ * record was lost), -ENOMEM. For the copies left without an interval at the end.
+ */
+int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta);
 
 /* Sums the per-CPU counters of every program into @stats[SCORCH_NR_STATS]. */
 int sampler__stats(struct sampler *s, uint64_t *stats);
@@ -136,6 +146,40 @@ struct proc_entry *proctab__get(struct proctab *t, pid_t pid, uint64_t gen);
 size_t proctab__nr(const struct proctab *t);
 /* Iteration: pass NULL first, then the previous entry; NULL at the end. */
 struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *prev);
+
+/* ---- copies.c: --unwind dwarf off CPU, stacks waiting for their interval ---- */
+
+/*
+ * A thread's stacks, copied at switch-out and unwound, until the record with the
+ * interval's length (same tid and switch-out time @ts) arrives. The user stack is
+ * ips[0..user_nr), the kernel stack ips[user_nr..user_nr + kernel_nr), leaf first.
+ */
+struct pending_copy {
+	struct pending_copy *next;
+	uint32_t tid;
+	uint32_t user_nr, kernel_nr;
+	uint64_t ts;
+	struct count_key key;
+	__u64 ips[];
+};
+
+/* At most one pending copy per thread (a thread is off CPU once at a time). */
+struct copytab;
+struct copytab *copytab__new(void);
+void copytab__free(struct copytab *t);
+/*
+ * Stores a copy of the stacks for (@tid, @ts). A copy of @tid still waiting is
+ * replaced and *@replaced set: its interval never came (lost). Returns 0, -EINVAL
+ * (more than SCORCH_MAX_STACK_DEPTH frames), -ENOMEM.
+ */
+int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct count_key *key,
+		 const __u64 *user, uint32_t user_nr, const __u64 *kernel, uint32_t kernel_nr,
+		 bool *replaced);
+/* Takes out the copy of (@tid, @ts), or NULL (none, or another interval's). Caller frees. */
+struct pending_copy *copytab__take(struct copytab *t, uint32_t tid, uint64_t ts);
+/* Takes out any copy (NULL when empty). Caller frees. */
+struct pending_copy *copytab__pop(struct copytab *t);
+size_t copytab__nr(const struct copytab *t);
 
 /* ---- launch.c: record -- cmd ---- */
 

@@ -36,8 +36,9 @@
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
 enum unwind_mode {
-	UNWIND_FP = 0, /* frame pointers, walked in the kernel */
-	UNWIND_DWARF,  /* registers + stack copied, unwound here with the files' CFI */
+	UNWIND_AUTO = 0, /* dwarf in cpu mode, fp off CPU: see resolve_unwind() */
+	UNWIND_FP,	 /* frame pointers, walked in the kernel */
+	UNWIND_DWARF,	 /* registers + stack copied, unwound here with the files' CFI */
 };
 
 struct record_opts {
@@ -74,6 +75,7 @@ struct record_opts {
 	enum unwind_mode unwind;
 	long stack_size;
 	bool timing; /* --timing: print how long start-up and the end take */
+	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */
 	/* an SVG among the outputs */
 	bool svg;
 	/* a capture (capture_path) */
@@ -93,6 +95,13 @@ struct record {
 	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
 	uint32_t ring_bytes;
 	uint64_t unwind_skipped; /* samples of processes released or never read */
+	/* --unwind dwarf off CPU: copies taken at switch-out, joined to their interval */
+	struct copytab *copies;
+	uint64_t copies_joined;	 /* counted with their interval's length */
+	uint64_t copies_dropped; /* their interval was outside --min/--max-block */
+	uint64_t copies_open;	 /* their interval was still open at the end: closed then */
+	uint64_t copies_orphan;	 /* their interval never came (its record lost) */
+	uint64_t intervals_orphan; /* interval records without their copy */
 	double last_jit_refresh;
 	struct fold fold; /* counted stacks to names (fold.c) */
 	struct capture_rec *cap; /* -o x.scorch (capture-record.c) */
@@ -188,15 +197,20 @@ static void usage(FILE *out)
 		"  recording are counted; those still open at its end are closed then.\n"
 		"\n"
 		"unwinding (user stacks):\n"
-		"      --unwind fp            frame pointers, walked in the kernel (default);\n"
-		"                             code built without them loses its callers\n"
+		"      --unwind auto          dwarf in cpu mode, fp in offcpu and wall modes\n"
+		"                             (default; -K: fp)\n"
+		"      --unwind fp            frame pointers, walked in the kernel; code built\n"
+		"                             without them (Debian's libc) loses its callers\n"
 		"      --unwind dwarf         copy the user registers and the top of the stack\n"
-		"                             per sample and unwind here with the files'\n"
-		"                             .eh_frame CFI (libunwind); frame pointers where a\n"
-		"                             file has none (JIT code); --mode cpu only\n"
+		"                             per sample (off CPU: per switch-out) and unwind\n"
+		"                             here with the files' .eh_frame CFI (libunwind);\n"
+		"                             frame pointers where a file has none (JIT code)\n"
 		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
 		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
 		"                             stacks end in [truncated]\n"
+		"      --ring-size BYTES      ring buffer for the copies, per BPF program (a\n"
+		"                             power of 2, 4096..1 GiB; default: 0.25 s of\n"
+		"                             records, 1..64 MiB); a full ring loses samples\n"
 		"\n"
 		"names:\n"
 		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
@@ -244,7 +258,10 @@ static void usage(FILE *out)
 		"  scorch report cpu.scorch -o cpu.svg\n"
 		"  sudo scorch record -p 1234 -d 10 -o cpu.svg -o cpu.pb.gz -o cpu.json\n"
 		"  go tool pprof -top cpu.pb.gz\n"
-		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n");
+		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n"
+
+		"  sudo scorch record --mode offcpu --unwind dwarf -p 1234 -d 5 -o off.folded\n"
+		"  sudo scorch record --unwind fp -a -d 5 -o cpu.folded  # no stack copies\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -302,7 +319,28 @@ enum {
 	OPT_FORMAT,
 	OPT_TIMING,
 	OPT_INTERVAL,
+	OPT_RING_SIZE,
 };
+
+/*
+ * --unwind auto (the default), chosen from bench/unwind-bench.sh and
+ * bench/offcpu-bench.sh (README "Code without frame pointers"): in cpu mode the
+ * copy costs a bounded F x CPUs records per second and recovers the callers that
+ * Debian's libc (no frame pointers) hides, so dwarf; off CPU a copy is taken per
+ * context switch, a cost that grows with the switch rate without bound (a pipe
+ * ping-pong makes 10^5 switches a second), so frame pointers unless asked. With
+ * -K there is no user stack to unwind; x86_64 is the only dwarf target.
+ */
+static enum unwind_mode resolve_unwind(const struct record_opts *o)
+{
+	if (o->unwind != UNWIND_AUTO)
+		return o->unwind;
+#if defined(__x86_64__)
+	if (o->mode == MODE_CPU && !o->kernel_only)
+		return UNWIND_DWARF;
+#endif
+	return UNWIND_FP;
+}
 
 static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 {
@@ -332,6 +370,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "timing", no_argument, NULL, OPT_TIMING },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -480,9 +519,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 				o->unwind = UNWIND_FP;
 			} else if (!strcmp(optarg, "dwarf")) {
 				o->unwind = UNWIND_DWARF;
+			} else if (!strcmp(optarg, "auto")) {
+				o->unwind = UNWIND_AUTO;
 			} else {
 				pr_err("invalid --unwind '%s'\n", optarg);
-				pr_hint("use --unwind fp or --unwind dwarf\n");
+				pr_hint("use --unwind auto, --unwind fp or --unwind dwarf\n");
 				goto cleanup;
 			}
 			break;
@@ -501,6 +542,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 			break;
 		case OPT_TIMING:
 			o->timing = true;
+			break;
+		case OPT_RING_SIZE:
+			if (parse__long(optarg, 4096, 1L << 30, &o->ring_size) ||
+			    (o->ring_size & (o->ring_size - 1))) {
+				pr_err("invalid --ring-size '%s'\n", optarg);
+				pr_hint("give bytes, a power of 2 from 4096 to 1073741824, e.g. 8388608\n");
+				goto cleanup;
+			}
+			stack_opt = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -551,13 +601,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
 		goto cleanup;
 	}
-	if (o->unwind == UNWIND_DWARF && o->mode != MODE_CPU) {
-		pr_err("--unwind dwarf works with --mode cpu only for now\n");
-		pr_hint("use --unwind fp for off-CPU and wall-clock profiles\n");
+	if (o->unwind == UNWIND_AUTO && stack_opt && o->mode != MODE_CPU) {
+		pr_err("--stack-size and --ring-size need --unwind dwarf off CPU\n");
+		pr_hint("--unwind auto walks frame pointers in offcpu and wall modes; add --unwind dwarf\n");
 		goto cleanup;
 	}
+	o->unwind = resolve_unwind(o);
 	if (stack_opt && o->unwind != UNWIND_DWARF) {
-		pr_err("--stack-size needs --unwind dwarf\n");
+		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
 		goto cleanup;
 	}
 	if (o->min_block_us > o->max_block_us) {
@@ -722,12 +773,18 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 	return n < 4096 ? 4096 : n > 65536 ? 65536 : (uint32_t)n;
 }
 
+static void on_interval(struct record *r, const struct scorch_interval *iv);
+
 static void on_event(void *ctx, const struct scorch_event *e)
 {
 	struct record *r = ctx;
 	struct proc_entry *p;
 	int err;
 
+	if (e->type == SCORCH_EVENT_INTERVAL) {
+		on_interval(r, (const struct scorch_interval *)e);
+		return;
+	}
 	if (e->type == SCORCH_EVENT_EXIT || e->type == SCORCH_EVENT_REPLACED) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
@@ -833,14 +890,21 @@ static int unw_open(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
 	return symbolizer__open_mapping_gen(ctx, pid, gen, addr);
 }
 
+static bool unw_in_use(void *ctx, const void *file)
+{
+	return symbolizer__file_in_use(ctx, file);
+}
+
 static const struct unwind_maps_ops unw_ops = {
 	.find = unw_find,
 	.open = unw_open,
+	.in_use = unw_in_use,
 };
 
 /*
  * One sample record: the user stack is unwound now (the files it needs are open or
- * openable while the process lives), then counted like a drained key.
+ * openable while the process lives), then counted like a drained key. An off-CPU
+ * copy (taken at switch-out) waits in r->copies for its interval's length.
  */
 static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 {
@@ -858,11 +922,13 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	struct proc_entry *p = proctab__find(r->procs, smp->pid, smp->gen);
 	struct stack_trace *user = NULL;
 	enum unwind_end end;
+	bool replaced;
 	int n, err;
 
 	if (r->err)
 		return;
 	memcpy(key.comm, smp->comm, sizeof(key.comm));
+	key.flags &= ~KEY_OFFCPU_COPY;
 	if (!(key.flags & KEY_USER_MISSED)) {
 		user = r->ubuf;
 		if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
@@ -887,6 +953,15 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 			user = NULL;
 		}
 	}
+	if (smp->type == SCORCH_EVENT_OFFCPU_COPY) {
+		err = copytab__put(r->copies, smp->tid, smp->value, &key, user ? user->ips : NULL,
+				   user ? user->nr : 0, smp->kernel_ips, smp->kernel_nr, &replaced);
+		if (replaced)
+			r->copies_orphan++;
+		if (err)
+			r->err = err;
+		return;
+	}
 	r->kbuf->nr = smp->kernel_nr;
 	memcpy(r->kbuf->ips, smp->kernel_ips, smp->kernel_nr * sizeof(smp->kernel_ips[0]));
 	err = add_stack(r, false, &key, smp->value, user, smp->kernel_nr ? r->kbuf : NULL);
@@ -894,11 +969,80 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 		r->err = err;
 }
 
-/* Ring buffer for sample records: about 0.25 s of samples on every CPU, 1..64 MiB. */
+/* Counts a pending copy's stacks for @ns nanoseconds off CPU and frees it. */
+static int count_copy(struct record *r, struct pending_copy *c, uint64_t ns)
+{
+	int err;
+
+	r->ubuf->nr = c->user_nr;
+	memcpy(r->ubuf->ips, c->ips, c->user_nr * sizeof(c->ips[0]));
+	r->kbuf->nr = c->kernel_nr;
+	memcpy(r->kbuf->ips, c->ips + c->user_nr, c->kernel_nr * sizeof(c->ips[0]));
+	err = add_stack(r, true, &c->key, ns, c->user_nr ? r->ubuf : NULL,
+			c->kernel_nr ? r->kbuf : NULL);
+	free(c);
+	return err;
+}
+
+/* The end of an off-CPU interval whose stacks were copied: join them. */
+static void on_interval(struct record *r, const struct scorch_interval *iv)
+{
+	struct pending_copy *c = copytab__take(r->copies, iv->tid, iv->ts);
+	int err;
+
+	if (!c) {
+		r->intervals_orphan++;
+		return;
+	}
+	if (iv->flags & INTERVAL_DROPPED) {
+		r->copies_dropped++;
+		free(c);
+		return;
+	}
+	r->copies_joined++;
+	err = count_copy(r, c, iv->value);
+	if (err && !r->err)
+		r->err = err;
+}
+
+/* At the end: copies whose thread is still off CPU are closed now; others were lost. */
+static int close_copies(struct record *r)
+{
+	struct pending_copy *c;
+	uint64_t delta;
+	int err = 0, e;
+
+	while ((c = copytab__pop(r->copies))) {
+		e = err ? -ENOENT : sampler__open_interval(r->sampler, c->tid, c->ts, &delta);
+		if (!e) {
+			r->copies_open++;
+			err = count_copy(r, c, delta);
+			continue;
+		}
+		if (e == -ERANGE)
+			r->copies_dropped++;
+		else if (e == -ENOENT)
+			r->copies_orphan++;
+		else
+			err = e;
+		free(c);
+	}
+	return err;
+}
+
+/*
+ * Ring buffer for sample records (one per BPF program): about 0.25 s of records on
+ * every CPU, 1..64 MiB; off CPU, 1,000 switch-outs per second and CPU are assumed.
+ * --ring-size overrides.
+ */
 static uint32_t ring_size(const struct record_opts *o, int nr_cpus)
 {
-	double want = (double)o->freq * nr_cpus * (sizeof(struct scorch_sample) + o->stack_size) / 4;
+	double rate = o->mode == MODE_CPU ? o->freq : MAX(o->freq, 1000);
+	double want = rate * nr_cpus * (sizeof(struct scorch_sample) + o->stack_size) / 4;
 	uint32_t sz = 1u << 20;
+
+	if (o->ring_size)
+		return o->ring_size;
 
 	while (sz < want && sz < (64u << 20))
 		sz <<= 1;
@@ -946,6 +1090,8 @@ static int reap_exited(struct record *r)
 		p->flags |= PROC_RELEASED;
 		r->procs_released++;
 	}
+	/* unwind tables: like the symbolizer's files, 16 released ones stay loaded */
+	unwinder__trim(r->unw, 16);
 	r->pending_exits = 0;
 	r->pending_replaced = 0;
 	r->last_reap = now_sec();
@@ -1068,9 +1214,20 @@ static void report_unwind(struct record *r, const uint64_t *st)
 		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
 		us.ends[UNWIND_END_DEPTH], r->max_depth, us.ends[UNWIND_END_NO_INFO],
 		us.ends[UNWIND_END_ERROR], r->unwind_skipped);
-	pr_warn("unwind dwarf: tables of %" PRIu64 " files (%.1f MiB), %" PRIu64
-		" without .eh_frame_hdr, %" PRIu64 " unreadable\n",
-		us.files_loaded, us.table_bytes / 1048576.0, us.files_no_cfi, us.files_unreadable);
+	pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
+		" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
+		" dropped when unused; %" PRIu64 " files without .eh_frame_hdr (%" PRIu64
+		" with only .debug_frame: frame pointers used), %" PRIu64 " unreadable\n",
+		us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
+		us.table_bytes / 1048576.0, us.files_evicted, us.files_no_cfi, us.files_debug_frame,
+		us.files_unreadable);
+	if (r->opts.mode != MODE_CPU)
+		pr_warn("unwind dwarf: off CPU: %" PRIu64 " stack copies at switch-out: %" PRIu64
+			" counted with their interval, %" PRIu64 " closed at the end, %" PRIu64
+			" dropped by --min-block/--max-block, %" PRIu64
+			" without their interval's end; %" PRIu64 " intervals without their copy\n",
+			st[STAT_OFF_COPIES], r->copies_joined, r->copies_open, r->copies_dropped,
+			r->copies_orphan, r->intervals_orphan);
 	if (us.ends[UNWIND_END_TRUNCATED])
 		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
 }
@@ -1319,7 +1476,8 @@ static int record_run(struct record *r)
 		r->unw = unwinder__new(&uopts);
 		r->ubuf = malloc(sizeof(*r->ubuf));
 		r->kbuf = malloc(sizeof(*r->kbuf));
-		if (!r->unw || !r->ubuf || !r->kbuf)
+		r->copies = copytab__new();
+		if (!r->unw || !r->ubuf || !r->kbuf || !r->copies)
 			return -ENOMEM;
 		sopts.ring_bytes = r->ring_bytes = ring_size(o, libbpf_num_possible_cpus());
 	}
@@ -1390,6 +1548,8 @@ static int record_run(struct record *r)
 		goto cleanup;
 
 	err = sampler__drain(r->sampler, add_stack, r, &r->drain_lost, &r->drain_lost_ns);
+	if (!err && r->copies)
+		err = close_copies(r);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		goto cleanup;
@@ -1441,6 +1601,7 @@ int cmd_record(int argc, char **argv)
 	capture_rec__free(r.cap);
 	sampler__free(r.sampler);
 	unwinder__free(r.unw);
+	copytab__free(r.copies);
 	free(r.ubuf);
 	free(r.kbuf);
 	symbolizer__free(r.sym);

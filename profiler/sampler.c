@@ -106,7 +106,7 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 	bpf_map__set_max_entries(ps->tids, nfilter);
 	bpf_map__set_max_entries(ps->procs, 32768);
 	bpf_program__set_autoload(ps->fork, o->follow_forks);
-	if (o->unwind_dwarf && !ps->offcpu) {
+	if (o->unwind_dwarf) {
 		bpf_map__set_max_entries(ps->samples, o->ring_bytes);
 		bpf_map__set_max_entries(ps->bufs, libbpf_num_possible_cpus());
 	}
@@ -154,6 +154,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->off->rodata->with_runqueue = opts->with_runqueue;
 		s->off->rodata->user_threads_only = opts->user_threads_only;
 		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
+		s->off->rodata->self_pid = getpid();
 		s->sets[s->nr_sets] = PROG_SET(s->off, true);
 		size_maps(&s->sets[s->nr_sets++], opts);
 		/* about 2 KiB per thread off CPU at once, preallocated as above */
@@ -223,7 +224,13 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	const struct scorch_sample *smp = data;
 	struct sampler *s = ctx;
 
-	if (size < sizeof(*smp) || smp->type != SCORCH_EVENT_SAMPLE ||
+	if (size == sizeof(struct scorch_interval) && smp->type == SCORCH_EVENT_INTERVAL) {
+		if (s->event_cb)
+			s->event_cb(s->event_ctx, data);
+		return 0;
+	}
+	if (size < sizeof(*smp) ||
+	    (smp->type != SCORCH_EVENT_SAMPLE && smp->type != SCORCH_EVENT_OFFCPU_COPY) ||
 	    smp->stack_len != size - sizeof(*smp) || smp->kernel_nr > SCORCH_MAX_STACK_DEPTH) {
 		s->bad_samples++;
 		return 0;
@@ -422,7 +429,7 @@ static int sampler_ring(struct sampler *s)
 			goto fail;
 		}
 		/* after "events": a process's announcement is usually read before its samples */
-		if (s->opts.unwind_dwarf && !s->sets[i].offcpu &&
+		if (s->opts.unwind_dwarf &&
 		    ring_buffer__add(s->rb, bpf_map__fd(s->sets[i].samples), handle_sample, s))
 			goto fail;
 	}
@@ -624,7 +631,9 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		tid = next;
 		prev = &tid;
-		if (bpf_map_lookup_elem(fd, &tid, st) || !st->ts || st->ts > now_ns)
+		/* copied slots: their stacks are in user space (sampler__open_interval) */
+		if (bpf_map_lookup_elem(fd, &tid, st) || !st->ts || st->ts > now_ns ||
+		    (st->key.flags & KEY_OFFCPU_COPY))
 			continue;
 		delta = now_ns - st->ts;
 		if (delta < s->opts.min_block_ns || delta > s->opts.max_block_ns ||
@@ -635,6 +644,33 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 		if (err)
 			break;
 	}
+	free(st);
+	return err;
+}
+
+int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta)
+{
+	struct offcpu_start *st;
+	struct timespec now;
+	uint64_t now_ns;
+	int err = 0;
+
+	if (!s->off)
+		return -ENOENT;
+	st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->off->maps.start), &tid, st) || st->ts != ts ||
+	    !(st->key.flags & KEY_OFFCPU_COPY) || ts > now_ns) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	*delta = now_ns - ts;
+	if (*delta < s->opts.min_block_ns || *delta > s->opts.max_block_ns)
+		err = -ERANGE;
+cleanup:
 	free(st);
 	return err;
 }

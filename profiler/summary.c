@@ -18,7 +18,8 @@ double summary__counts(const struct summary *sm)
 	/* events: samples, and switch-outs of matching threads (tracked or not) */
 	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + sm->drain_lost;
+			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
+			st[STAT_OFF_UNENDED] + sm->drain_lost;
 	double lost_pct = pct(lost, taken);
 
 	if (sm->quiet && !lost)
@@ -27,7 +28,7 @@ double summary__counts(const struct summary *sm)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
-			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT],
+			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
 			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
 	if (sm->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
@@ -35,6 +36,10 @@ double summary__counts(const struct summary *sm)
 			" shorter than --min-block, %" PRIu64 " longer than --max-block\n",
 			st[STAT_SWITCHES], sm->elapsed, st[STAT_OFF_COUNTED],
 			sm->fold->offcpu_ns / 1e9, st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
+	if (st[STAT_OFF_UNENDED])
+		pr_warn("lost: %" PRIu64 " off-CPU intervals without a switch-in (the thread switched "
+			"out again before sched_switch showed it switching in)\n",
+			st[STAT_OFF_UNENDED]);
 	pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost) {
 		pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64 " count map full, %" PRIu64
@@ -42,12 +47,14 @@ double summary__counts(const struct summary *sm)
 			" off-CPU intervals untracked (start map full)\n",
 			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
 			sm->drain_lost, st[STAT_LOST_START]);
-		if (st[STAT_LOST_RINGBUF]) {
-			pr_warn("lost: %" PRIu64
-				" samples with the sample ring buffer full (%" PRIu64 " KiB)\n",
-				st[STAT_LOST_RINGBUF], sm->ring_bytes >> 10);
-			pr_hint("lower -F or --stack-size: unwinding did not keep up\n");
-		} else {
+		if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
+			pr_warn("lost: %" PRIu64 " samples or off-CPU stack copies and %" PRIu64
+				" off-CPU interval ends with the sample ring buffer full (%" PRIu64
+				" KiB)\n",
+				st[STAT_LOST_RINGBUF], st[STAT_LOST_INTERVAL], sm->ring_bytes >> 10);
+			pr_hint("lower -F or --stack-size, or raise --ring-size: unwinding did not "
+				"keep up\n");
+		} else if (lost > st[STAT_OFF_UNENDED]) {
 			pr_hint("raise --max-stacks (now %" PRIu64 ") or lower -F\n",
 				sm->max_stacks);
 		}

@@ -1253,6 +1253,13 @@ int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint6
 	return 0;
 }
 
+bool symbolizer__file_in_use(const struct symbolizer *s, const void *file)
+{
+	const struct elf_file *f = file;
+
+	return f && (f == s->vdso || f->refs > 0);
+}
+
 int symbolizer__open_mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr)
 {
 	const struct proc_map *m;

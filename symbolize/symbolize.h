@@ -267,6 +267,13 @@ int symbolizer__kernel_sym(struct symbolizer *s, uint64_t ip, bool is_return,
 			   struct symbolizer_ksym *out);
 int symbolizer__set_kallsyms(struct symbolizer *s, const struct symbolizer_ksym *syms, size_t n);
 
+/*
+ * Is the file identity @file (from symbolizer__mapping_gen()) mapped by a process
+ * image the symbolizer still holds (not forgotten)? The vDSO always is. For caches
+ * keyed by file identity that follow the symbolizer's lifetimes (unwind tables).
+ */
+bool symbolizer__file_in_use(const struct symbolizer *s, const void *file);
+
 /* What was resolved and what was not, for the end-of-run summary. */
 struct symbolizer_stats {
 	uint64_t user_frames;	    /* user lookups */

@@ -14,7 +14,7 @@ require_bpf() {
 		reason="not root"
 	elif [ ! -r /sys/kernel/btf/vmlinux ]; then
 		reason="no kernel BTF at /sys/kernel/btf/vmlinux"
-	elif ! "$SCORCH" record -a -d 0.05 -q -o /dev/null 2>"$TMP/probe.err"; then
+	elif ! "$SCORCH" record --unwind fp -a -d 0.05 -q -o /dev/null 2>"$TMP/probe.err"; then
 		reason="scorch cannot record here: $(head -n 2 "$TMP/probe.err" | tr '\n' ' ')"
 	fi
 	if [ -n "$reason" ]; then

@@ -33,8 +33,9 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 /* The unwind tables of one file, copied out of it (the file may go away). */
 struct ufile {
 	const void *id;
-	bool loaded; /* false: open failed (process gone); tried again next time */
+	bool loaded; /* false: not read, open failed (process gone) or dropped by trim */
 	bool no_cfi; /* no usable .eh_frame_hdr */
+	uint64_t last_use; /* unwinder tick of the last lookup */
 	uint8_t *hdr;
 	uint64_t hdr_vaddr, hdr_len;
 	uint8_t *eh;
@@ -49,6 +50,7 @@ struct unwinder {
 	struct ufile **slots; /* open addressing by id */
 	size_t nr_slots, count;
 	struct unwind_stats st;
+	uint64_t tick; /* lookups so far: recency of files */
 	int err; /* -ENOMEM seen inside a callback */
 };
 
@@ -116,6 +118,7 @@ static void ufile_clear(struct ufile *f)
 	free(f->hdr);
 	free(f->eh);
 	f->hdr = f->eh = NULL;
+	f->hdr_len = f->eh_len = 0;
 }
 
 /* ---- reading tables ---- */
@@ -252,6 +255,24 @@ static int ufile_parse(struct ufile *f, Elf *elf)
 	return f->eh ? 0 : -EINVAL;
 }
 
+/* Does @elf have a section named @name? */
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (n && !strcmp(n, name) && sh.sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
 /* The tables of the file of @m (mapping of @addr in the sample's process). */
 static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint64_t addr)
 {
@@ -260,17 +281,22 @@ static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint6
 	Elf *elf = NULL;
 	int fd = -1, err;
 
-	if (f && f->loaded)
+	if (f && f->loaded) {
+		f->last_use = ++u->tick;
 		return f;
+	}
 	if (!f) {
 		f = calloc(1, sizeof(*f));
+		if (f)
+			f->id = m->file; /* before cache_add(), which places it by its id */
 		if (!f || cache_add(u, f)) {
 			free(f);
 			u->err = -ENOMEM;
 			return NULL;
 		}
-		f->id = m->file;
 	}
+	f->last_use = ++u->tick;
+	f->no_cfi = false;
 	if (m->kind == UNWIND_MAP_VDSO) {
 		unsigned long base = getauxval(AT_SYSINFO_EHDR);
 
@@ -293,11 +319,16 @@ static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint6
 		ufile_clear(f);
 		f->no_cfi = true;
 		u->st.files_no_cfi++;
+		if (elf && has_section(elf, ".debug_frame"))
+			u->st.files_debug_frame++;
 		pr_debug("unwind: no usable .eh_frame_hdr in %s: %s\n",
 			 m->path ? m->path : "a mapped file", strerror(-err));
 	} else {
 		u->st.files_loaded++;
+		u->st.files_held++;
+		u->st.files_held_max = MAX(u->st.files_held, u->st.files_held_max);
 		u->st.table_bytes += f->hdr_len + f->eh_len;
+		u->st.table_bytes_max = MAX(u->st.table_bytes, u->st.table_bytes_max);
 	}
 	elf_end(elf);
 	if (fd >= 0)
@@ -350,7 +381,9 @@ static bool read_word(const uint8_t *buf, uint64_t base, uint64_t len, uint64_t 
 {
 	uint64_t lo, hi;
 
-	if (!buf || addr + sizeof(*val) <= base || addr >= base + len)
+	/* no sum may wrap: addresses come from registers and stacks of another process */
+	if (!buf || addr > UINT64_MAX - sizeof(*val) || addr + sizeof(*val) <= base ||
+	    addr - base >= len)
 		return false;
 	lo = MAX(addr, base);
 	hi = MIN(addr + sizeof(*val), base + len);
@@ -367,16 +400,15 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
-	/* addr comes from the walk (garbage CFA rules give any value): no overflow */
-	if (addr >= smp->sp && addr - smp->sp <= smp->stack_len &&
-	    smp->stack_len - (addr - smp->sp) >= sizeof(*val)) {
+	if (addr >= smp->sp && smp->stack_len >= sizeof(*val) &&
+	    addr - smp->sp <= smp->stack_len - sizeof(*val)) {
 		memcpy(val, (const uint8_t *)smp->stack + (addr - smp->sp), sizeof(*val));
 		return 0;
 	}
 	if (f && (read_word(f->hdr, w->bias + f->hdr_vaddr, f->hdr_len, addr, val) ||
 		  read_word(f->eh, w->bias + f->eh_vaddr, f->eh_len, addr, val)))
 		return 0;
-	if (addr >= smp->sp && addr < smp->sp + STACK_PLAUSIBLE)
+	if (addr >= smp->sp && addr - smp->sp < STACK_PLAUSIBLE)
 		w->beyond = true;
 	return -UNW_EINVAL;
 }
@@ -459,6 +491,42 @@ struct unwinder *unwinder__new(const struct unwind_opts *opts)
 	 */
 	unw_set_caching_policy(u->as, UNW_CACHE_NONE);
 	return u;
+}
+
+static int by_recency(const void *a, const void *b)
+{
+	const struct ufile *x = *(const struct ufile *const *)a, *y = *(const struct ufile *const *)b;
+
+	return x->last_use < y->last_use ? 1 : x->last_use > y->last_use ? -1 : 0;
+}
+
+void unwinder__trim(struct unwinder *u, size_t keep)
+{
+	struct ufile **unused;
+	size_t i, n = 0;
+
+	if (!u || !u->ops.in_use || u->st.files_held <= keep)
+		return;
+	unused = malloc(u->st.files_held * sizeof(*unused));
+	if (!unused)
+		return; /* keeping tables is always correct */
+	for (i = 0; i < u->nr_slots && n < u->st.files_held; i++) {
+		struct ufile *f = u->slots[i];
+
+		if (f && f->loaded && f->hdr && !u->ops.in_use(u->ops_ctx, f->id))
+			unused[n++] = f;
+	}
+	if (n > keep) {
+		qsort(unused, n, sizeof(*unused), by_recency);
+		for (i = keep; i < n; i++) {
+			u->st.table_bytes -= unused[i]->hdr_len + unused[i]->eh_len;
+			ufile_clear(unused[i]);
+			unused[i]->loaded = false;
+			u->st.files_held--;
+			u->st.files_evicted++;
+		}
+	}
+	free(unused);
 }
 
 void unwinder__free(struct unwinder *u)

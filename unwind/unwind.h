@@ -50,11 +50,15 @@ struct unwind_map {
  * snapshots, see symbolizer__mapping_gen()). find: fills @out for @addr in process
  * image (@pid, @gen); returns 0 or -ENOENT (no executable mapping), other -errno.
  * open: a read-only descriptor of the FILE mapping holding @addr, owned by the
- * caller, or -errno; called once per file identity (again after a failure).
+ * caller, or -errno; called once per file identity (again after a failure, or
+ * after unwinder__trim() dropped the file's tables). in_use (optional): does a
+ * process the caller still holds map the file @file (an identity from find)?
+ * unwinder__trim() keeps the tables of those.
  */
 struct unwind_maps_ops {
 	int (*find)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct unwind_map *out);
 	int (*open)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr);
+	bool (*in_use)(void *ctx, const void *file);
 };
 
 struct unwind_opts {
@@ -67,6 +71,16 @@ struct unwind_opts {
 struct unwinder *unwinder__new(const struct unwind_opts *opts);
 /* Frees the unwinder and every cached table. NULL is accepted. */
 void unwinder__free(struct unwinder *u);
+
+/*
+ * Bounds the tables held for files no process uses any more (ops->in_use false):
+ * the @keep most recently used of them stay loaded (short-lived processes of one
+ * program reuse them), older ones drop their tables and keep only their identity
+ * (about 100 bytes); a later sample in such a file reads its tables again through
+ * ops->open. Files in use are never dropped. Without ops->in_use, does nothing.
+ * Call it when processes have been released (the symbolizer's forget).
+ */
+void unwinder__trim(struct unwinder *u, size_t keep);
 
 /* One sample. @stack holds @stack_len bytes of the stack from @sp upwards. */
 struct unwind_sample {
@@ -100,10 +114,15 @@ struct unwind_stats {
 	uint64_t samples;		     /* unwinder__unwind() calls */
 	uint64_t frames;		     /* addresses returned */
 	uint64_t ends[UNWIND_END_ERROR + 1]; /* walks by enum unwind_end */
-	uint64_t files_loaded;		     /* files whose unwind tables were read */
+	uint64_t files_loaded;		     /* table reads (a file again after it was dropped) */
 	uint64_t files_no_cfi;		     /* files without .eh_frame_hdr (frame pointers used) */
+	uint64_t files_debug_frame;	     /* of those, files with only .debug_frame CFI */
 	uint64_t files_unreadable;	     /* files that could not be opened (process gone) */
-	uint64_t table_bytes;		     /* bytes of .eh_frame_hdr + .eh_frame held */
+	uint64_t files_held;		     /* files whose tables are loaded now */
+	uint64_t files_held_max;	     /* ... and at most */
+	uint64_t files_evicted;		     /* tables dropped by unwinder__trim() */
+	uint64_t table_bytes;		     /* bytes of .eh_frame_hdr + .eh_frame held now */
+	uint64_t table_bytes_max;	     /* ... and at most */
 };
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 

@@ -16,7 +16,7 @@ javac -d "$TMP" "$WORKLOADS/Hot.java"
 start_ready java -XX:+PreserveFramePointer -XX:CompileCommand=quiet \
 	-XX:CompileCommand=dontinline,Hot::hot -cp "$TMP" Hot 8
 jcmd "$BG_PID" Compiler.perfmap >/dev/null || fail "jcmd Compiler.perfmap failed"
-"$SCORCH" record -F 999 -d 3 -p "$BG_PID" -o "$TMP/java.folded" 2>"$TMP/err" ||
+"$SCORCH" record --unwind fp -F 999 -d 3 -p "$BG_PID" -o "$TMP/java.folded" 2>"$TMP/err" ||
 	fail "record failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 check_folded "$TMP/java.folded"

@@ -13,7 +13,7 @@ touch "$TMP/marker"
 # the perf map node leaves behind (its PID is not known here)
 trap 'find /tmp -maxdepth 1 -name "perf-*.map" -newer "$TMP/marker" -user 0 \
 	-exec grep -l -F "$WORKLOADS/hot.js" {} + 2>/dev/null | xargs -r rm -f; rm -rf "$TMP"' EXIT
-"$SCORCH" record -F 999 -o "$TMP/node.folded" -- \
+"$SCORCH" record --unwind fp -F 999 -o "$TMP/node.folded" -- \
 	node --perf-basic-prof --no-turbo-inlining "$WORKLOADS/hot.js" 4 2>"$TMP/err" ||
 	fail "record failed: $(cat "$TMP/err")"
 cat "$TMP/err"

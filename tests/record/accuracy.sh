@@ -7,7 +7,7 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-"$SCORCH" record -F 999 -o "$TMP/split.folded" -- "$SPLIT" --seconds 5 2>"$TMP/err" ||
+"$SCORCH" record --unwind fp -F 999 -o "$TMP/split.folded" -- "$SPLIT" --seconds 5 2>"$TMP/err" ||
 	fail "record failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 check_folded "$TMP/split.folded"

@@ -11,7 +11,7 @@ require_bpf
 # samples (its "sampling" line on stderr, read from a FIFO: no sleep).
 start_recording() {
 	mkfifo "$TMP/rec.fifo"
-	"$SCORCH" record "$@" 2>"$TMP/rec.fifo" &
+	"$SCORCH" record --unwind fp "$@" 2>"$TMP/rec.fifo" &
 	REC=$!
 	exec 8<"$TMP/rec.fifo"
 	read -r -t 30 line <&8 || fail "the recording did not start"
@@ -41,7 +41,7 @@ awk -v n="$named" -v a="$all" 'BEGIN { exit !(n >= 0.85 * a) }' ||
 	fail "only $named of $all samples of short-lived processes name burst_burn"
 
 # 2. exec under one PID (record -- cmd): each image's function under its own comm.
-"$SCORCH" record -F 499 -o "$TMP/exec.folded" -- "$PHASE_ONE" 300 "$PHASE_TWO" 2>"$TMP/err" ||
+"$SCORCH" record --unwind fp -F 499 -o "$TMP/exec.folded" -- "$PHASE_ONE" 300 "$PHASE_TWO" 2>"$TMP/err" ||
 	fail "record of an exec'ing command failed: $(cat "$TMP/err")"
 check_folded "$TMP/exec.folded"
 one=$(comm_total "$TMP/exec.folded" phase_one)

@@ -40,7 +40,7 @@ awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$total" 'BEGIN {
 }' || fail "dwarf profile of the known workload is not true"
 
 # the same binary with frame pointers walked: for comparison only (what dwarf fixes)
-"$SCORCH" record -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT_NOFP" --seconds 1 2>/dev/null ||
+"$SCORCH" record --unwind fp -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT_NOFP" --seconds 1 2>/dev/null ||
 	fail "record --unwind fp failed"
 echo "fp: $(comm_total "$TMP/fp.folded" "$comm") samples, $(frame_total "$TMP/fp.folded" "$comm" main) reaching main"
 echo PASS

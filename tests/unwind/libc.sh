@@ -7,7 +7,7 @@
 # workload built with frame pointers and without. (The frame-pointer walk of the
 # same samples skips burn_kernel: libc's read keeps the caller's rbp, so the walk
 # takes burn_kernel's return address for read's; its figure is printed.)
-# cpu mode only: off-CPU dwarf unwinding (stack copy at switch-out) is not done yet.
+# The off-CPU variant (callers of nanosleep and read) is tests/unwind/offcpu.sh.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -23,10 +23,15 @@ callers() {
 	} END { printf "%d %d\n", t, k }' "$1"
 }
 
+# the no-fp build with the default (--unwind auto: dwarf in cpu mode), the fp build
+# with --unwind dwarf
 for bin in "$SPLIT_NOFP" "$SPLIT"; do
 	comm=$(basename "$bin")
-	"$SCORCH" record --unwind dwarf -F 999 -q -o "$TMP/d.folded" -- "$bin" --seconds 2 \
-		--kernel 2>"$TMP/err" || fail "record --unwind dwarf $comm failed: $(cat "$TMP/err")"
+	how=(--unwind dwarf)
+	[ "$bin" = "$SPLIT_NOFP" ] && how=()
+	"$SCORCH" record ${how[@]+"${how[@]}"} -F 999 -o "$TMP/d.folded" -- "$bin" --seconds 2 \
+		--kernel 2>"$TMP/err" || fail "record ${how[*]} $comm failed: $(cat "$TMP/err")"
+	grep -q "unwind dwarf: .* walks: " "$TMP/err" || fail "$comm: not unwound with dwarf: $(cat "$TMP/err")"
 	check_folded "$TMP/d.folded"
 	read -r t k < <(callers "$TMP/d.folded" "$comm")
 	echo "$comm dwarf: $t samples in read, $k with burn_kernel as its caller"
@@ -34,7 +39,7 @@ for bin in "$SPLIT_NOFP" "$SPLIT"; do
 	[ $((k * 100)) -ge $((t * 98)) ] || fail "$comm: read lost its caller ($k of $t)"
 done
 
-"$SCORCH" record -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT" --seconds 1 --kernel 2>/dev/null ||
+"$SCORCH" record --unwind fp -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT" --seconds 1 --kernel 2>/dev/null ||
 	fail "record --unwind fp failed"
 read -r t k < <(callers "$TMP/fp.folded" "$(basename "$SPLIT")")
 echo "split fp (for comparison): $t samples in read, $k with burn_kernel as its caller"

@@ -8,8 +8,11 @@
  * It measures the wall time it spent in each function itself (CLOCK_MONOTONIC) and
  * prints it at exit: "truth burn_cpu=US wait_sleep=US wait_pipe=US total=US".
  * Build: cc -O1 -fno-omit-frame-pointer -pthread.
+ * With --libc the waits call libc's nanosleep() and read() instead, so the blocked
+ * instruction lies in libc (Debian's has no frame pointers) and the named function
+ * is its caller: what --unwind dwarf must recover (tests/unwind/offcpu.sh).
  *
- * usage: block [--seconds S] [--burn]
+ * usage: block [--seconds S] [--burn] [--libc]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 static int pipefd[2], kick[2];
+static int use_libc;
 static volatile unsigned long sink;
 
 static long long now_us(void)
@@ -64,6 +68,11 @@ __attribute__((noinline)) void wait_sleep(long ms)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
 
+	if (use_libc) {
+		while (nanosleep(&ts, &ts))
+			;
+		return;
+	}
 	while (SYSCALL3(SYS_nanosleep, &ts, &ts, 0) == -4 /* EINTR */)
 		;
 }
@@ -72,6 +81,11 @@ __attribute__((noinline)) void wait_pipe(void)
 {
 	char c;
 
+	if (use_libc) {
+		while (read(pipefd[0], &c, 1) < 0)
+			;
+		return;
+	}
 	while (SYSCALL3(SYS_read, pipefd[0], &c, 1) == -4)
 		;
 }
@@ -121,8 +135,10 @@ int main(int argc, char **argv)
 			seconds = strtod(argv[++i], NULL);
 		else if (!strcmp(argv[i], "--burn"))
 			burn = 1;
+		else if (!strcmp(argv[i], "--libc"))
+			use_libc = 1;
 		else {
-			fprintf(stderr, "usage: block [--seconds S] [--burn]\n");
+			fprintf(stderr, "usage: block [--seconds S] [--burn] [--libc]\n");
 			return 2;
 		}
 	}

@@ -123,6 +123,7 @@ enum proc_flags {
 	PROC_MISSING = 1 << 1,  /* it was gone before they could be read */
 	PROC_EXITED = 1 << 2,   /* it exited; its counts wait to be reaped */
 	PROC_RELEASED = 1 << 3, /* reaped: its counts are symbolized, its mappings dropped */
+	PROC_REPLACED = 1 << 4, /* ended by an exec: the PID lives on in a new image */
 };
 
 struct proc_entry {

@@ -791,10 +791,12 @@ static void on_event(void *ctx, const struct scorch_event *e)
 			p->flags |= PROC_EXITED;
 			/* images replaced by exec wait for the periodic reap: they must not
 			 * double the reaps of fork+exec loads (each reap reads every count) */
-			if (e->type == SCORCH_EVENT_EXIT)
+			if (e->type == SCORCH_EVENT_EXIT) {
 				r->pending_exits++;
-			else
+			} else {
+				p->flags |= PROC_REPLACED;
 				r->pending_replaced++;
+			}
 			/* its last JIT entries, through the descriptors kept open */
 			perfmaps__refresh(r->pm, e->pid);
 		}
@@ -1084,7 +1086,9 @@ static int reap_exited(struct record *r)
 				return err;
 		}
 		symbolizer__forget_gen(r->sym, p->pid, p->gen);
-		perfmaps__forget(r->pm, p->pid);
+		/* JIT maps are per PID: after an exec the new image may be tracking it */
+		if (!(p->flags & PROC_REPLACED))
+			perfmaps__forget(r->pm, p->pid);
 		if (p->flags & PROC_SNAPPED)
 			r->procs_held--;
 		p->flags |= PROC_RELEASED;

@@ -353,7 +353,8 @@ static int build_segs(struct dw_build *b)
 	uint64_t pos = 0;
 	int err = 0;
 
-	qsort(b->ranges, b->nr_ranges, sizeof(*b->ranges), range_cmp);
+	if (b->nr_ranges)
+		qsort(b->ranges, b->nr_ranges, sizeof(*b->ranges), range_cmp);
 	stack = malloc((b->nr_ranges + 1) * sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
@@ -536,7 +537,8 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 		err = 0;
 	if (err)
 		goto cleanup;
-	qsort(idx->lines, idx->nr_lines, sizeof(*idx->lines), line_cmp);
+	if (idx->nr_lines) /* lines NULL without any (qsort's pointer must not be NULL) */
+		qsort(idx->lines, idx->nr_lines, sizeof(*idx->lines), line_cmp);
 	if (b.bad)
 		pr_debug("symbolize: %s: parts of the DWARF could not be read\n", what);
 	pr_debug("symbolize: %s: %zu scopes, %zu ranges, %zu line rows\n", what, idx->nr_scopes,

@@ -23,6 +23,7 @@
 #define DW_MAX_LINES	 (64u << 20)
 #define DW_MAX_DEPTH	 256	      /* DIE nesting followed */
 #define DW_MAX_ZSTD_SIZE (1ull << 32) /* decompressed section */
+#define DW_MAX_STR_SECS	 64	      /* sections whose strings are bounds-checked */
 
 /* A function, or one inlined instance of a function inside another. */
 struct dw_scope {
@@ -71,6 +72,11 @@ struct dw_build {
 	Dwarf_Files *files; /* the current CU's file table */
 	size_t nr_cu_files;
 	bool bad; /* something did not parse: counted, the rest is kept */
+	/* the file's non-allocated sections, as libdw reads them: see dw_string() */
+	struct dw_sec {
+		const char *lo, *hi;
+	} secs[DW_MAX_STR_SECS];
+	size_t nr_secs;
 };
 
 #define GROW(arr, nr, cap, max)                                                                    \
@@ -111,9 +117,52 @@ size_t dwarf_index__bytes(const struct dwarf_index *idx)
 	       idx->cap_lines * sizeof(*idx->lines) + idx->cap_files * sizeof(*idx->files);
 }
 
-static const char *intern(struct dwarf_index *idx, const char *s)
+/*
+ * libdw hands out strings as pointers into the section data without checking that an
+ * inline (DW_FORM_string) value is NUL-terminated before the end of .debug_info, so a
+ * corrupt file could make strlen() read past the buffer. A string inside one of the
+ * file's sections must end inside it; strings elsewhere are libdw's own (file names it
+ * joined with their directory) or from a supplementary file, and are taken as given.
+ */
+static void dw_sections(struct dw_build *b, Elf *elf)
 {
-	return s ? strset__intern(idx->strs, s) : NULL;
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	while (b->nr_secs < DW_MAX_STR_SECS && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    (sh.sh_flags & SHF_ALLOC))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size)
+			b->secs[b->nr_secs++] =
+				(struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
+	}
+}
+
+static const char *dw_string(struct dw_build *b, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	for (i = 0; i < b->nr_secs; i++) {
+		if (s < b->secs[i].lo || s >= b->secs[i].hi)
+			continue;
+		if (memchr(s, '\0', (size_t)(b->secs[i].hi - s)))
+			return s;
+		b->bad = true;
+		return NULL;
+	}
+	return s;
+}
+
+/* Interns @s (a string from libdw, checked); NULL for NULL, a bad string, or no memory. */
+static const char *intern(struct dw_build *b, const char *s)
+{
+	s = dw_string(b, s);
+	return s ? strset__intern(b->idx->strs, s) : NULL;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -163,10 +212,10 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 		b->nr_ranges = first;
 		return err;
 	}
-	name = die_name(die);
+	name = dw_string(b, die_name(die));
 	sc = &idx->scopes[idx->nr_scopes];
 	*sc = (struct dw_scope){.parent = parent, .entry = entry};
-	sc->name = intern(idx, name ? name : "[unknown]");
+	sc->name = intern(b, name ? name : "[unknown]");
 	if (!sc->name)
 		return -ENOMEM;
 	if (inlined) {
@@ -174,8 +223,10 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 			sc->call_line = w > UINT32_MAX ? 0 : (uint32_t)w;
 		if (b->files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &w) &&
 		    w < b->nr_cu_files) {
-			sc->call_file = intern(idx, dwarf_filesrc(b->files, w, NULL, NULL));
-			if (!sc->call_file && errno == ENOMEM)
+			const char *f = dw_string(b, dwarf_filesrc(b->files, w, NULL, NULL));
+
+			sc->call_file = f ? intern(b, f) : NULL;
+			if (f && !sc->call_file)
 				return -ENOMEM;
 		}
 	}
@@ -269,12 +320,12 @@ static int add_lines(struct dw_build *b, Dwarf_Die *cu)
 		if (idx->nr_lines && idx->lines[idx->nr_lines - 1].addr == addr &&
 		    idx->lines[idx->nr_lines - 1].file != UINT32_MAX)
 			idx->nr_lines--;
-		src = dwarf_linesrc(l, NULL, NULL);
+		src = dw_string(b, dwarf_linesrc(l, NULL, NULL));
 		if (!src)
 			src = "??";
 		if (src != last_src) {
 			/* rows of one file come in runs: one interning per run */
-			const char *in = intern(idx, src);
+			const char *in = intern(b, src);
 
 			if (!in)
 				return -ENOMEM;
@@ -503,6 +554,7 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 		goto cleanup;
 	}
 	b.idx = idx;
+	dw_sections(&b, elf);
 	while (!err &&
 	       dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, &utype, NULL, NULL) == 0) {
 		Dwarf_Die cu;

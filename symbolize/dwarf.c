@@ -124,21 +124,46 @@ size_t dwarf_index__bytes(const struct dwarf_index *idx)
  * file's sections must end inside it; strings elsewhere are libdw's own (file names it
  * joined with their directory) or from a supplementary file, and are taken as given.
  */
-static void dw_sections(struct dw_build *b, Elf *elf)
+static bool is_str_section(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return (n > 4 && !strcmp(name + n - 4, "_str")) ||
+	       (n > 8 && !strcmp(name + n - 8, "_str.dwo"));
+}
+
+/*
+ * Records the sections for dw_string(), and checks that every string section (.debug_str,
+ * .debug_line_str, ...) ends with a NUL: libdw 0.188 reads the file names of DWARF 5
+ * line tables from .debug_line_str with strlen() and would run off the end of a cut one.
+ * Returns false for such a file (its DWARF is not used).
+ */
+static bool dw_sections(struct dw_build *b, Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *d;
 	GElf_Shdr sh;
+	size_t shstrndx;
+	bool names = !elf_getshdrstrndx(elf, &shstrndx);
 
-	while (b->nr_secs < DW_MAX_STR_SECS && (scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    (sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (names && is_str_section(elf_strptr(elf, shstrndx, sh.sh_name))) {
+			d = elf_getdata(scn, NULL);
+			if (d && d->d_buf && d->d_size &&
+			    ((const char *)d->d_buf)[d->d_size - 1] != '\0')
+				return false;
+		}
+		if (sh.sh_type != SHT_PROGBITS || b->nr_secs == DW_MAX_STR_SECS)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (d && d->d_buf && d->d_size)
 			b->secs[b->nr_secs++] =
 				(struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
 	}
+	return true;
 }
 
 static const char *dw_string(struct dw_build *b, const char *s)
@@ -554,7 +579,11 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 		goto cleanup;
 	}
 	b.idx = idx;
-	dw_sections(&b, elf);
+	if (!dw_sections(&b, elf)) {
+		pr_debug("symbolize: %s: a DWARF string section is not NUL-terminated\n", what);
+		err = -EINVAL;
+		goto cleanup;
+	}
 	while (!err &&
 	       dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, &utype, NULL, NULL) == 0) {
 		Dwarf_Die cu;

@@ -18,12 +18,13 @@
 #endif
 
 /* Bounds on what one (untrusted) debug file may make us hold. */
-#define DW_MAX_SCOPES	 (8u << 20)
-#define DW_MAX_SEGS	 (32u << 20)
-#define DW_MAX_LINES	 (64u << 20)
-#define DW_MAX_DEPTH	 256	      /* DIE nesting followed */
-#define DW_MAX_ZSTD_SIZE (1ull << 32) /* decompressed section */
-#define DW_MAX_STR_SECS	 64	      /* sections whose strings are bounds-checked */
+#define DW_MAX_SCOPES	  (8u << 20)
+#define DW_MAX_SEGS	  (32u << 20)
+#define DW_MAX_LINES	  (64u << 20)
+#define DW_MAX_DEPTH	  256	       /* DIE nesting followed */
+#define DW_MAX_ZSTD_SIZE  (1ull << 32) /* decompressed section */
+#define DW_MAX_ZSTD_RATIO 1024	       /* decompressed / compressed bytes */
+#define DW_MAX_STR_SECS	  64	       /* sections whose strings are bounds-checked */
 
 /* A function, or one inlined instance of a function inside another. */
 struct dw_scope {
@@ -476,6 +477,7 @@ static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *wha
 		GElf_Chdr ch;
 		size_t hdr;
 		void *out, **tmp;
+		unsigned long long fsize;
 		size_t got;
 
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
@@ -488,6 +490,19 @@ static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *wha
 		hdr = gelf_fsize(elf, ELF_T_CHDR, 1, EV_CURRENT);
 		if (!data || !data->d_buf || data->d_size < hdr || ch.ch_size > DW_MAX_ZSTD_SIZE) {
 			pr_debug("symbolize: %s: bad compressed section\n", what);
+			continue;
+		}
+		/*
+		 * The buffer is allocated before decompressing: a size the frame does not
+		 * declare, or beyond DW_MAX_ZSTD_RATIO times the compressed bytes (debug
+		 * sections compress 3-20x), is a corrupt header asking for gigabytes.
+		 */
+		fsize = ZSTD_getFrameContentSize((const char *)data->d_buf + hdr,
+						 data->d_size - hdr);
+		if ((fsize != ZSTD_CONTENTSIZE_UNKNOWN && fsize != ch.ch_size) ||
+		    ch.ch_size / DW_MAX_ZSTD_RATIO > data->d_size - hdr) {
+			pr_debug("symbolize: %s: zstd section of implausible size %llu\n", what,
+				 (unsigned long long)ch.ch_size);
 			continue;
 		}
 		out = malloc(ch.ch_size ? ch.ch_size : 1);

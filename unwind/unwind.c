@@ -350,7 +350,8 @@ static bool read_word(const uint8_t *buf, uint64_t base, uint64_t len, uint64_t 
 {
 	uint64_t lo, hi;
 
-	if (!buf || addr + sizeof(*val) <= base || addr >= base + len)
+	if (!buf || addr > UINT64_MAX - sizeof(*val) || addr + sizeof(*val) <= base ||
+	    addr >= base + len)
 		return false;
 	lo = MAX(addr, base);
 	hi = MIN(addr + sizeof(*val), base + len);
@@ -367,7 +368,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= smp->sp && addr + sizeof(*val) <= smp->sp + smp->stack_len) {
+	/* no addr + 8: an address near 2^64 (a garbage register) would wrap into range */
+	if (addr >= smp->sp && addr - smp->sp <= smp->stack_len &&
+	    smp->stack_len - (addr - smp->sp) >= sizeof(*val)) {
 		memcpy(val, (const uint8_t *)smp->stack + (addr - smp->sp), sizeof(*val));
 		return 0;
 	}

@@ -77,8 +77,6 @@ int parse__u64(const char *s, int base, uint64_t *out);
 int parse__long(const char *s, long min, long max, long *out);
 int parse__double(const char *s, double min, double max, double *out);
 
-#endif /* SCORCH_COMMON_H */
-
 /*
  * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout).
  * An existing device or FIFO (/dev/null) is written in place. For a regular
@@ -95,3 +93,5 @@ struct out_file {
 };
 int out__open(struct out_file *out, const char *path);
 int out__close(struct out_file *out, bool commit);
+
+#endif /* SCORCH_COMMON_H */

@@ -268,7 +268,8 @@ int collapse__flush(struct collapser *c)
 		if (err)
 			goto cleanup;
 	}
-	memset(c->stacks, 0, c->nr_stacks_slots * sizeof(*c->stacks));
+	if (c->stacks) /* none yet when the input had no sample */
+		memset(c->stacks, 0, c->nr_stacks_slots * sizeof(*c->stacks));
 	c->nr_distinct = 0;
 	c->keys_len = 0;
 cleanup:

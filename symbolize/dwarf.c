@@ -18,11 +18,13 @@
 #endif
 
 /* Bounds on what one (untrusted) debug file may make us hold. */
-#define DW_MAX_SCOPES	 (8u << 20)
-#define DW_MAX_SEGS	 (32u << 20)
-#define DW_MAX_LINES	 (64u << 20)
-#define DW_MAX_DEPTH	 256	      /* DIE nesting followed */
-#define DW_MAX_ZSTD_SIZE (1ull << 32) /* decompressed section */
+#define DW_MAX_SCOPES	  (8u << 20)
+#define DW_MAX_SEGS	  (32u << 20)
+#define DW_MAX_LINES	  (64u << 20)
+#define DW_MAX_DEPTH	  256	       /* DIE nesting followed */
+#define DW_MAX_ZSTD_SIZE  (1ull << 32) /* decompressed section */
+#define DW_MAX_ZSTD_RATIO 1024	       /* decompressed / compressed bytes */
+#define DW_MAX_STR_SECS	  64	       /* sections whose strings are bounds-checked */
 
 /* A function, or one inlined instance of a function inside another. */
 struct dw_scope {
@@ -71,6 +73,11 @@ struct dw_build {
 	Dwarf_Files *files; /* the current CU's file table */
 	size_t nr_cu_files;
 	bool bad; /* something did not parse: counted, the rest is kept */
+	/* the file's non-allocated sections, as libdw reads them: see dw_string() */
+	struct dw_sec {
+		const char *lo, *hi;
+	} secs[DW_MAX_STR_SECS];
+	size_t nr_secs;
 };
 
 #define GROW(arr, nr, cap, max)                                                                    \
@@ -111,9 +118,77 @@ size_t dwarf_index__bytes(const struct dwarf_index *idx)
 	       idx->cap_lines * sizeof(*idx->lines) + idx->cap_files * sizeof(*idx->files);
 }
 
-static const char *intern(struct dwarf_index *idx, const char *s)
+/*
+ * libdw hands out strings as pointers into the section data without checking that an
+ * inline (DW_FORM_string) value is NUL-terminated before the end of .debug_info, so a
+ * corrupt file could make strlen() read past the buffer. A string inside one of the
+ * file's sections must end inside it; strings elsewhere are libdw's own (file names it
+ * joined with their directory) or from a supplementary file, and are taken as given.
+ */
+static bool is_str_section(const char *name)
 {
-	return s ? strset__intern(idx->strs, s) : NULL;
+	size_t n = name ? strlen(name) : 0;
+
+	return (n > 4 && !strcmp(name + n - 4, "_str")) ||
+	       (n > 8 && !strcmp(name + n - 8, "_str.dwo"));
+}
+
+/*
+ * Records the sections for dw_string(), and checks that every string section (.debug_str,
+ * .debug_line_str, ...) ends with a NUL: libdw 0.188 reads the file names of DWARF 5
+ * line tables from .debug_line_str with strlen() and would run off the end of a cut one.
+ * Returns false for such a file (its DWARF is not used).
+ */
+static bool dw_sections(struct dw_build *b, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	bool names = !elf_getshdrstrndx(elf, &shstrndx);
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (names && is_str_section(elf_strptr(elf, shstrndx, sh.sh_name))) {
+			d = elf_getdata(scn, NULL);
+			if (d && d->d_buf && d->d_size &&
+			    ((const char *)d->d_buf)[d->d_size - 1] != '\0')
+				return false;
+		}
+		if (sh.sh_type != SHT_PROGBITS || b->nr_secs == DW_MAX_STR_SECS)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size)
+			b->secs[b->nr_secs++] =
+				(struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
+	}
+	return true;
+}
+
+static const char *dw_string(struct dw_build *b, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	for (i = 0; i < b->nr_secs; i++) {
+		if (s < b->secs[i].lo || s >= b->secs[i].hi)
+			continue;
+		if (memchr(s, '\0', (size_t)(b->secs[i].hi - s)))
+			return s;
+		b->bad = true;
+		return NULL;
+	}
+	return s;
+}
+
+/* Interns @s (a string from libdw, checked); NULL for NULL, a bad string, or no memory. */
+static const char *intern(struct dw_build *b, const char *s)
+{
+	s = dw_string(b, s);
+	return s ? strset__intern(b->idx->strs, s) : NULL;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -163,10 +238,10 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 		b->nr_ranges = first;
 		return err;
 	}
-	name = die_name(die);
+	name = dw_string(b, die_name(die));
 	sc = &idx->scopes[idx->nr_scopes];
 	*sc = (struct dw_scope){.parent = parent, .entry = entry};
-	sc->name = intern(idx, name ? name : "[unknown]");
+	sc->name = intern(b, name ? name : "[unknown]");
 	if (!sc->name)
 		return -ENOMEM;
 	if (inlined) {
@@ -174,8 +249,10 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 			sc->call_line = w > UINT32_MAX ? 0 : (uint32_t)w;
 		if (b->files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &w) &&
 		    w < b->nr_cu_files) {
-			sc->call_file = intern(idx, dwarf_filesrc(b->files, w, NULL, NULL));
-			if (!sc->call_file && errno == ENOMEM)
+			const char *f = dw_string(b, dwarf_filesrc(b->files, w, NULL, NULL));
+
+			sc->call_file = f ? intern(b, f) : NULL;
+			if (f && !sc->call_file)
 				return -ENOMEM;
 		}
 	}
@@ -269,12 +346,12 @@ static int add_lines(struct dw_build *b, Dwarf_Die *cu)
 		if (idx->nr_lines && idx->lines[idx->nr_lines - 1].addr == addr &&
 		    idx->lines[idx->nr_lines - 1].file != UINT32_MAX)
 			idx->nr_lines--;
-		src = dwarf_linesrc(l, NULL, NULL);
+		src = dw_string(b, dwarf_linesrc(l, NULL, NULL));
 		if (!src)
 			src = "??";
 		if (src != last_src) {
 			/* rows of one file come in runs: one interning per run */
-			const char *in = intern(idx, src);
+			const char *in = intern(b, src);
 
 			if (!in)
 				return -ENOMEM;
@@ -353,7 +430,8 @@ static int build_segs(struct dw_build *b)
 	uint64_t pos = 0;
 	int err = 0;
 
-	qsort(b->ranges, b->nr_ranges, sizeof(*b->ranges), range_cmp);
+	if (b->nr_ranges)
+		qsort(b->ranges, b->nr_ranges, sizeof(*b->ranges), range_cmp);
 	stack = malloc((b->nr_ranges + 1) * sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
@@ -399,6 +477,7 @@ static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *wha
 		GElf_Chdr ch;
 		size_t hdr;
 		void *out, **tmp;
+		unsigned long long fsize;
 		size_t got;
 
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
@@ -411,6 +490,19 @@ static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *wha
 		hdr = gelf_fsize(elf, ELF_T_CHDR, 1, EV_CURRENT);
 		if (!data || !data->d_buf || data->d_size < hdr || ch.ch_size > DW_MAX_ZSTD_SIZE) {
 			pr_debug("symbolize: %s: bad compressed section\n", what);
+			continue;
+		}
+		/*
+		 * The buffer is allocated before decompressing: a size the frame does not
+		 * declare, or beyond DW_MAX_ZSTD_RATIO times the compressed bytes (debug
+		 * sections compress 3-20x), is a corrupt header asking for gigabytes.
+		 */
+		fsize = ZSTD_getFrameContentSize((const char *)data->d_buf + hdr,
+						 data->d_size - hdr);
+		if ((fsize != ZSTD_CONTENTSIZE_UNKNOWN && fsize != ch.ch_size) ||
+		    ch.ch_size / DW_MAX_ZSTD_RATIO > data->d_size - hdr) {
+			pr_debug("symbolize: %s: zstd section of implausible size %llu\n", what,
+				 (unsigned long long)ch.ch_size);
 			continue;
 		}
 		out = malloc(ch.ch_size ? ch.ch_size : 1);
@@ -569,6 +661,11 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_
 		goto cleanup;
 	}
 	b.idx = idx;
+	if (!dw_sections(&b, elf)) {
+		pr_debug("symbolize: %s: a DWARF string section is not NUL-terminated\n", what);
+		err = -EINVAL;
+		goto cleanup;
+	}
 	while (!err &&
 	       dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, &utype, NULL, NULL) == 0) {
 		Dwarf_Die cu;
@@ -607,7 +704,8 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_
 		err = 0;
 	if (err)
 		goto cleanup;
-	qsort(idx->lines, idx->nr_lines, sizeof(*idx->lines), line_cmp);
+	if (idx->nr_lines) /* lines NULL without any (qsort's pointer must not be NULL) */
+		qsort(idx->lines, idx->nr_lines, sizeof(*idx->lines), line_cmp);
 	if (b.bad)
 		pr_debug("symbolize: %s: parts of the DWARF could not be read\n", what);
 	pr_debug("symbolize: %s: %zu scopes, %zu ranges, %zu line rows\n", what, idx->nr_scopes,

@@ -156,7 +156,9 @@ struct dw_frame {
  * ranges (nesting resolved into disjoint segments) and the line table. zstd-compressed
  * sections are decompressed here (libdw 0.188 cannot); zlib ones by libdw. Returns 0
  * and *@out (free with dwarf_index__free), -ENOENT when @fd has no DWARF, -EINVAL for
- * something that is not ELF, -ENOMEM. Bogus DWARF gives a partial index, never a crash.
+ * something that is not ELF or has a string section (.debug_str, .debug_line_str) not
+ * ending in NUL (libdw would read past it), -ENOMEM. Other bogus DWARF gives a partial
+ * index (strings checked to end inside their section), never a crash.
  */
 int dwarf_index__build(int fd, const char *what, struct dwarf_index **out);
 /*

@@ -1,17 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* tests/collapse: libFuzzer target for the perf script and bpftrace readers. */
-#include <stdint.h>
-#include <stdio.h>
-
-#include "common.h"
+#include "../fuzz/fuzz.h"
 #include "flamegraph.h"
-
-static void quiet(enum log_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (!sink)
 		sink = fopen("/dev/null", "w");
-	log__set_fn(quiet);
+	fuzz__init_log();
 	/* the first byte chooses the options */
 	o.format = data[0] % 3;
 	o.pid = data[0] & 4;

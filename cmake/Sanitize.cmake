@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: MIT
+# Sanitizer and fuzzing builds (README "Sanitizers and fuzzing").
+#
+# SCORCH_SANITIZE=ON: every C target is compiled and linked with AddressSanitizer (leaks
+#   included) and UndefinedBehaviorSanitizer, aborting on the first report. The BPF
+#   objects (cmake/BpfObject.cmake) and the test fixtures built with explicit `cc`
+#   commands are not affected. scripts/test.sh runs the whole suite this way in
+#   build-asan/.
+# SCORCH_FUZZ=ON (clang only): a fuzzing build. Everything is also instrumented for
+#   libFuzzer's coverage feedback (-fsanitize=fuzzer-no-link), and every target declared
+#   with scorch_add_fuzzer() is built; the `fuzzers` target builds all executables named
+#   fuzz_*. scripts/fuzz.sh configures build-fuzz/ this way and runs them.
+option(SCORCH_SANITIZE "Build everything with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
+option(SCORCH_FUZZ "Build the libFuzzer targets (clang only; implies SCORCH_SANITIZE)" OFF)
+
+if(SCORCH_FUZZ)
+	if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+		message(FATAL_ERROR "SCORCH_FUZZ needs clang (libFuzzer), not ${CMAKE_C_COMPILER_ID}\n"
+			"hint: configure a separate build directory with -DCMAKE_C_COMPILER=clang, "
+			"as scripts/fuzz.sh does")
+	endif()
+	set(SCORCH_SANITIZE ON CACHE BOOL "" FORCE)
+	add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
+if(SCORCH_SANITIZE)
+	# frame pointers: complete stacks in the reports, cheaply
+	add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
+		-fno-omit-frame-pointer)
+	add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
+endif()
+
+# scorch_add_fuzzer(NAME SOURCES src... [LIBS lib...] [INCLUDES dir...])
+# Declares the libFuzzer executable NAME (which must start with fuzz_) in a fuzzing build;
+# does nothing otherwise. Seeds live in tests/<area>/corpus/<NAME without fuzz_>/.
+function(scorch_add_fuzzer name)
+	cmake_parse_arguments(F "" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
+	if(NOT SCORCH_FUZZ)
+		return()
+	endif()
+	if(NOT name MATCHES "^fuzz_")
+		message(FATAL_ERROR "fuzz target ${name}: the name must start with fuzz_")
+	endif()
+	add_executable(${name} ${F_SOURCES})
+	target_include_directories(${name} PRIVATE ${F_INCLUDES})
+	target_link_libraries(${name} PRIVATE ${F_LIBS})
+	target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+endfunction()
+
+# Every executable named fuzz_* under @dir (recursively), for the `fuzzers` target: also
+# the ones declared without scorch_add_fuzzer().
+function(scorch_collect_fuzzers dir out)
+	get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+	get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+	set(found "")
+	foreach(t ${targets})
+		get_target_property(type ${t} TYPE)
+		if(t MATCHES "^fuzz_" AND type STREQUAL "EXECUTABLE")
+			list(APPEND found ${t})
+		endif()
+	endforeach()
+	foreach(d ${subdirs})
+		scorch_collect_fuzzers(${d} sub)
+		list(APPEND found ${sub})
+	endforeach()
+	set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# The workloads of the tests (executables built from tests/workloads/) are what gets
+# profiled: their profiles are known by construction, so they are built as users build
+# programs, without sanitizers (ASan's interceptors would add frames, e.g. above read(),
+# and its start-up would take the samples of short-lived processes).
+function(scorch_unsanitize_workloads dir)
+	get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+	get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+	foreach(t ${targets})
+		get_target_property(type ${t} TYPE)
+		get_target_property(srcs ${t} SOURCES)
+		if(NOT type STREQUAL "EXECUTABLE" OR NOT "${srcs}" MATCHES "tests/workloads/")
+			continue()
+		endif()
+		foreach(prop COMPILE_OPTIONS LINK_OPTIONS)
+			get_target_property(opts ${t} ${prop})
+			if(opts)
+				list(FILTER opts EXCLUDE REGEX "sanitize")
+				set_target_properties(${t} PROPERTIES ${prop} "${opts}")
+			endif()
+		endforeach()
+	endforeach()
+	foreach(d ${subdirs})
+		scorch_unsanitize_workloads(${d})
+	endforeach()
+endfunction()

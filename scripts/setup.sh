@@ -11,6 +11,8 @@ pkgs=(
 	libiberty-dev binutils elfutils gdc libc6-dbg libstdc++6-12-dbg time bc
 	linux-perf nodejs openjdk-17-jdk-headless # JIT runtimes for tests/perfmap (perf samples them)
 	libprotobuf-c-dev protobuf-c-compiler golang-go # pprof output (export/), go tool pprof in tests
+	libclang-rt-14-dev # libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh; a recommends of clang)
+	groff-base man-db # tests/man renders the manual pages
 )
 
 missing=()

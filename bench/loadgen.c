@@ -233,5 +233,8 @@ int main(int argc, char **argv)
 		"%.1f s\n",
 		atomic_load(&spawned), atomic_load(&spawn_failed), atomic_load(&reaped),
 		atomic_load(&hops), now_sec(CLOCK_MONOTONIC) - t0);
+	free(threads);
+	free(ps);
+	free(sides);
 	return 0;
 }

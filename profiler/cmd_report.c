@@ -379,7 +379,8 @@ static int take(struct report *r, const struct capture_record *rec)
 			.build_id_len = rec->map.build_id_len,
 			.idx = r->nr_maps,
 		};
-		memcpy(m->build_id, rec->map.build_id, rec->map.build_id_len);
+		if (rec->map.build_id_len) /* build_id may be NULL then */
+			memcpy(m->build_id, rec->map.build_id, rec->map.build_id_len);
 		r->nr_maps++;
 		break;
 	}
@@ -402,8 +403,12 @@ static int take(struct report *r, const struct capture_record *rec)
 			.ips = r->nr_ips,
 		};
 		memcpy(k->comm, c->comm, sizeof(k->comm));
-		memcpy(r->ips + r->nr_ips, c->user, c->nr_user * sizeof(*r->ips));
-		memcpy(r->ips + r->nr_ips + c->nr_user, c->kernel, c->nr_kernel * sizeof(*r->ips));
+		/* empty arrays may come as NULL: memcpy must not see them */
+		if (c->nr_user)
+			memcpy(r->ips + r->nr_ips, c->user, c->nr_user * sizeof(*r->ips));
+		if (c->nr_kernel)
+			memcpy(r->ips + r->nr_ips + c->nr_user, c->kernel,
+			       c->nr_kernel * sizeof(*r->ips));
 		r->nr_ips += c->nr_user + c->nr_kernel;
 		break;
 	}
@@ -493,7 +498,8 @@ static int report_jit(void *ctx, pid_t pid, uint64_t ip, const char **name, uint
 {
 	struct report *r = ctx;
 	struct rep_jit key = {.pid = pid, .addr = ip};
-	const struct rep_jit *j = bsearch(&key, r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
+	const struct rep_jit *j =
+		r->nr_jits ? bsearch(&key, r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp) : NULL;
 
 	*name = NULL;
 	*offset = 0;
@@ -570,9 +576,12 @@ static int fold_counts(struct report *r)
 
 		memcpy(key.comm, c->comm, sizeof(key.comm));
 		user->nr = c->nr_user;
-		memcpy(user->ips, r->ips + c->ips, c->nr_user * sizeof(*r->ips));
+		if (c->nr_user)
+			memcpy(user->ips, r->ips + c->ips, c->nr_user * sizeof(*r->ips));
 		kernel->nr = c->nr_kernel;
-		memcpy(kernel->ips, r->ips + c->ips + c->nr_user, c->nr_kernel * sizeof(*r->ips));
+		if (c->nr_kernel)
+			memcpy(kernel->ips, r->ips + c->ips + c->nr_user,
+			       c->nr_kernel * sizeof(*r->ips));
 		err = fold__add(&r->fold, c->cflags & CAPTURE_COUNT_OFFCPU, &key, c->value,
 				c->cflags & CAPTURE_COUNT_USER ? user : NULL,
 				c->cflags & CAPTURE_COUNT_KERNEL ? kernel : NULL,
@@ -656,7 +665,8 @@ static int report_run(struct report *r)
 		goto cleanup;
 	free(data);
 	data = NULL;
-	qsort(r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
+	if (r->nr_jits) /* qsort must not see NULL */
+		qsort(r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
 	yopts.jit_ctx = r;
 	yopts.no_kernel = r->meta.flags & CAPTURE_META_USER_ONLY;
 	r->sym = symbolizer__new(&yopts);

@@ -107,7 +107,9 @@ void summary__details(const struct summary *sm)
 		if (sm->mode == MODE_CPU)
 			pr_warn("unresolved processes: %" PRIu64
 				" samples (%.2f%%) have [unknown] user frames\n",
-				f->noproc_samples, pct(f->noproc_samples, st[STAT_COUNTED]));
+				f->noproc_samples,
+				pct(f->noproc_samples, st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] -
+							       st[STAT_OFF_COPIES]));
 		else
 			pr_warn("unresolved processes: %" PRIu64 " samples and %" PRIu64
 				" us off CPU have [unknown] user frames\n",

@@ -8,11 +8,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* what the reader hands out is read into this, so it cannot be optimized away */
+static volatile uint64_t sink;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct capture_reader *r = capture_reader__new(data, size);
 	struct capture_record rec;
-	volatile uint64_t sink = 0;
 
 	if (!r)
 		return 0;

@@ -91,17 +91,11 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
 		{"help", no_argument, NULL, 'h'},
 	};
 	struct option *longopts = NULL;
-	size_t nr_fg = 0, i;
 	int c, err = 0;
 
-	for (; flamegraph_long_options[nr_fg].name; nr_fg++)
-		;
-	longopts = calloc(ARRAY_SIZE(own) + nr_fg + 1, sizeof(*longopts));
+	longopts = flamegraph_long_options__with(own, ARRAY_SIZE(own));
 	if (!longopts)
 		return -ENOMEM;
-	memcpy(longopts, own, sizeof(own));
-	for (i = 0; i < nr_fg; i++)
-		longopts[ARRAY_SIZE(own) + i] = flamegraph_long_options[i];
 
 	optind = 1;
 	opterr = 1;

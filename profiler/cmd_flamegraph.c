@@ -60,20 +60,18 @@ static void usage(FILE *out)
 static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 {
 	struct option *longopts = NULL;
-	size_t nr_fg = 0, i;
 	int c, err = 0;
 
-	for (; flamegraph_long_options[nr_fg].name; nr_fg++)
-		;
-	longopts = calloc(nr_fg + 5, sizeof(*longopts));
+	static const struct option own[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"format", required_argument, NULL, 'f'},
+	};
+
+	longopts = flamegraph_long_options__with(own, ARRAY_SIZE(own));
 	if (!longopts)
 		return -ENOMEM;
-	longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
-	longopts[1] = (struct option){"verbose", no_argument, NULL, 'v'};
-	longopts[2] = (struct option){"help", no_argument, NULL, 'h'};
-	longopts[3] = (struct option){"format", required_argument, NULL, 'f'};
-	for (i = 0; i < nr_fg; i++)
-		longopts[4 + i] = flamegraph_long_options[i];
 
 	optind = 1;
 	opterr = 1;

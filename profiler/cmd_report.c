@@ -157,17 +157,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 	struct option *long_opts;
 	bool fg_opts = false;
 	const char *format = NULL;
-	size_t nr_fg = 0, n;
+	size_t n;
 	int c, err = -EINVAL;
 
-	while (flamegraph_long_options[nr_fg].name)
-		nr_fg++;
-	long_opts = calloc(ARRAY_SIZE(own_opts) + nr_fg + 1, sizeof(*long_opts));
+	long_opts = flamegraph_long_options__with(own_opts, ARRAY_SIZE(own_opts));
 	if (!long_opts)
 		return -ENOMEM;
-	memcpy(long_opts, own_opts, sizeof(own_opts));
-	memcpy(long_opts + ARRAY_SIZE(own_opts), flamegraph_long_options,
-	       nr_fg * sizeof(*long_opts));
 	flamegraph_opts__init(&o->fg);
 	o->outs = outputs__new();
 	if (!o->outs) {

@@ -378,18 +378,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 	struct option *long_opts;
 	bool off_opts = false, fg_opts = false, stack_opt = false;
 	const char *format = NULL, *paths[MAX_OUTPUTS];
-	size_t nr_fg = 0, nr_paths = 0, i;
+	size_t nr_paths = 0, i;
 	int c, err = -EINVAL;
 
 	/* the flame graph options work on record -o x.svg too */
-	while (flamegraph_long_options[nr_fg].name)
-		nr_fg++;
-	long_opts = calloc(ARRAY_SIZE(own_opts) + nr_fg + 1, sizeof(*long_opts));
+	long_opts = flamegraph_long_options__with(own_opts, ARRAY_SIZE(own_opts));
 	if (!long_opts)
 		return -ENOMEM;
-	memcpy(long_opts, own_opts, sizeof(own_opts));
-	memcpy(long_opts + ARRAY_SIZE(own_opts), flamegraph_long_options,
-	       nr_fg * sizeof(*long_opts));
 	flamegraph_opts__init(&o->fg);
 
 	o->freq = DEFAULT_FREQ;

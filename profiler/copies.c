@@ -102,8 +102,11 @@ int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct coun
 	c->key = *key;
 	c->user_nr = user_nr;
 	c->kernel_nr = kernel_nr;
-	memcpy(c->ips, user, user_nr * sizeof(c->ips[0]));
-	memcpy(c->ips + user_nr, kernel, kernel_nr * sizeof(c->ips[0]));
+	/* a stack may be absent (NULL, 0): memcpy must not see NULL even for 0 bytes */
+	if (user_nr)
+		memcpy(c->ips, user, user_nr * sizeof(c->ips[0]));
+	if (kernel_nr)
+		memcpy(c->ips + user_nr, kernel, kernel_nr * sizeof(c->ips[0]));
 	i = bucket_of(t->cap, tid);
 	c->next = t->buckets[i];
 	t->buckets[i] = c;

@@ -67,8 +67,8 @@ class Profiler:
     def argv(self):
         if self.kind.startswith("scorch"):
             a = [self.scorch, "record", "-a", "-F", str(self.hz), "-o", self.output]
-            if self.kind == "scorch-dwarf":
-                a += ["--unwind", "dwarf"]
+            # always explicit: the default (--unwind auto) is dwarf in cpu mode
+            a += ["--unwind", "dwarf" if self.kind == "scorch-dwarf" else "fp"]
             if self.duration:
                 a += ["-d", str(self.duration)]
             return a + self.extra
@@ -263,7 +263,9 @@ def overhead_runs(a, res, bases):
                 p = Profiler(tool, hz, a.work, "%s-%d-%d" % (tool, hz, rnd), a.scorch)
                 p.start()
                 try:
+                    cpu0 = p.cpu_now()
                     wall, cpu = run_job(a.cpujob, a.threads, a.units)
+                    during = p.cpu_now() - cpu0
                     if tool != "perf":
                         p.bpf_usage()
                 except BenchError:
@@ -273,10 +275,11 @@ def overhead_runs(a, res, bases):
                 p.check("job_a")
                 bpf = getattr(p, "bpf_ns", 0) / 1e9
                 res.setdefault((hz, tool), []).append((wall / base_wall, cpu / base_cpu,
-                                                       st["cpu"], bpf))
+                                                       st["cpu"], bpf, during))
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
-                    "%.3f); profiler CPU %.3f s, BPF %.3f s"
-                    % (hz, rnd + 1, tool, wall, base_wall, cpu, base_cpu, st["cpu"], bpf))
+                    "%.3f); profiler CPU %.3f s (%.3f s during the job), BPF %.3f s"
+                    % (hz, rnd + 1, tool, wall, base_wall, cpu, base_cpu, st["cpu"], during,
+                       bpf))
 
 
 def overhead(a):
@@ -290,7 +293,9 @@ def overhead(a):
           "time over the base run of the same round, median of %d rounds (min..max); "
           "job CPU: the same for its CPU time (less sensitive to other load on a shared "
           "machine); profiler CPU: user+sys of the profiler process over the whole run "
-          "(start-up and writing its output included; perf: perf record only); BPF s: run "
+          "(start-up and writing its output included; perf: perf record only); during the job: "
+          "the part of it between the job's start and end (clock ticks: 10 ms steps), "
+          "which competes with the job for the 2 CPUs; BPF s: run "
           "time of the profiler's BPF programs during the run (kernel.bpf_stats_enabled=1), "
           "spent in the interrupted tasks, so part of the slowdown and a lower bound of it "
           "that other load cannot blur. Each profiled run is paired with a run of the job "
@@ -299,17 +304,17 @@ def overhead(a):
     print("Job alone: median %.3f s wall (%.3f..%.3f) over %d runs.\n"
           % (med(bases), min(bases), max(bases), len(bases)))
     print("| Hz | profiler | slowdown (wall) | min..max | slowdown (job CPU) | min..max | "
-          "profiler CPU s | BPF s |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "profiler CPU s | during the job | BPF s |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
         for tool in a.tools:
             v = res[(hz, tool)]
             w = [100 * (x[0] - 1) for x in v]
             c = [100 * (x[1] - 1) for x in v]
             bpf = "n/a" if tool == "perf" else "%.3f" % med([x[3] for x in v])
-            print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %s |"
+            print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %.2f | %s |"
                   % (hz, NAMES.get(tool, tool), med(w), min(w), max(w), med(c), min(c), max(c),
-                     med([x[2] for x in v]), bpf))
+                     med([x[2] for x in v]), med([x[4] for x in v]), bpf))
 
 
 NAMES = {

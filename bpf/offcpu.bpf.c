@@ -108,7 +108,7 @@ static __always_inline void interval_send(struct offcpu_start *st, __u32 tid, __
 	iv->flags = dropped ? INTERVAL_DROPPED : 0;
 	iv->ts = st->ts;
 	iv->value = delta;
-	bpf_ringbuf_submit(iv, 0);
+	bpf_ringbuf_submit(iv, samples_wakeup());
 	if (!dropped)
 		stat_inc(STAT_OFF_COUNTED);
 }

@@ -15,6 +15,10 @@ const volatile bool follow_forks = false;
 /* --unwind dwarf: user stacks are copied to ring buffer "samples", not walked */
 const volatile bool unwind_dwarf = false;
 const volatile __u32 stack_size = 16384; /* bytes copied from sp, <= SCORCH_MAX_STACK_COPY */
+/* --unwind dwarf: user space is woken once this many bytes wait in "samples" (0: at every
+ * record). A wake-up per sample would switch to scorch 2,000 times a second at 999 Hz on two
+ * CPUs, preempting the sampled threads; user space also reads the ring on a timer. */
+const volatile __u64 wakeup_bytes = 0;
 
 /* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
 struct {
@@ -260,6 +264,15 @@ static __always_inline struct sample_buf *sample_buf_get(void)
 	return b;
 }
 
+/* Flags for a record written to "samples": wake user space only past wakeup_bytes. */
+static __always_inline __u64 samples_wakeup(void)
+{
+	if (!wakeup_bytes)
+		return 0;
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+										: BPF_RB_NO_WAKEUP;
+}
+
 /* Can @len bytes at @sp be copied? (the copy is zeroed when not) */
 static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len)
 {
@@ -319,7 +332,7 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	barrier_var(total); /* as in stack_copy(): bound the register passed */
 	total &= SCORCH_MAX_STACK_COPY - 1;
 	total += sizeof(b->hdr);
-	if (bpf_ringbuf_output(&samples, b, total, 0)) {
+	if (bpf_ringbuf_output(&samples, b, total, samples_wakeup())) {
 		stat_inc(STAT_LOST_RINGBUF);
 		return false;
 	}

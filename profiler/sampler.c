@@ -68,6 +68,7 @@ struct sampler {
 		(skel)->rodata->follow_forks = (o)->follow_forks;                                  \
 		(skel)->rodata->unwind_dwarf = (o)->unwind_dwarf;                                  \
 		(skel)->rodata->stack_size = (o)->stack_size;                                      \
+		(skel)->rodata->wakeup_bytes = (o)->ring_bytes / 4;                                \
 	} while (0)
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)

@@ -1081,6 +1081,7 @@ static int reap_exited(struct record *r)
 				return err;
 		}
 		symbolizer__forget_gen(r->sym, p->pid, p->gen);
+		unwinder__forget(r->unw, p->pid, p->gen);
 		/* JIT maps are per PID: after an exec the new image may be tracking it */
 		if (!(p->flags & PROC_REPLACED))
 			perfmaps__forget(r->pm, p->pid);

@@ -43,10 +43,25 @@ struct ufile {
 	uint64_t fde_count, table_off;
 };
 
+/*
+ * One libunwind address space per process image, with libunwind's cache of unwind
+ * rules on: it is keyed by ip alone, which within one image names one instruction.
+ * A cache hit skips the table search and the CFI parse (and their allocations, each
+ * of which masks signals with two system calls in libunwind 1.6).
+ */
+#define SPACES_MAX 64
+
+struct space {
+	pid_t pid;
+	uint64_t gen;
+	unw_addr_space_t as; /* NULL: slot free */
+	uint64_t last_use;
+};
+
 struct unwinder {
 	struct unwind_maps_ops ops;
 	void *ops_ctx;
-	unw_addr_space_t as;
+	struct space spaces[SPACES_MAX];
 	struct ufile **slots; /* open addressing by id */
 	size_t nr_slots, count;
 	struct unwind_stats st;
@@ -338,6 +353,28 @@ static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint6
 
 /* ---- libunwind accessors ---- */
 
+/*
+ * The .eh_frame_hdr entry covering @rel (an address relative to the header, as libunwind
+ * truncates it): the last whose start is <= @rel, or -1. Entries are (start, FDE) pairs of
+ * int32 sorted by start (datarel | sdata4, checked at load).
+ */
+static int64_t table_search(const struct ufile *f, int32_t rel)
+{
+	const uint8_t *t = f->hdr + f->table_off;
+	uint64_t lo = 0, hi = f->fde_count, mid;
+	int32_t start;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		memcpy(&start, t + mid * 8, sizeof(start));
+		if (rel < start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (int64_t)hi - 1;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
@@ -345,6 +382,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct unwind_map m;
 	const struct ufile *f;
 	unw_dyn_info_t di;
+	int64_t first;
 
 	w->file = NULL;
 	if (w->u->ops.find(w->u->ops_ctx, w->smp->pid, w->smp->gen, ip, &m) ||
@@ -355,13 +393,19 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		return -UNW_ENOINFO;
 	w->file = f;
 	w->bias = m.bias;
+	/* the table is searched here, in our copy: libunwind would read each probe
+	 * through access_mem(); it gets the entry found and the next one (which bounds
+	 * the function, as when it searches the whole table) */
+	first = table_search(f, (int32_t)(ip - (m.bias + f->hdr_vaddr)));
+	if (first < 0)
+		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = m.start;
 	di.end_ip = m.end;
 	di.u.rti.segbase = m.bias + f->hdr_vaddr;
-	di.u.rti.table_data = m.bias + f->hdr_vaddr + f->table_off;
-	di.u.rti.table_len = f->fde_count * 8 / sizeof(unw_word_t);
+	di.u.rti.table_data = m.bias + f->hdr_vaddr + f->table_off + (uint64_t)first * 8;
+	di.u.rti.table_len = ((uint64_t)first + 1 < f->fde_count ? 2 : 1) * 8 / sizeof(unw_word_t);
 	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 }
 
@@ -479,17 +523,6 @@ struct unwinder *unwinder__new(const struct unwind_opts *opts)
 		return NULL;
 	u->ops = *opts->maps;
 	u->ops_ctx = opts->maps_ctx;
-	u->as = unw_create_addr_space(&accessors, 0);
-	if (!u->as) {
-		free(u);
-		errno = ENOMEM;
-		return NULL;
-	}
-	/*
-	 * libunwind caches by ip alone; one address space serves every process, where
-	 * one ip may be code of different files: no cache.
-	 */
-	unw_set_caching_policy(u->as, UNW_CACHE_NONE);
 	return u;
 }
 
@@ -542,13 +575,66 @@ void unwinder__free(struct unwinder *u)
 		}
 	}
 	free(u->slots);
-	unw_destroy_addr_space(u->as);
+	for (i = 0; i < SPACES_MAX; i++)
+		if (u->spaces[i].as)
+			unw_destroy_addr_space(u->spaces[i].as);
 	free(u);
+}
+
+/* The address space of image (@pid, @gen): found, made, or made in place of the least
+ * recently used one. NULL when libunwind cannot make one. */
+static unw_addr_space_t space_get(struct unwinder *u, pid_t pid, uint64_t gen)
+{
+	struct space *sp, *free_slot = NULL, *lru = NULL, *victim;
+	size_t i;
+
+	for (i = 0; i < SPACES_MAX; i++) {
+		sp = &u->spaces[i];
+		if (!sp->as) {
+			free_slot = free_slot ? free_slot : sp;
+		} else if (sp->pid == pid && sp->gen == gen) {
+			sp->last_use = ++u->tick;
+			return sp->as;
+		} else if (!lru || sp->last_use < lru->last_use) {
+			lru = sp;
+		}
+	}
+	victim = free_slot ? free_slot : lru;
+	if (victim->as) {
+		unw_destroy_addr_space(victim->as);
+		u->st.spaces_evicted++;
+	}
+	victim->as = unw_create_addr_space(&accessors, 0);
+	if (!victim->as)
+		return NULL;
+	unw_set_caching_policy(victim->as, UNW_CACHE_GLOBAL);
+	victim->pid = pid;
+	victim->gen = gen;
+	victim->last_use = ++u->tick;
+	u->st.spaces_made++;
+	return victim->as;
+}
+
+void unwinder__forget(struct unwinder *u, pid_t pid, uint64_t gen)
+{
+	size_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < SPACES_MAX; i++) {
+		struct space *sp = &u->spaces[i];
+
+		if (sp->as && sp->pid == pid && sp->gen == gen) {
+			unw_destroy_addr_space(sp->as);
+			sp->as = NULL;
+		}
+	}
 }
 
 int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64_t *ips, size_t cap,
 		     enum unwind_end *end)
 {
+	unw_addr_space_t as;
 	struct walk w = {.u = u, .smp = smp};
 	unw_cursor_t c;
 	unw_word_t ip;
@@ -561,7 +647,12 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64
 	*end = UNWIND_END_ERROR;
 	if (!smp->ip)
 		goto out;
-	if (unw_init_remote(&c, u->as, &w) < 0) {
+	as = space_get(u, smp->pid, smp->gen);
+	if (!as) {
+		u->err = -ENOMEM;
+		goto out;
+	}
+	if (unw_init_remote(&c, as, &w) < 0) {
 		ips[n++] = smp->ip;
 		goto out;
 	}

@@ -82,6 +82,13 @@ void unwinder__free(struct unwinder *u);
  */
 void unwinder__trim(struct unwinder *u, size_t keep);
 
+/*
+ * Drops what is kept of the image (@pid, @gen) (its address space and cached unwind
+ * rules); call it when the process is released. The 64 most recently unwound images
+ * are kept anyway, older ones made again when sampled.
+ */
+void unwinder__forget(struct unwinder *u, pid_t pid, uint64_t gen);
+
 /* One sample. @stack holds @stack_len bytes of the stack from @sp upwards. */
 struct unwind_sample {
 	pid_t pid;
@@ -123,6 +130,8 @@ struct unwind_stats {
 	uint64_t files_evicted;		     /* tables dropped by unwinder__trim() */
 	uint64_t table_bytes;		     /* bytes of .eh_frame_hdr + .eh_frame held now */
 	uint64_t table_bytes_max;	     /* ... and at most */
+	uint64_t spaces_made;		     /* address spaces made (one per image unwound) */
+	uint64_t spaces_evicted;	     /* ... dropped for a newer one (64 kept) */
 };
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 

@@ -5,7 +5,9 @@
  * (2) The table cache: 40 file identities, all backed by this test binary's own
  * .eh_frame, are loaded; unwinder__trim(16) keeps the 16 most recently used of those
  * no process uses, drops the others and never drops one in use; a dropped file is
- * read again when a sample needs it.
+ * read again when a sample needs it. (3) Unwind rules are cached per process image:
+ * a second sample at the same ip of the same image looks nothing up; another image, or
+ * the same one after unwinder__forget(), does.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,7 +27,7 @@
 static char ids[NR_FILES]; /* identities: &ids[i] */
 static bool in_use[NR_FILES];
 static uint64_t load_bias, text_end;
-static int opens;
+static int opens, finds;
 
 static int find_bias(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -48,6 +50,7 @@ static int fake_find(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct u
 	(void)ctx;
 	(void)pid;
 	(void)gen;
+	finds++;
 	if (!i || i > NR_FILES || addr % SPAN >= text_end)
 		return -ENOENT;
 	*out = (struct unwind_map){.kind = UNWIND_MAP_FILE,
@@ -90,12 +93,12 @@ __attribute__((noinline)) static int some_function(int x)
 	return x * 3 + 1;
 }
 
-/* One sample whose ip is some_function() in fake file @i (1-based). */
-static void unwind_in(struct unwinder *u, int i)
+/* One sample of image (@pid, 0) whose ip is some_function() in fake file @i (1-based). */
+static void unwind_in_pid(struct unwinder *u, int i, pid_t pid)
 {
 	uint64_t stack[8] = {0}, ips[4];
 	struct unwind_sample smp = {
-		.pid = 1,
+		.pid = pid,
 		.ip = SPAN * i + ((uintptr_t)some_function - load_bias) + 1,
 		.sp = 0x7fff0000,
 		.bp = 0,
@@ -105,6 +108,11 @@ static void unwind_in(struct unwinder *u, int i)
 	enum unwind_end end;
 
 	CHECK(unwinder__unwind(u, &smp, ips, 4, &end) >= 1);
+}
+
+static void unwind_in(struct unwinder *u, int i)
+{
+	unwind_in_pid(u, i, 1);
 }
 
 static void test_wraparound(void)
@@ -177,8 +185,8 @@ static void test_trim(void)
 	unwind_in(u, 1);
 	unwinder__stats(u, &st);
 	CHECK_U64(st.files_loaded, NR_FILES);
-	/* a dropped one (6) is read again */
-	unwind_in(u, 6);
+	/* a dropped one (6) is read again (by another image: image 1 has the rules cached) */
+	unwind_in_pid(u, 6, 2);
 	unwinder__stats(u, &st);
 	CHECK_U64(st.files_loaded, NR_FILES + 1);
 	CHECK_U64(opens, NR_FILES + 1);
@@ -187,7 +195,7 @@ static void test_trim(void)
 	/* bounded across many rounds of short-lived users */
 	for (int round = 0; round < 10; round++) {
 		for (i = 6; i <= NR_FILES; i++)
-			unwind_in(u, i);
+			unwind_in_pid(u, i, 100 + round);
 		unwinder__trim(u, 16);
 		unwinder__stats(u, &st);
 		CHECK_U64(st.files_held, 5 + 16);
@@ -195,10 +203,40 @@ static void test_trim(void)
 	unwinder__free(u);
 }
 
+static void test_spaces(void)
+{
+	static const struct unwind_maps_ops ops = {.find = fake_find, .open = fake_open};
+	struct unwind_opts o = {.sz = sizeof(o), .maps = &ops};
+	struct unwinder *u = unwinder__new(&o);
+	struct unwind_stats st;
+	int before;
+
+	CHECK(u);
+	unwind_in_pid(u, 3, 7);
+	CHECK(finds > 0);
+	before = finds;
+	unwind_in_pid(u, 3, 7); /* cached */
+	CHECK(finds == before);
+	unwind_in_pid(u, 3, 8); /* another image: its own cache */
+	CHECK(finds > before);
+	before = finds;
+	unwinder__forget(u, 7, 0);
+	unwind_in_pid(u, 3, 7);
+	CHECK(finds > before);
+	/* 64 images kept: the 65th distinct one evicts the least recently used */
+	for (pid_t pid = 1000; pid < 1000 + 70; pid++)
+		unwind_in_pid(u, 3, pid);
+	unwinder__stats(u, &st);
+	CHECK_U64(st.spaces_made, 3 + 70);
+	CHECK_U64(st.spaces_evicted, 2 + 70 - 64); /* 7 and 8 live before the loop */
+	unwinder__free(u);
+}
+
 int main(void)
 {
 	test_wraparound();
 	test_trim();
+	test_spaces();
 	printf("PASS\n");
 	return 0;
 }

@@ -30,7 +30,8 @@
 #define POLL_PERIOD_MS	 250
 #define PARTIAL_LOSS_PCT 5.0
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
-#define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often */
+#define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often, */
+#define REAP_IDLE_CPUS	 0.5 /* ... when the CPUs were this idle since the last check */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define MAX_OUTPUTS 16
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
@@ -118,6 +119,9 @@ struct record {
 	size_t pending_exits;  /* exited, not reaped yet */
 	size_t pending_replaced; /* images replaced by exec, not reaped yet */
 	double last_reap;
+	double idle_at;	       /* when idle_ticks was read (CLOCK_MONOTONIC s) */
+	uint64_t idle_ticks;   /* idle + iowait of all CPUs in /proc/stat, USER_HZ */
+	uint64_t reaps_deferred; /* periodic reaps put off: no idle CPU */
 	uint64_t procs_seen;
 	uint64_t procs_released; /* reaped during the recording */
 	uint64_t procs_held;     /* snapshotted and not released, now ... */
@@ -1098,6 +1102,50 @@ static int reap_exited(struct record *r)
 	return 0;
 }
 
+/* idle + iowait ticks of all CPUs so far (/proc/stat); false when unreadable. */
+static bool read_idle_ticks(uint64_t *ticks)
+{
+	unsigned long long v[5];
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* cpu  user nice system idle iowait ... */
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5)
+		return false;
+	*ticks = v[3] + v[4];
+	return true;
+}
+
+/*
+ * Were the CPUs idle enough since the last call to symbolize exited processes now?
+ * That work (reading their stacks, building DWARF indexes of their files: tens of ms
+ * for libc) would otherwise take CPU from the programs being profiled; on a busy
+ * machine it waits for REAP_PENDING exits or the end. Unknown counts as idle.
+ */
+static bool cpus_idle(struct record *r)
+{
+	double now = now_sec(), elapsed = now - r->idle_at;
+	uint64_t ticks;
+	bool idle;
+
+	if (!read_idle_ticks(&ticks))
+		return true;
+	idle = elapsed <= 0 || ticks < r->idle_ticks ||
+	       (double)(ticks - r->idle_ticks) / sysconf(_SC_CLK_TCK) >= REAP_IDLE_CPUS * elapsed;
+	r->idle_ticks = ticks;
+	r->idle_at = now;
+	return idle;
+}
+
 /* Waits until the duration ends, a signal arrives, or the targets exit. */
 static int record_loop(struct record *r, const sigset_t *waitmask)
 {
@@ -1118,6 +1166,9 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		pfds[nfds++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
 
 	r->next_interval = start + o->interval;
+	r->idle_at = start;
+	if (!read_idle_ticks(&r->idle_ticks))
+		r->idle_ticks = 0;
 	while (!stop_signal) {
 		double left = o->duration ? deadline - now_sec() : POLL_PERIOD_MS / 1e3;
 		struct timespec ts;
@@ -1154,9 +1205,14 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (r->pending_exits >= REAP_PENDING ||
 		    ((r->pending_exits || r->pending_replaced) &&
 		     now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
-			err = reap_exited(r);
-			if (err)
-				break;
+			if (r->pending_exits < REAP_PENDING && !cpus_idle(r)) {
+				r->reaps_deferred++;
+				r->last_reap = now_sec(); /* look again in a period */
+			} else {
+				err = reap_exited(r);
+				if (err)
+					break;
+			}
 		}
 		if (r->launch.pid) {
 			bool exited = r->launch.pidfd >= 0 ? n > 0 && (pfds[1].revents & POLLIN)
@@ -1170,6 +1226,9 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		}
 	}
 	r->elapsed = now_sec() - start;
+	if (r->reaps_deferred)
+		pr_debug("exited processes: %" PRIu64 " periodic reaps put off while the CPUs were "
+			 "busy (done at %d exits or the end)\n", r->reaps_deferred, REAP_PENDING);
 	timing__start(&r->finish, o->timing);
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);

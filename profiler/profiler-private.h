@@ -182,6 +182,26 @@ struct pending_copy *copytab__take(struct copytab *t, uint32_t tid, uint64_t ts)
 struct pending_copy *copytab__pop(struct copytab *t);
 size_t copytab__nr(const struct copytab *t);
 
+/* ---- ustacks.c: --unwind dwarf stacks counted in user space ---- */
+
+struct ustacks;
+struct ustacks *ustacks__new(void);
+void ustacks__free(struct ustacks *t);
+/*
+ * Adds @value to the count of (@offcpu, @key, @user, @kernel); a NULL stack differs from
+ * an empty one. Returns 0, -EINVAL (more than SCORCH_MAX_STACK_DEPTH frames), -ENOMEM.
+ */
+int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, uint64_t value,
+		 const struct stack_trace *user, const struct stack_trace *kernel);
+/*
+ * Passes the counts @select picks (all with NULL) to @cb, as sampler__drain() does, and
+ * removes them; @ubuf and @kbuf hold the stacks during each call. Stops at the first
+ * error of @cb (the counts passed so far are removed) and returns it.
+ */
+int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
+		  struct stack_trace *ubuf, struct stack_trace *kbuf);
+size_t ustacks__nr(const struct ustacks *t);
+
 /* ---- launch.c: record -- cmd ---- */
 
 struct launch {

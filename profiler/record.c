@@ -98,6 +98,7 @@ struct record {
 	uint64_t unwind_skipped; /* samples of processes released or never read */
 	/* --unwind dwarf off CPU: copies taken at switch-out, joined to their interval */
 	struct copytab *copies;
+	struct ustacks *ustacks; /* --unwind dwarf: unwound samples, named when taken */
 	uint64_t copies_joined;	 /* counted with their interval's length */
 	uint64_t copies_dropped; /* their interval was outside --min/--max-block */
 	uint64_t copies_open;	 /* their interval was still open at the end: closed then */
@@ -965,7 +966,9 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	}
 	r->kbuf->nr = smp->kernel_nr;
 	memcpy(r->kbuf->ips, smp->kernel_ips, smp->kernel_nr * sizeof(smp->kernel_ips[0]));
-	err = add_stack(r, false, &key, smp->value, user, smp->kernel_nr ? r->kbuf : NULL);
+	/* named when its process is reaped or the recording ends, once per distinct stack */
+	err = ustacks__add(r->ustacks, false, &key, smp->value, user,
+			   smp->kernel_nr ? r->kbuf : NULL);
 	if (err)
 		r->err = err;
 }
@@ -1076,6 +1079,11 @@ static int reap_exited(struct record *r)
 		return err;
 	}
 	r->reaped_counts += nr;
+	if (r->ustacks) {
+		err = ustacks__take(r->ustacks, is_exited, add_stack, r, r->ubuf, r->kbuf);
+		if (err)
+			return err;
+	}
 	while ((p = proctab__next(r->procs, p))) {
 		if (!(p->flags & PROC_EXITED) || (p->flags & PROC_RELEASED))
 			continue;
@@ -1393,6 +1401,8 @@ static int write_interval(struct record *r)
 
 	err = sampler__reap(r->sampler, select_all, add_stack, r, &r->drain_lost,
 			    &r->drain_lost_ns, &nr);
+	if (!err && r->ustacks)
+		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		return err;
@@ -1536,7 +1546,8 @@ static int record_run(struct record *r)
 		r->ubuf = malloc(sizeof(*r->ubuf));
 		r->kbuf = malloc(sizeof(*r->kbuf));
 		r->copies = copytab__new();
-		if (!r->unw || !r->ubuf || !r->kbuf || !r->copies)
+		r->ustacks = ustacks__new();
+		if (!r->unw || !r->ubuf || !r->kbuf || !r->copies || !r->ustacks)
 			return -ENOMEM;
 		sopts.ring_bytes = r->ring_bytes = ring_size(o, libbpf_num_possible_cpus());
 	}
@@ -1609,6 +1620,8 @@ static int record_run(struct record *r)
 	err = sampler__drain(r->sampler, add_stack, r, &r->drain_lost, &r->drain_lost_ns);
 	if (!err && r->copies)
 		err = close_copies(r);
+	if (!err && r->ustacks)
+		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		goto cleanup;
@@ -1661,6 +1674,7 @@ int cmd_record(int argc, char **argv)
 	sampler__free(r.sampler);
 	unwinder__free(r.unw);
 	copytab__free(r.copies);
+	ustacks__free(r.ustacks);
 	free(r.ubuf);
 	free(r.kbuf);
 	symbolizer__free(r.sym);

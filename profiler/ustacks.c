@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profiler: --unwind dwarf stacks counted in user space, as the kernel maps count
+ * frame-pointer ones: a sample is unwound when it arrives (its files must be readable
+ * then) but named only when its process is reaped or the recording ends, once per
+ * distinct stack instead of once per sample.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "profiler-private.h"
+
+struct ustack {
+	struct ustack *next;
+	uint64_t hash;
+	uint64_t value;
+	struct count_key key;
+	bool offcpu;
+	uint32_t user_nr, kernel_nr; /* user_nr UINT32_MAX: no user stack (NULL) */
+	__u64 ips[];		     /* user, then kernel */
+};
+
+struct ustacks {
+	struct ustack **buckets;
+	size_t cap, nr;
+};
+
+struct ustacks *ustacks__new(void)
+{
+	struct ustacks *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->cap = 1024;
+	t->buckets = calloc(t->cap, sizeof(*t->buckets));
+	if (!t->buckets) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void ustacks__free(struct ustacks *t)
+{
+	struct ustack *e, *next;
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->cap; i++)
+		for (e = t->buckets[i]; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	free(t->buckets);
+	free(t);
+}
+
+size_t ustacks__nr(const struct ustacks *t)
+{
+	return t->nr;
+}
+
+static uint64_t stack_hash(const struct count_key *key, bool offcpu, uint32_t unr,
+			   const __u64 *user, uint32_t knr, const __u64 *kernel)
+{
+	uint64_t h = hash__bytes(key, sizeof(*key), offcpu ? 0x9e37 : 0x79b9);
+
+	h = hash__bytes(&unr, sizeof(unr), h);
+	if (unr != UINT32_MAX)
+		h = hash__bytes(user, unr * sizeof(*user), h);
+	h = hash__bytes(&knr, sizeof(knr), h);
+	return hash__bytes(kernel, knr * sizeof(*kernel), h);
+}
+
+static int grow(struct ustacks *t)
+{
+	size_t cap = t->cap * 2, i;
+	struct ustack **b = calloc(cap, sizeof(*b)), *e, *next;
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++)
+		for (e = t->buckets[i]; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (cap - 1)];
+			b[e->hash & (cap - 1)] = e;
+		}
+	free(t->buckets);
+	t->buckets = b;
+	t->cap = cap;
+	return 0;
+}
+
+int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, uint64_t value,
+		 const struct stack_trace *user, const struct stack_trace *kernel)
+{
+	uint32_t unr = user ? user->nr : UINT32_MAX, knr = kernel ? kernel->nr : 0;
+	size_t nips = (user ? unr : 0) + knr;
+	const __u64 *uips = user ? user->ips : NULL, *kips = kernel ? kernel->ips : NULL;
+	uint64_t h;
+	struct ustack *e;
+
+	if ((user && unr > SCORCH_MAX_STACK_DEPTH) || knr > SCORCH_MAX_STACK_DEPTH)
+		return -EINVAL;
+	h = stack_hash(key, offcpu, unr, uips, knr, kips);
+	for (e = t->buckets[h & (t->cap - 1)]; e; e = e->next) {
+		if (e->hash != h || e->offcpu != offcpu || e->user_nr != unr ||
+		    e->kernel_nr != knr || memcmp(&e->key, key, sizeof(*key)))
+			continue;
+		if (user && unr && memcmp(e->ips, uips, unr * sizeof(*uips)))
+			continue;
+		if (knr && memcmp(e->ips + (user ? unr : 0), kips, knr * sizeof(*kips)))
+			continue;
+		e->value += value;
+		return 0;
+	}
+	if (t->nr >= t->cap && grow(t))
+		return -ENOMEM;
+	e = malloc(sizeof(*e) + nips * sizeof(e->ips[0]));
+	if (!e)
+		return -ENOMEM;
+	e->hash = h;
+	e->value = value;
+	e->key = *key;
+	e->offcpu = offcpu;
+	e->user_nr = unr;
+	e->kernel_nr = knr;
+	if (user && unr)
+		memcpy(e->ips, uips, unr * sizeof(*uips));
+	if (knr)
+		memcpy(e->ips + (user ? unr : 0), kips, knr * sizeof(*kips));
+	e->next = t->buckets[h & (t->cap - 1)];
+	t->buckets[h & (t->cap - 1)] = e;
+	t->nr++;
+	return 0;
+}
+
+int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
+		  struct stack_trace *ubuf, struct stack_trace *kbuf)
+{
+	struct ustack **pp, *e;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < t->cap && !err; i++) {
+		pp = &t->buckets[i];
+		while ((e = *pp) && !err) {
+			bool has_user = e->user_nr != UINT32_MAX;
+			uint32_t unr = has_user ? e->user_nr : 0;
+
+			if (select && !select(ctx, &e->key)) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			t->nr--;
+			ubuf->nr = unr;
+			memcpy(ubuf->ips, e->ips, unr * sizeof(e->ips[0]));
+			kbuf->nr = e->kernel_nr;
+			memcpy(kbuf->ips, e->ips + unr, e->kernel_nr * sizeof(e->ips[0]));
+			err = cb(ctx, e->offcpu, &e->key, e->value, has_user ? ubuf : NULL,
+				 e->kernel_nr ? kbuf : NULL);
+			free(e);
+		}
+	}
+	return err;
+}

@@ -198,8 +198,38 @@ def scorch_samples(err_path):
 JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)")
 
 
-def run_job(cpujob, threads, units):
-    out = subprocess.run([cpujob, str(threads), str(units)], capture_output=True, text=True)
+class Churn(threading.Thread):
+    """Starts @rate short processes a second (cpujob 1 5: ~5 ms of CPU, libc's frames on
+    its stack) until stopped: what a busy machine does beside the profiled job."""
+
+    def __init__(self, cpujob, rate):
+        super().__init__(daemon=True)
+        self.cpujob, self.rate = cpujob, rate
+        self.halt = threading.Event()
+        self.started = 0
+
+    def run(self):
+        period = 1.0 / self.rate
+        nxt = time.monotonic()
+        while not self.halt.is_set():
+            subprocess.run([self.cpujob, "1", "5"], stdout=subprocess.DEVNULL)
+            self.started += 1
+            nxt += period
+            self.halt.wait(max(0.0, nxt - time.monotonic()))
+
+
+def run_job(cpujob, threads, units, churn=0):
+    ch = None
+    if churn:
+        ch = Churn(cpujob, churn)
+        ch.start()
+    try:
+        out = subprocess.run([cpujob, str(threads), str(units)], capture_output=True,
+                             text=True)
+    finally:
+        if ch:
+            ch.halt.set()
+            ch.join()
     m = JOB_RE.search(out.stdout)
     if out.returncode or not m:
         raise BenchError("cpujob failed: " + out.stderr.strip())
@@ -258,13 +288,13 @@ def overhead_runs(a, res, bases):
             order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
             for tool in order:
                 # each profiled run is paired with a run of the job alone just before it
-                base_wall, base_cpu = run_job(a.cpujob, a.threads, a.units)
+                base_wall, base_cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
                 bases.append(base_wall)
                 p = Profiler(tool, hz, a.work, "%s-%d-%d" % (tool, hz, rnd), a.scorch)
                 p.start()
                 try:
                     cpu0 = p.cpu_now()
-                    wall, cpu = run_job(a.cpujob, a.threads, a.units)
+                    wall, cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
                     during = p.cpu_now() - cpu0
                     if tool != "perf":
                         p.bpf_usage()
@@ -299,8 +329,11 @@ def overhead(a):
           "time of the profiler's BPF programs during the run (kernel.bpf_stats_enabled=1), "
           "spent in the interrupted tasks, so part of the slowdown and a lower bound of it "
           "that other load cannot blur. Each profiled run is paired with a run of the job "
-          "alone just before it.\n"
-          % (a.threads, a.units, a.rounds))
+          "alone just before it.%s\n"
+          % (a.threads, a.units, a.rounds,
+             (" Churn: %g short processes a second (`cpujob 1 5`, ~5 ms of CPU each) start "
+              "beside the job in every run, profiled or not, as on a busy machine." % a.churn)
+             if a.churn else ""))
     print("Job alone: median %.3f s wall (%.3f..%.3f) over %d runs.\n"
           % (med(bases), min(bases), max(bases), len(bases)))
     print("| Hz | profiler | slowdown (wall) | min..max | slowdown (job CPU) | min..max | "
@@ -562,6 +595,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--units", type=int, default=4000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--churn", type=float, default=0,
+                    help="short processes started a second during each job run")
     ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])
     ap.add_argument("--hz", type=int, default=999)
     ap.add_argument("--seconds", type=float, default=30)

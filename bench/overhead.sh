@@ -7,7 +7,8 @@
 # usage: sudo bench/overhead.sh [RATES...]        (default 99 999 4999)
 # environment: ROUNDS (default 3) interleaved rounds per rate, medians reported;
 #   UNITS (default 4000, about 2 s of CPU per thread) and THREADS (default 2) size the
-#   job; TOOLS (default "scorch-fp scorch-dwarf perf bpftrace"); SCORCH the binary.
+#   job; TOOLS (default "scorch-fp scorch-dwarf perf bpftrace"); SCORCH the binary;
+#   CHURN (default 0) short processes started a second beside the job in every run.
 # Each round runs the job alone, then under each profiler (the order rotates per
 # round): the profiler is started, the job runs once it samples, the profiler stops.
 # Prints a markdown table (slowdown of the job's wall and CPU time, min..max over
@@ -28,4 +29,4 @@ for r in "${rates[@]}"; do
 done
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
 bench_py overhead --cpujob "$work/cpujob" --threads "${THREADS:-2}" --units "${UNITS:-4000}" \
-	--rounds "${ROUNDS:-3}" --rates "${rates[@]}" --tools "${tools[@]}" --argv "$0" "$@"
+	--rounds "${ROUNDS:-3}" --churn "${CHURN:-0}" --rates "${rates[@]}" --tools "${tools[@]}" --argv "$0" "$@"

@@ -33,8 +33,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 /* The unwind tables of one file, copied out of it (the file may go away). */
 struct ufile {
 	const void *id;
-	bool loaded; /* false: not read, open failed (process gone) or dropped by trim */
-	bool no_cfi; /* no usable .eh_frame_hdr */
+	bool loaded;	   /* false: not read, open failed (process gone) or dropped by trim */
+	bool no_cfi;	   /* no usable .eh_frame_hdr */
 	uint64_t last_use; /* unwinder tick of the last lookup */
 	uint8_t *hdr;
 	uint64_t hdr_vaddr, hdr_len;
@@ -66,7 +66,7 @@ struct unwinder {
 	size_t nr_slots, count;
 	struct unwind_stats st;
 	uint64_t tick; /* lookups so far: recency of files */
-	int err; /* -ENOMEM seen inside a callback */
+	int err;       /* -ENOMEM seen inside a callback */
 };
 
 /* What the accessors see during one unwinder__unwind(). */
@@ -528,7 +528,8 @@ struct unwinder *unwinder__new(const struct unwind_opts *opts)
 
 static int by_recency(const void *a, const void *b)
 {
-	const struct ufile *x = *(const struct ufile *const *)a, *y = *(const struct ufile *const *)b;
+	const struct ufile *x = *(const struct ufile *const *)a,
+			   *y = *(const struct ufile *const *)b;
 
 	return x->last_use < y->last_use ? 1 : x->last_use > y->last_use ? -1 : 0;
 }

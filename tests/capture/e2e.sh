@@ -120,7 +120,11 @@ for cut in 0 7 16 17 40 $((size / 2)) $((size - 1)); do
 	bad "cut at $cut of $size" "$TMP/cut.scorch"
 done
 cp "$TMP/x.scorch" "$TMP/flip.scorch"
-printf '\xff' | dd of="$TMP/flip.scorch" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+# the byte's complement: writing a fixed value left the file intact when it held that value
+byte=$(od -An -tu1 -j $((size / 2)) -N1 "$TMP/x.scorch" | tr -d ' ')
+printf "\\$(printf '%03o' $((255 - byte)))" |
+	dd of="$TMP/flip.scorch" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+cmp -s "$TMP/x.scorch" "$TMP/flip.scorch" && fail "the overwritten byte did not change"
 bad "a byte overwritten" "$TMP/flip.scorch"
 printf 'NOTSCORCH-------' >"$TMP/magic.scorch"
 bad "bad magic" "$TMP/magic.scorch"

@@ -13,21 +13,31 @@
  * where the memfd appears to live: the regular files there never match the CRC).
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../fuzz/fuzz.h"
 #include "symbolize-private.h"
 
 #define NR_ADDRS 24
 
+static char debug_dir[] = "/tmp/scorch-fuzz-elf-XXXXXX";
+
+static void debug_root_remove(void)
+{
+	rmdir(debug_dir);
+}
+
 static const char *debug_root(void)
 {
-	static char dir[] = "/tmp/scorch-fuzz-elf-XXXXXX";
 	static bool made;
 
-	if (!made && !mkdtemp(dir))
-		abort();
-	made = true;
-	return dir;
+	if (!made) {
+		if (!mkdtemp(debug_dir))
+			abort();
+		atexit(debug_root_remove); /* libFuzzer ends with exit() */
+		made = true;
+	}
+	return debug_dir;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

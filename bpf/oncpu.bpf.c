@@ -48,20 +48,21 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 
 	key.pid = pid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	task = (struct task_struct *)bpf_get_current_task();
+	/* BTF pointer: its fields are read by plain loads, not bpf_probe_read_kernel() */
+	task = bpf_get_current_task_btf();
 	/* x86_64 and arm64 both map the kernel in the upper half */
 	in_kernel = (long)PT_REGS_IP(&ctx->regs) < 0;
 
 	/* --unwind dwarf: the record carries both stacks; nothing is counted here */
 	if (unwind_dwarf && !kernel_only && tid != 0 &&
-	    !(BPF_CORE_READ(task, flags) & PF_KTHREAD)) {
+	    !(task->flags & PF_KTHREAD)) {
 		struct sample_buf *b = sample_buf_get();
 
 		if (!b)
 			return 0;
 		b->hdr.pid = pid;
 		b->hdr.tid = tid;
-		b->hdr.gen = key.gen = task_gen(task);
+		b->hdr.gen = key.gen = current_gen(task);
 		b->hdr.value = 1;
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && in_kernel) {
@@ -90,8 +91,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(STAT_KSTACK_ERR);
 		}
 	}
-	if (!kernel_only && tid != 0 && !(BPF_CORE_READ(task, flags) & PF_KTHREAD)) {
-		key.gen = task_gen(task);
+	if (!kernel_only && tid != 0 && !(task->flags & PF_KTHREAD)) {
+		key.gen = current_gen(task);
 		n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips), BPF_F_USER_STACK);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);

@@ -180,6 +180,12 @@ static __always_inline __u64 task_gen(struct task_struct *t)
 	return BPF_CORE_READ(t, group_leader, start_time) + BPF_CORE_READ(t, self_exec_id);
 }
 
+/* task_gen() of the current task, by direct loads (no helper call per field). */
+static __always_inline __u64 current_gen(struct task_struct *cur)
+{
+	return cur->group_leader->start_time + cur->self_exec_id;
+}
+
 static __always_inline void emit(__u32 type, __u32 pid, __u64 gen)
 {
 	struct scorch_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

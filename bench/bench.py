@@ -56,6 +56,9 @@ class Profiler:
     """
 
     def __init__(self, kind, hz, work, tag, scorch, extra=(), duration=None, output=None):
+        self.tool = kind
+        if "@" in kind:  # scorch-fp@PATH: another build of scorch, e.g. to compare two commits
+            kind, scorch = kind.split("@", 1)
         self.kind, self.hz, self.work, self.scorch = kind, hz, work, scorch
         self.base = os.path.join(work, tag)
         self.duration = duration
@@ -147,10 +150,13 @@ class Profiler:
         return {"stop_at": stop_at, "exit_at": exit_at, "cpu": ru.ru_utime + ru.ru_stime,
                 "maxrss_kb": ru.ru_maxrss}
 
-    def bpf_usage(self):
+    def bpf_usage(self, prog_type=None):
         """Sets bpf_ns, bpf_cnt (run time and runs of the profiler's BPF programs, with
-        kernel.bpf_stats_enabled=1) and memlock (bytes of its maps)."""
+        kernel.bpf_stats_enabled=1; only those of @prog_type when given) and memlock
+        (bytes of its maps)."""
         progs, maps = bpf_objects(self.proc.pid)
+        if prog_type is not None:
+            progs = {k: v for k, v in progs.items() if v.get("prog_type") == prog_type}
         if not progs:
             raise BenchError("no BPF program open in %s (PID %d)" % (self.kind, self.proc.pid))
         self.bpf_ns = sum(x.get("run_time_ns", 0) for x in progs.values())
@@ -346,7 +352,7 @@ def overhead(a):
             c = [100 * (x[1] - 1) for x in v]
             bpf = "n/a" if tool == "perf" else "%.3f" % med([x[3] for x in v])
             print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %.2f | %s |"
-                  % (hz, NAMES.get(tool, tool), med(w), min(w), max(w), med(c), min(c), max(c),
+                  % (hz, tool_name(tool), med(w), min(w), max(w), med(c), min(c), max(c),
                      med([x[2] for x in v]), med([x[4] for x in v]), bpf))
 
 
@@ -356,6 +362,68 @@ NAMES = {
     "perf": "perf record -g",
     "bpftrace": "bpftrace profile:hz",
 }
+
+
+# ---------------------------------------------------------------- BPF cost per sample
+
+BPF_PROG_TYPE_PERF_EVENT = 7
+
+
+def bpf_cost(a):
+    """Run time of each profiler's perf_event program per sample, the tools one at a time
+    on the same job, rounds interleaved: what each sample costs the interrupted task."""
+    header("BPF cost per sample: %d-thread job at %d Hz, system-wide" % (a.threads, a.hz),
+           a.argv)
+    res = {}  # tool -> list of (ns per run, runs)
+    with BpfStats():
+        for rnd in range(a.rounds):
+            order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+            for tool in order:
+                p = Profiler(tool, a.hz, a.work, "bc-%d-%d" % (a.tools.index(tool), rnd),
+                             a.scorch)
+                p.start()
+                try:
+                    p.bpf_usage(BPF_PROG_TYPE_PERF_EVENT)
+                    ns0, cnt0 = p.bpf_ns, p.bpf_cnt
+                    run_job(a.cpujob, a.threads, a.units)
+                    p.bpf_usage(BPF_PROG_TYPE_PERF_EVENT)
+                except BenchError:
+                    p.kill()
+                    raise
+                p.stop()
+                p.check("job_a")
+                runs = p.bpf_cnt - cnt0
+                if runs <= 0:
+                    raise BenchError("%s: its program did not run during the job" % tool)
+                ns = (p.bpf_ns - ns0) / runs
+                res.setdefault(tool, []).append((ns, runs))
+                log("bpf-cost: round %d %s: %.0f ns per run over %d runs"
+                    % (rnd + 1, tool, ns, runs))
+    print("The job: `cpujob %d %d` (%d threads of fixed CPU work with frame pointers, "
+          "the same stacks on every CPU), run once per profiler per round while that "
+          "profiler records the whole system at %d Hz; the profilers run one at a time, in "
+          "an order rotated each round. ns per sample: run_time_ns / run_cnt of the "
+          "profiler's perf_event programs during the job (kernel.bpf_stats_enabled=1, "
+          "/proc/PID/fdinfo), median of %d rounds (min..max). That time is spent in the "
+          "sampling interrupt, on top of what every sampler pays (the timer interrupt, "
+          "perf's overflow handling); perf record's equivalent (the callchain walk and "
+          "the copy into its ring buffer) has no such counter.\n"
+          % (a.threads, a.units, a.threads, a.hz, a.rounds))
+    print("| profiler | ns per sample | min..max | samples per job | vs %s |"
+          % tool_name(a.tools[-1]))
+    print("| --- | ---: | ---: | ---: | ---: |")
+    ref = med([x[0] for x in res[a.tools[-1]]])
+    for tool in a.tools:
+        v = res[tool]
+        ns = [x[0] for x in v]
+        print("| %s | %.0f | %.0f..%.0f | %.0f | %.2fx |"
+              % (tool_name(tool), med(ns), min(ns), max(ns), med([x[1] for x in v]), med(ns) / ref))
+
+
+def tool_name(tool):
+    """The name printed for a --tools entry (kind, or kind@PATH: another scorch build)."""
+    kind, _, path = tool.partition("@")
+    return NAMES.get(kind, kind) + (" (%s)" % path if path else "")
 
 
 # ---------------------------------------------------------------- time to result
@@ -518,7 +586,7 @@ def footprint(a):
         maps = "%.1f MiB" % (p.memlock / 2**20) if hasattr(p, "memlock") else "n/a"
         cpu_pct = 100 * (st["cpu"] + getattr(p, "bpf_ns", 0) / 1e9) / length
         print("| %d | %s | %.2f s | %.2f s | %.2f %% | %s | %.1f MiB | %s |"
-              % (hz, NAMES.get(p.kind, p.kind), p.during, st["cpu"], cpu_pct, bpf,
+              % (hz, tool_name(p.tool), p.during, st["cpu"], cpu_pct, bpf,
                  st["maxrss_kb"] / 1024, maps))
     print("\n% of one CPU: (CPU total + BPF) / recording length.")
 
@@ -586,7 +654,7 @@ def accuracy(a):
 
 def main():
     ap = argparse.ArgumentParser(prog="bench.py")
-    ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy"])
+    ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy", "bpfcost"])
     ap.add_argument("--scorch", required=True)
     ap.add_argument("--cpujob")
     ap.add_argument("--split")
@@ -607,7 +675,7 @@ def main():
     a.scorch = os.path.abspath(a.scorch)
     try:
         {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
-         "accuracy": accuracy}[a.bench](a)
+         "accuracy": accuracy, "bpfcost": bpf_cost}[a.bench](a)
     except (BenchError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1

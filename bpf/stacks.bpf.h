@@ -279,6 +279,14 @@ static __always_inline __u64 samples_wakeup(void)
 										: BPF_RB_NO_WAKEUP;
 }
 
+/* Is the byte at @addr readable? A probe that faults costs a page fault, not a copy. */
+static __always_inline bool user_readable(__u64 addr)
+{
+	__u8 c;
+
+	return !bpf_probe_read_user(&c, 1, (void *)addr);
+}
+
 /* Can @len bytes at @sp be copied? (the copy is zeroed when not) */
 static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len)
 {
@@ -311,7 +319,13 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	b->hdr.bp = BPF_CORE_READ(regs, bp);
 	if (len > SCORCH_MAX_STACK_COPY - 8)
 		len = SCORCH_MAX_STACK_COPY - 8;
-	if (stack_copy(b, sp, len)) {
+	/*
+	 * Near the top of a stack (most samples of a thread) fewer than len bytes are mapped.
+	 * A copy that faults part-way costs the bytes copied and the zeroing of len, so the
+	 * readable length is found first by probing one byte: the last one of len, then,
+	 * when that faults, the last byte of each candidate length (page ends) by bisection.
+	 */
+	if (user_readable(sp + len - 1)) {
 		n = len;
 	} else {
 		stat_inc(STAT_STACK_PARTIAL);
@@ -320,19 +334,19 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 		hi = len > first ? (len - first) / 4096 + 1 : 1;
 		for (i = 0; i < 6 && hi - lo > 1; i++) {
 			mid = lo + (hi - lo) / 2;
-			if (stack_copy(b, sp, first + mid * 4096 < len ? first + mid * 4096 : len))
+			if (user_readable(sp + (first + mid * 4096 < len ? first + mid * 4096 : len) - 1))
 				lo = mid;
 			else
 				hi = mid;
 		}
-		if (lo >= 0) {
+		if (lo >= 0)
 			n = first + lo * 4096 < len ? first + lo * 4096 : len;
-			if (!stack_copy(b, sp, n))
-				n = 0;
-		}
-		if (!n)
-			b->hdr.flags |= KEY_USER_MISSED;
 	}
+	/* the pages between sp and a readable end may still not all be: the copy decides */
+	if (n && !stack_copy(b, sp, n))
+		n = 0;
+	if (!n)
+		b->hdr.flags |= KEY_USER_MISSED;
 	b->hdr.stack_len = n;
 	total = n;
 	barrier_var(total); /* as in stack_copy(): bound the register passed */

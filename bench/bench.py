@@ -125,6 +125,19 @@ class Profiler:
             raise BenchError("%s did not start: %s" % (self.kind, tail(err)))
         self.ready_at = self.reader.ready_at
 
+    def run_ns(self):
+        """Nanoseconds on CPU of all the profiler's threads so far (schedstat: exact,
+        where /proc/PID/stat counts clock ticks)."""
+        total = 0
+        d = "/proc/%d/task" % self.proc.pid
+        for t in os.listdir(d):
+            try:
+                with open(os.path.join(d, t, "schedstat")) as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended meanwhile
+        return total
+
     def cpu_now(self):
         """user+sys seconds of the profiler so far (from /proc/PID/stat)."""
         with open("/proc/%d/stat" % self.proc.pid) as f:
@@ -299,9 +312,9 @@ def overhead_runs(a, res, bases):
                 p = Profiler(tool, hz, a.work, "%s-%d-%d" % (tool, hz, rnd), a.scorch)
                 p.start()
                 try:
-                    cpu0 = p.cpu_now()
+                    ns0 = p.run_ns()
                     wall, cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
-                    during = p.cpu_now() - cpu0
+                    during = (p.run_ns() - ns0) / 1e9
                     if tool != "perf":
                         p.bpf_usage()
                 except BenchError:
@@ -311,7 +324,8 @@ def overhead_runs(a, res, bases):
                 p.check("job_a")
                 bpf = getattr(p, "bpf_ns", 0) / 1e9
                 res.setdefault((hz, tool), []).append((wall / base_wall, cpu / base_cpu,
-                                                       st["cpu"], bpf, during))
+                                                       st["cpu"], bpf, during,
+                                                       (bpf + during) / base_cpu))
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
                     "%.3f); profiler CPU %.3f s (%.3f s during the job), BPF %.3f s"
                     % (hz, rnd + 1, tool, wall, base_wall, cpu, base_cpu, st["cpu"], during,
@@ -330,12 +344,15 @@ def overhead(a):
           "job CPU: the same for its CPU time (less sensitive to other load on a shared "
           "machine); profiler CPU: user+sys of the profiler process over the whole run "
           "(start-up and writing its output included; perf: perf record only); during the job: "
-          "the part of it between the job's start and end (clock ticks: 10 ms steps), "
+          "the part of it between the job's start and end (schedstat of its threads), "
           "which competes with the job for the 2 CPUs; BPF s: run "
           "time of the profiler's BPF programs during the run (kernel.bpf_stats_enabled=1), "
-          "spent in the interrupted tasks, so part of the slowdown and a lower bound of it "
-          "that other load cannot blur. Each profiled run is paired with a run of the job "
-          "alone just before it.%s\n"
+          "spent in the interrupted tasks. Accounted: (BPF s + during the job) over the "
+          "job's CPU time alone, the part of the slowdown measured directly rather than "
+          "read through the noise of the machine: a lower bound, without the sampling "
+          "interrupt every tool pays (and for perf, without its in-kernel callchain walk "
+          "and copy, which have no counter). Each profiled run is paired with a run of "
+          "the job alone just before it.%s\n"
           % (a.threads, a.units, a.rounds,
              (" Churn: %g short processes a second (`cpujob 1 5`, ~5 ms of CPU each) start "
               "beside the job in every run, profiled or not, as on a busy machine." % a.churn)
@@ -343,17 +360,41 @@ def overhead(a):
     print("Job alone: median %.3f s wall (%.3f..%.3f) over %d runs.\n"
           % (med(bases), min(bases), max(bases), len(bases)))
     print("| Hz | profiler | slowdown (wall) | min..max | slowdown (job CPU) | min..max | "
-          "profiler CPU s | during the job | BPF s |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "profiler CPU s | during the job | BPF s | accounted |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
         for tool in a.tools:
             v = res[(hz, tool)]
             w = [100 * (x[0] - 1) for x in v]
             c = [100 * (x[1] - 1) for x in v]
             bpf = "n/a" if tool == "perf" else "%.3f" % med([x[3] for x in v])
-            print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %.2f | %s |"
+            acc = med([100 * x[5] for x in v])
+            print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %.3f "
+                  "| %s | %.2f %%%s |"
                   % (hz, tool_name(tool), med(w), min(w), max(w), med(c), min(c), max(c),
-                     med([x[2] for x in v]), med([x[4] for x in v]), bpf))
+                     med([x[2] for x in v]), med([x[4] for x in v]), bpf, acc,
+                     " (user space only)" if tool == "perf" else ""))
+    if "perf" not in a.tools or len(a.tools) < 2:
+        return
+    # the same round's runs are minutes apart at most: their difference is less blurred
+    # by the machine's drift than the medians are
+    print("\nAgainst perf round by round: the tool's slowdown minus perf record's in the "
+          "same round, in points (negative: below perf); median (min..max) of %d rounds, "
+          "and the rounds where the tool was below perf.\n" % a.rounds)
+    print("| Hz | profiler | wall, minus perf's | min..max | job CPU, minus perf's | "
+          "min..max | rounds below perf (wall) |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for hz in a.rates:
+        ref = res[(hz, "perf")]
+        for tool in a.tools:
+            if tool == "perf":
+                continue
+            v = res[(hz, tool)]
+            w = [100 * (x[0] - y[0]) for x, y in zip(v, ref)]
+            c = [100 * (x[1] - y[1]) for x, y in zip(v, ref)]
+            print("| %d | %s | %+.2f | %+.1f..%+.1f | %+.2f | %+.1f..%+.1f | %d of %d |"
+                  % (hz, tool_name(tool), med(w), min(w), max(w), med(c), min(c), max(c),
+                     sum(1 for x in w if x < 0), len(w)))
 
 
 NAMES = {

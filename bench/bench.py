@@ -62,7 +62,7 @@ class Profiler:
         self.kind, self.hz, self.work, self.scorch = kind, hz, work, scorch
         self.base = os.path.join(work, tag)
         self.duration = duration
-        self.output = output or self.base + (".data" if kind == "perf" else ".folded")
+        self.output = output or self.base + (".data" if kind.startswith("perf") else ".folded")
         self.extra = list(extra)
         self.proc = None
         self.ready_at = None
@@ -75,8 +75,9 @@ class Profiler:
             if self.duration:
                 a += ["-d", str(self.duration)]
             return a + self.extra
-        if self.kind == "perf":
-            return ["perf", "record", "-a", "-g", "-F", str(self.hz), "-o", self.output,
+        if self.kind.startswith("perf"):
+            graph = ["--call-graph", "dwarf"] if self.kind == "perf-dwarf" else ["-g"]
+            return ["perf", "record", "-a"] + graph + ["-F", str(self.hz), "-o", self.output,
                     "-D", "-1", "--control", "fifo:%s.ctl,%s.ack" % (self.base, self.base)] + self.extra
         if self.kind == "bpftrace":
             return ["bpftrace", "-e", BPFTRACE_PROG % self.hz] + self.extra
@@ -84,7 +85,7 @@ class Profiler:
 
     def start(self, timeout=60):
         out, err = self.base + ".out", self.base + ".err"
-        if self.kind == "perf":
+        if self.kind.startswith("perf"):
             for f in (".ctl", ".ack"):
                 if os.path.exists(self.base + f):
                     os.unlink(self.base + f)
@@ -157,7 +158,7 @@ class Profiler:
             self.reader.join(timeout)
         code = os.waitstatus_to_exitcode(status)
         # scorch 3: output written, samples lost (reported); perf re-raises SIGINT
-        if code not in (0, 3) and not (self.kind == "perf" and code == -signal.SIGINT):
+        if code not in (0, 3) and not (self.kind.startswith("perf") and code == -signal.SIGINT):
             raise BenchError("%s exited with %d: %s" % (self.kind, code,
                                                         tail(self.base + ".err")))
         return {"stop_at": stop_at, "exit_at": exit_at, "cpu": ru.ru_utime + ru.ru_stime,
@@ -186,7 +187,7 @@ class Profiler:
         if self.kind.startswith("scorch"):
             with open(self.output, errors="replace") as f:
                 ok = needle in f.read()
-        elif self.kind == "perf":
+        elif self.kind.startswith("perf"):
             ok = perf_samples(self.base + ".err") > 0
         else:
             with open(self.base + ".out", errors="replace") as f:
@@ -315,7 +316,7 @@ def overhead_runs(a, res, bases):
                     ns0 = p.run_ns()
                     wall, cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
                     during = (p.run_ns() - ns0) / 1e9
-                    if tool != "perf":
+                    if not tool.startswith("perf"):
                         p.bpf_usage()
                 except BenchError:
                     p.kill()
@@ -367,40 +368,46 @@ def overhead(a):
             v = res[(hz, tool)]
             w = [100 * (x[0] - 1) for x in v]
             c = [100 * (x[1] - 1) for x in v]
-            bpf = "n/a" if tool == "perf" else "%.3f" % med([x[3] for x in v])
+            bpf = "n/a" if tool.startswith("perf") else "%.3f" % med([x[3] for x in v])
             acc = med([100 * x[5] for x in v])
             print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %.3f "
                   "| %s | %.2f %%%s |"
                   % (hz, tool_name(tool), med(w), min(w), max(w), med(c), min(c), max(c),
                      med([x[2] for x in v]), med([x[4] for x in v]), bpf, acc,
-                     " (user space only)" if tool == "perf" else ""))
+                     " (user space only)" if tool.startswith("perf") else ""))
     if "perf" not in a.tools or len(a.tools) < 2:
         return
+
+    def ref_of(tool):  # each scorch mode against perf's walk of the same kind, if run
+        return ("perf-dwarf" if tool.startswith("scorch-dwarf") and "perf-dwarf" in a.tools
+                else "perf")
     # the same round's runs are minutes apart at most: their difference is less blurred
     # by the machine's drift than the medians are
     print("\nAgainst perf round by round: the tool's slowdown minus perf record's in the "
-          "same round, in points (negative: below perf); median (min..max) of %d rounds, "
+          "same round (perf record -g; for --unwind dwarf, perf record --call-graph dwarf "
+          "when it ran), in points (negative: below perf); median (min..max) of %d rounds, "
           "and the rounds where the tool was below perf.\n" % a.rounds)
-    print("| Hz | profiler | wall, minus perf's | min..max | job CPU, minus perf's | "
+    print("| Hz | profiler | against | wall, minus perf's | min..max | job CPU, minus perf's | "
           "min..max | rounds below perf (wall) |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
-        ref = res[(hz, "perf")]
         for tool in a.tools:
-            if tool == "perf":
+            if tool.startswith("perf"):
                 continue
+            ref = res[(hz, ref_of(tool))]
             v = res[(hz, tool)]
             w = [100 * (x[0] - y[0]) for x, y in zip(v, ref)]
             c = [100 * (x[1] - y[1]) for x, y in zip(v, ref)]
-            print("| %d | %s | %+.2f | %+.1f..%+.1f | %+.2f | %+.1f..%+.1f | %d of %d |"
-                  % (hz, tool_name(tool), med(w), min(w), max(w), med(c), min(c), max(c),
-                     sum(1 for x in w if x < 0), len(w)))
+            print("| %d | %s | %s | %+.2f | %+.1f..%+.1f | %+.2f | %+.1f..%+.1f | %d of %d |"
+                  % (hz, tool_name(tool), tool_name(ref_of(tool)), med(w), min(w), max(w),
+                     med(c), min(c), max(c), sum(1 for x in w if x < 0), len(w)))
 
 
 NAMES = {
     "scorch-fp": "scorch --unwind fp",
     "scorch-dwarf": "scorch --unwind dwarf",
     "perf": "perf record -g",
+    "perf-dwarf": "perf record --call-graph dwarf",
     "bpftrace": "bpftrace profile:hz",
 }
 

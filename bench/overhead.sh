@@ -1,18 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # bench: the slowdown of a fixed multi-threaded CPU job under system-wide recording:
-# scorch (--unwind fp and dwarf) beside perf record -g and bpftrace
-# (profile:hz:N { @[kstack, ustack] = count(); }), measured in one run.
+# scorch (--unwind fp and dwarf) beside perf record -g, perf record --call-graph dwarf
+# and bpftrace (profile:hz:N { @[kstack, ustack] = count(); }), measured in one run.
 #
 # usage: sudo bench/overhead.sh [RATES...]        (default 99 999 4999)
 # environment: ROUNDS (default 3) interleaved rounds per rate, medians reported;
 #   UNITS (default 4000, about 2 s of CPU per thread) and THREADS (default 2) size the
-#   job; TOOLS (default "scorch-fp scorch-dwarf perf bpftrace"); SCORCH the binary;
+#   job; TOOLS (default "scorch-fp scorch-dwarf perf perf-dwarf bpftrace"; kind@PATH
+#   runs another scorch build, e.g. scorch-fp@/tmp/old/scorch); SCORCH the binary;
 #   CHURN (default 0) short processes started a second beside the job in every run.
 # Each round runs the job alone, then under each profiler (the order rotates per
 # round): the profiler is started, the job runs once it samples, the profiler stops.
-# Prints a markdown table (slowdown of the job's wall and CPU time, min..max over
-# rounds, the profiler's own CPU). Exits 1 only when it cannot run.
+# Prints markdown tables (slowdown of the job's wall and CPU time, min..max over
+# rounds, the profiler's own CPU and BPF time; then each scorch mode against perf's
+# walk of the same kind, round by round). Exits 1 only when it cannot run.
 set -eu
 . "$(dirname "$0")/lib.sh"
 need_root "$@"
@@ -27,6 +29,6 @@ rates=("$@")
 for r in "${rates[@]}"; do
 	[[ $r =~ ^[1-9][0-9]*$ ]] || die "invalid rate '$r'" "give rates in Hz, e.g. $0 99 999"
 done
-read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
+read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf perf-dwarf bpftrace}"
 bench_py overhead --cpujob "$work/cpujob" --threads "${THREADS:-2}" --units "${UNITS:-4000}" \
 	--rounds "${ROUNDS:-3}" --churn "${CHURN:-0}" --rates "${rates[@]}" --tools "${tools[@]}" --argv "$0" "$@"

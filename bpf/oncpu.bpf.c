@@ -54,8 +54,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	in_kernel = (long)PT_REGS_IP(&ctx->regs) < 0;
 
 	/* --unwind dwarf: the record carries both stacks; nothing is counted here */
-	if (unwind_dwarf && !kernel_only && tid != 0 &&
-	    !(task->flags & PF_KTHREAD)) {
+	if (unwind_dwarf && !kernel_only && tid != 0 && !(task->flags & PF_KTHREAD)) {
 		struct sample_buf *b = sample_buf_get();
 
 		if (!b)

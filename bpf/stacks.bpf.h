@@ -89,7 +89,6 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-
 static __always_inline void stat_inc(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -276,7 +275,7 @@ static __always_inline __u64 samples_wakeup(void)
 	if (!wakeup_bytes)
 		return 0;
 	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-										: BPF_RB_NO_WAKEUP;
+									      : BPF_RB_NO_WAKEUP;
 }
 
 /* Is the byte at @addr readable? A probe that faults costs a page fault, not a copy. */
@@ -334,13 +333,13 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 		hi = len > first ? (len - first) / 4096 + 1 : 1;
 		for (i = 0; i < 6 && hi - lo > 1; i++) {
 			mid = lo + (hi - lo) / 2;
-			if (user_readable(sp + (first + mid * 4096 < len ? first + mid * 4096 : len) - 1))
+			n = first + mid * 4096 < len ? first + mid * 4096 : len;
+			if (user_readable(sp + n - 1))
 				lo = mid;
 			else
 				hi = mid;
 		}
-		if (lo >= 0)
-			n = first + lo * 4096 < len ? first + lo * 4096 : len;
+		n = lo < 0 ? 0 : first + lo * 4096 < len ? first + lo * 4096 : len;
 	}
 	/* the pages between sp and a readable end may still not all be: the copy decides */
 	if (n && !stack_copy(b, sp, n))

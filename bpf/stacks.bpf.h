@@ -301,15 +301,14 @@ static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len
 /*
  * --unwind dwarf: copies the user registers of the current task and --stack-size bytes of its
  * stack from sp into @b (header filled by the caller) and writes the record of @type to
- * "samples". Near the top of a stack fewer bytes are mapped: the largest readable
- * length (to a page boundary) is found by bisection and copied instead. Returns
- * false when the ring buffer was full (counted).
+ * "samples". Near the top of a stack fewer bytes are mapped: the readable part (to the
+ * first page that faults) is copied instead. Returns false when the ring buffer was
+ * full (counted).
  */
 static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 len = stack_size, first, n = 0, i;
-	__s32 lo = -1, hi, mid;
 	__u64 sp, total;
 
 	b->hdr.type = type;
@@ -321,27 +320,23 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	/*
 	 * Near the top of a stack (most samples of a thread) fewer than len bytes are mapped.
 	 * A copy that faults part-way costs the bytes copied and the zeroing of len, so the
-	 * readable length is found first by probing one byte: the last one of len, then,
-	 * when that faults, the last byte of each candidate length (page ends) by bisection.
+	 * readable length is found first, one byte per page upward from sp's page until one
+	 * faults: at most one fault, and never past a hole (probing the end of len could land
+	 * in another mapping beyond the guard page above a thread's stack).
 	 */
-	if (user_readable(sp + len - 1)) {
-		n = len;
-	} else {
-		stat_inc(STAT_STACK_PARTIAL);
-		first = 4096 - (sp & 4095);
-		/* lengths first + k pages, k in [0, hi): the largest readable one */
-		hi = len > first ? (len - first) / 4096 + 1 : 1;
-		for (i = 0; i < 6 && hi - lo > 1; i++) {
-			mid = lo + (hi - lo) / 2;
-			n = first + mid * 4096 < len ? first + mid * 4096 : len;
-			if (user_readable(sp + n - 1))
-				lo = mid;
-			else
-				hi = mid;
-		}
-		n = lo < 0 ? 0 : first + lo * 4096 < len ? first + lo * 4096 : len;
+	first = 4096 - (sp & 4095);
+	for (i = 0; i < SCORCH_MAX_STACK_COPY / 4096 + 1; i++) {
+		if (!user_readable(i ? sp + first + (i - 1) * 4096 : sp))
+			break;
+		n = first + i * 4096; /* readable through the end of this page */
+		if (n >= len)
+			break;
 	}
-	/* the pages between sp and a readable end may still not all be: the copy decides */
+	if (n >= len)
+		n = len;
+	else
+		stat_inc(STAT_STACK_PARTIAL);
+	/* a page unmapped meanwhile: the copy decides */
 	if (n && !stack_copy(b, sp, n))
 		n = 0;
 	if (!n)

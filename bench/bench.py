@@ -57,8 +57,8 @@ class Profiler:
 
     def __init__(self, kind, hz, work, tag, scorch, extra=(), duration=None, output=None):
         self.tool = kind
-        if "@" in kind:  # scorch-fp@PATH: another build of scorch, e.g. to compare two commits
-            kind, scorch = kind.split("@", 1)
+        kind, path = split_tool(kind)
+        scorch = path or scorch
         self.kind, self.hz, self.work, self.scorch = kind, hz, work, scorch
         self.base = os.path.join(work, tag)
         self.duration = duration
@@ -468,9 +468,16 @@ def bpf_cost(a):
               % (tool_name(tool), med(ns), min(ns), max(ns), med([x[1] for x in v]), med(ns) / ref))
 
 
-def tool_name(tool):
-    """The name printed for a --tools entry (kind, or kind@PATH: another scorch build)."""
+def split_tool(tool):
+    """A --tools entry: (kind, scorch binary or None); kind@PATH runs another scorch
+    build, e.g. to compare two commits."""
     kind, _, path = tool.partition("@")
+    return kind, path or None
+
+
+def tool_name(tool):
+    """The name printed for a --tools entry."""
+    kind, path = split_tool(tool)
     return NAMES.get(kind, kind) + (" (%s)" % path if path else "")
 
 

@@ -21,8 +21,14 @@
  * with the frame pointer (rbp chain), as a runtime built with frame pointers (Java
  * -XX:+PreserveFramePointer, Node) allows.
  *
- * The implementation today is libunwind's remote unwinding (unwind.c), x86_64 only;
- * nothing of it shows here, so a later in-kernel unwinder (tables derived from
+ * The implementation (unwind.c, x86-64 only) runs the CFI itself: the row of rules at an
+ * instruction (how to find the CFA, the return address, rbp and rsp of the caller) is
+ * computed once per (process image, address) and cached, so a walk through known code
+ * reads only the stack copy. It follows the registers a sample holds (ip, sp, bp);
+ * CFA rules and DWARF expressions over those, signal frames (augmentation 'S') and
+ * DW_CFA_remember/restore_state are supported. A rule that needs another register
+ * (a CFA kept in r10 across a stack realignment) ends the walk (UNWIND_END_ERROR).
+ * Nothing of it shows here, so a later in-kernel unwinder (tables derived from
  * .eh_frame, as the OpenTelemetry eBPF profiler does) can serve the same callers.
  * Not thread-safe: one unwinder per thread.
  */
@@ -83,9 +89,10 @@ void unwinder__free(struct unwinder *u);
 void unwinder__trim(struct unwinder *u, size_t keep);
 
 /*
- * Drops what is kept of the image (@pid, @gen) (its address space and cached unwind
- * rules); call it when the process is released. The 64 most recently unwound images
- * are kept anyway, older ones made again when sampled.
+ * Drops the cached unwind rules of the image (@pid, @gen); call it when the process is
+ * released. (Rows are cached by address within an image: code unmapped and replaced by
+ * another file at the same address in a live process keeps the old rules until its
+ * row is evicted; as libunwind's cache.)
  */
 void unwinder__forget(struct unwinder *u, pid_t pid, uint64_t gen);
 
@@ -130,8 +137,8 @@ struct unwind_stats {
 	uint64_t files_evicted;		     /* tables dropped by unwinder__trim() */
 	uint64_t table_bytes;		     /* bytes of .eh_frame_hdr + .eh_frame held now */
 	uint64_t table_bytes_max;	     /* ... and at most */
-	uint64_t spaces_made;		     /* address spaces made (one per image unwound) */
-	uint64_t spaces_evicted;	     /* ... dropped for a newer one (64 kept) */
+	uint64_t rows_computed;		     /* rules computed from CFI (a cache miss) */
+	uint64_t rows_reused;		     /* rules found in the cache */
 };
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 

@@ -82,6 +82,25 @@ struct {
 	__type(value, struct sample_buf);
 } sample_bufs SEC(".maps");
 
+/*
+ * --unwind dwarf: where the readable stack of a thread ends (the first address that
+ * faulted when its pages were probed) in address space @mm, kept with the thread and
+ * freed when it exits. end 0: not known (more than --stack-size was readable).
+ */
+struct stack_end {
+	__u64 mm, end;
+	__u32 uses; /* samples since the end was found: found again every STACK_END_USES */
+};
+
+#define STACK_END_USES 16
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stack_end);
+} stack_ends SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SCORCH_NR_STATS);
@@ -307,9 +326,11 @@ static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len
  */
 static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u32 len = stack_size, first, n = 0, i;
-	__u64 sp, total;
+	struct stack_end *se;
+	__u64 sp, mm, total;
 
 	b->hdr.type = type;
 	b->hdr.ip = BPF_CORE_READ(regs, ip);
@@ -318,11 +339,28 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	if (len > SCORCH_MAX_STACK_COPY - 8)
 		len = SCORCH_MAX_STACK_COPY - 8;
 	/*
-	 * Near the top of a stack (most samples of a thread) fewer than len bytes are mapped.
-	 * A copy that faults part-way costs the bytes copied and the zeroing of len, so the
-	 * readable length is found first, one byte per page upward from sp's page until one
-	 * faults: at most one fault, and never past a hole (probing the end of len could land
-	 * in another mapping beyond the guard page above a thread's stack).
+	 * Most samples of a thread lie less than len below the top of its stack, where a copy
+	 * of len bytes would fault. The end found by an earlier sample of the thread bounds
+	 * the copy: one copy, no probe. A copy that faults (the thread moved to another stack:
+	 * sigaltstack, a coroutine) finds the end again, and so does every STACK_END_USES-th
+	 * sample, lest an end found too low (a page not yet touched) stay.
+	 */
+	mm = (__u64)task->mm;
+	se = bpf_task_storage_get(&stack_ends, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (se && se->mm == mm && se->end > sp && ++se->uses < STACK_END_USES) {
+		n = se->end - sp < len ? se->end - sp : len;
+		if (stack_copy(b, sp, n)) {
+			if (n < len)
+				stat_inc(STAT_STACK_PARTIAL);
+			goto send;
+		}
+		n = 0;
+	}
+	/*
+	 * The readable length is found first, one byte per page upward from sp's page until
+	 * one faults: at most one fault (a copy that faults part-way costs the bytes copied
+	 * and the zeroing of len), and never past a hole (probing the end of len could land in
+	 * another mapping beyond the guard page above a thread's stack).
 	 */
 	first = 4096 - (sp & 4095);
 	for (i = 0; i < SCORCH_MAX_STACK_COPY / 4096 + 1; i++) {
@@ -336,9 +374,15 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 		n = len;
 	else
 		stat_inc(STAT_STACK_PARTIAL);
+	if (se) {
+		se->mm = mm;
+		se->end = n && n < len ? sp + n : 0;
+		se->uses = 0;
+	}
 	/* a page unmapped meanwhile: the copy decides */
 	if (n && !stack_copy(b, sp, n))
 		n = 0;
+send:
 	if (!n)
 		b->hdr.flags |= KEY_USER_MISSED;
 	b->hdr.stack_len = n;

@@ -38,6 +38,7 @@ enum scorch_stat {
 	STAT_OFF_COPIES,      /* stack copies sent at switch-out (STAT_SAMPLES_SENT counts them too) */
 	STAT_LOST_INTERVAL,   /* interval records lost (ring buffer "samples" full) */
 	STAT_OFF_UNENDED,     /* switch-out of a thread whose last interval saw no switch-in */
+	STAT_STACK_TOP,       /* copies that ended at the thread's known stack top */
 	SCORCH_NR_STATS,
 };
 
@@ -47,6 +48,19 @@ enum scorch_stat {
 #define KEY_RUNQUEUE      (1u << 2) /* off-CPU while runnable: waiting for a CPU */
 #define KEY_USER_TRUNCATED (1u << 3) /* user space: unwinding ran past the copied stack */
 #define KEY_OFFCPU_COPY    (1u << 4) /* offcpu slot: the stacks went to ring buffer "samples" */
+/* scorch_sample.flags only (never in a count_key): the copy ended at the thread's stack top */
+#define SAMPLE_STACK_TOP (1u << 5)
+
+/*
+ * --unwind dwarf: value of map "stack_tops", by TID, written by user space: how far up the
+ * stack of thread @tid the complete walks of its samples read (the outermost frame's
+ * saved registers). Copies of its stack then end there instead of at the end of the
+ * mapping, several KiB higher. @start (task_struct.start_time) tells a reused TID apart.
+ */
+struct stack_top {
+	__u64 start;
+	__u64 top;
+};
 
 /* Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. */
 struct stack_trace {
@@ -120,6 +134,7 @@ struct scorch_sample {
 	__u32 tid;
 	__u32 flags;  /* KEY_* */
 	__u64 value;  /* 1 sample, or nanoseconds off CPU */
+	__u64 thread_start; /* task_struct.start_time of the thread (see struct stack_top) */
 	char comm[SCORCH_COMM_LEN];
 	__u64 ip, sp, bp; /* user registers (x86_64 rip, rsp, rbp) */
 	__u32 stack_len;  /* bytes of stack that follow */

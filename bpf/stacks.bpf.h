@@ -94,6 +94,14 @@ struct stack_end {
 
 #define STACK_END_USES 16
 
+/* --unwind dwarf: what the walks of a thread need of its stack (struct stack_top), by TID */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1); /* set by user space */
+	__type(key, __u32);
+	__type(value, struct stack_top);
+} stack_tops SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -330,6 +338,7 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u32 len = stack_size, first, n = 0, i;
 	struct stack_end *se;
+	struct stack_top *st;
 	__u64 sp, mm, total;
 
 	b->hdr.type = type;
@@ -338,6 +347,23 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	b->hdr.bp = BPF_CORE_READ(regs, bp);
 	if (len > SCORCH_MAX_STACK_COPY - 8)
 		len = SCORCH_MAX_STACK_COPY - 8;
+	/*
+	 * The walks of this thread's earlier samples read nothing above top (user space
+	 * wrote it after a complete walk): the copy ends there, usually a few hundred bytes
+	 * instead of the KiB of TLS and the thread descriptor up to the end of the stack.
+	 * A walk that needs more ends truncated and user space forgets the top.
+	 */
+	b->hdr.thread_start = task->start_time;
+	st = bpf_map_lookup_elem(&stack_tops, &b->hdr.tid);
+	if (st && st->start == b->hdr.thread_start && st->top > sp && st->top - sp <= len) {
+		n = st->top - sp;
+		if (stack_copy(b, sp, n)) {
+			b->hdr.flags |= SAMPLE_STACK_TOP;
+			stat_inc(STAT_STACK_TOP);
+			goto send;
+		}
+		n = 0;
+	}
 	/*
 	 * Most samples of a thread lie less than len below the top of its stack, where a copy
 	 * of len bytes would fault. The end found by an earlier sample of the thread bounds

@@ -96,6 +96,13 @@ struct record {
 	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
 	uint32_t ring_bytes;
 	uint64_t unwind_skipped; /* samples of processes released or never read */
+	/* --unwind dwarf: stack tops given to the kernel (sampler__set_stack_top()), the last
+	 * by TID slot so that the samples already in flight do not set it again */
+	struct {
+		uint32_t tid, unbounded; /* copies to the stack end since the top was set */
+		uint64_t start, top;
+	} tops[256];
+	uint64_t tops_set, tops_forgotten, tops_cut; /* cut: walks truncated by a top */
 	/* --unwind dwarf off CPU: copies taken at switch-out, joined to their interval */
 	struct copytab *copies;
 	struct ustacks *ustacks; /* --unwind dwarf: unwound samples, named when taken */
@@ -904,6 +911,45 @@ static const struct unwind_maps_ops unw_ops = {
 };
 
 /*
+ * After a walk of @smp: a complete walk of a copy that went to the end of the stack tells
+ * how much of the thread's stack its walks need; the kernel copies only that from then
+ * on. A copy so bounded that proved too short (the walk needed more) makes it forget.
+ */
+static void learn_stack_top(struct record *r, const struct scorch_sample *smp, enum unwind_end end)
+{
+	typeof(r->tops[0]) *t = &r->tops[smp->tid % ARRAY_SIZE(r->tops)];
+	uint64_t top = unwinder__stack_used(r->unw);
+
+	if (smp->flags & SAMPLE_STACK_TOP) {
+		if (end != UNWIND_END_TRUNCATED)
+			return;
+		r->tops_cut++;
+		/* a copy so bounded ends at the top: one from before the top now known is
+		 * stale (in flight when it changed), and a forgotten top is not forgotten again */
+		if (t->tid == smp->tid && t->start == smp->thread_start &&
+		    t->top != smp->sp + smp->stack_len)
+			return;
+		top = 0;
+		r->tops_forgotten++;
+	} else if (end != UNWIND_END_OUTERMOST || top <= smp->sp) {
+		return;
+	} else if (t->tid == smp->tid && t->start == smp->thread_start && t->top == top &&
+		   ++t->unbounded < 64) {
+		/* set already: this copy was in flight, or (after 64 of them) the kernel's
+		 * map evicted the entry, and it is set again */
+		return;
+	} else {
+		r->tops_set++;
+	}
+	if (sampler__set_stack_top(r->sampler, smp->tid, smp->thread_start, top))
+		return; /* the map is full of live threads: copies go to the stack end */
+	t->tid = smp->tid;
+	t->start = smp->thread_start;
+	t->top = top;
+	t->unbounded = 0;
+}
+
+/*
  * One sample record: the user stack is unwound now (the files it needs are open or
  * openable while the process lives), then counted like a drained key. An off-CPU
  * copy (taken at switch-out) waits in r->copies for its interval's length.
@@ -930,7 +976,7 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	if (r->err)
 		return;
 	memcpy(key.comm, smp->comm, sizeof(key.comm));
-	key.flags &= ~KEY_OFFCPU_COPY;
+	key.flags &= ~(KEY_OFFCPU_COPY | SAMPLE_STACK_TOP);
 	if (!(key.flags & KEY_USER_MISSED)) {
 		user = r->ubuf;
 		if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
@@ -948,6 +994,7 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 				user->ips[i] = r->uips[i];
 			if (end == UNWIND_END_TRUNCATED)
 				key.flags |= KEY_USER_TRUNCATED;
+			learn_stack_top(r, smp, end);
 		}
 		user->nr = n;
 		if (!n) {
@@ -1288,6 +1335,10 @@ static void report_unwind(struct record *r, const uint64_t *st)
 		us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
 		us.table_bytes / 1048576.0, us.files_evicted, us.files_no_cfi, us.files_debug_frame,
 		us.files_unreadable);
+	pr_warn("unwind dwarf: %" PRIu64 " copies ended at their thread's known stack top (%" PRIu64
+		" tops learned from complete walks, %" PRIu64
+		" forgotten after a walk needed more; %" PRIu64 " walks cut by them: [truncated])\n",
+		st[STAT_STACK_TOP], r->tops_set, r->tops_forgotten, r->tops_cut);
 	if (r->opts.mode != MODE_CPU)
 		pr_warn("unwind dwarf: off CPU: %" PRIu64 " stack copies at switch-out: %" PRIu64
 			" counted with their interval, %" PRIu64 " closed at the end, %" PRIu64
@@ -1295,7 +1346,7 @@ static void report_unwind(struct record *r, const uint64_t *st)
 			" without their interval's end; %" PRIu64 " intervals without their copy\n",
 			st[STAT_OFF_COPIES], r->copies_joined, r->copies_open, r->copies_dropped,
 			r->copies_orphan, r->intervals_orphan);
-	if (us.ends[UNWIND_END_TRUNCATED])
+	if (us.ends[UNWIND_END_TRUNCATED] > r->tops_cut)
 		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
 }
 

@@ -19,7 +19,8 @@
 
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
 struct prog_set {
-	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats, *samples, *bufs;
+	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats, *samples, *bufs,
+		*tops;
 	struct bpf_program *fork, *exit;
 	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
@@ -54,6 +55,7 @@ struct sampler {
 		.stats = (skel)->maps.stats,                                                       \
 		.samples = (skel)->maps.samples,                                                   \
 		.bufs = (skel)->maps.sample_bufs,                                                  \
+		.tops = (skel)->maps.stack_tops,                                                   \
 		.fork = (skel)->progs.follow_fork,                                                 \
 		.exit = (skel)->progs.proc_exit,                                                    \
 		.offcpu = (is_off),                                                                \
@@ -111,6 +113,8 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 		bpf_map__set_max_entries(ps->samples, o->ring_bytes);
 		bpf_map__set_max_entries(ps->bufs, libbpf_num_possible_cpus());
 	}
+	/* threads sampled recently (least recently used ones evicted: they probe again) */
+	bpf_map__set_max_entries(ps->tops, o->unwind_dwarf ? 8192 : libbpf_num_possible_cpus());
 }
 
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
@@ -646,6 +650,19 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 			break;
 	}
 	free(st);
+	return err;
+}
+
+int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t start, uint64_t top)
+{
+	struct stack_top v = {.start = start, .top = top};
+	int i, err = 0;
+
+	for (i = 0; i < s->nr_sets; i++) {
+		if (top ? bpf_map_update_elem(bpf_map__fd(s->sets[i].tops), &tid, &v, BPF_ANY)
+			: bpf_map_delete_elem(bpf_map__fd(s->sets[i].tops), &tid) && errno != ENOENT)
+			err = -errno;
+	}
 	return err;
 }
 

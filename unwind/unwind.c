@@ -103,15 +103,17 @@ struct unwinder {
 	struct ufile **slots; /* open addressing by id */
 	size_t nr_slots, count;
 	struct unwind_stats st;
-	uint64_t tick; /* lookups so far: recency of files */
-	int err;       /* -ENOMEM seen in a lookup */
+	uint64_t tick;	     /* lookups so far: recency of files */
+	uint64_t stack_used; /* of the last walk */
+	int err;	     /* -ENOMEM seen in a lookup */
 };
 
 /* One unwinder__unwind(): the sample and what the walk found out. */
 struct walk {
 	struct unwinder *u;
 	const struct unwind_sample *smp;
-	bool beyond; /* a stack read past the copy */
+	bool beyond;  /* a stack read past the copy */
+	uint64_t top; /* the end of the highest word read */
 };
 
 /* The registers of one frame. */
@@ -903,6 +905,7 @@ static bool stack_read(struct walk *w, uint64_t addr, uint64_t *val)
 	if (addr >= smp->sp && smp->stack_len >= sizeof(*val) &&
 	    addr - smp->sp <= smp->stack_len - sizeof(*val)) {
 		memcpy(val, (const uint8_t *)smp->stack + (addr - smp->sp), sizeof(*val));
+		w->top = MAX(w->top, addr + sizeof(*val));
 		return true;
 	}
 	if (addr >= smp->sp && addr - smp->sp < STACK_PLAUSIBLE)
@@ -1473,6 +1476,7 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64
 		ips[n++] = fr.ip;
 	}
 out:
+	u->stack_used = w.top;
 	if (u->err) {
 		u->err = 0;
 		return -ENOMEM;
@@ -1480,6 +1484,11 @@ out:
 	u->st.frames += n;
 	u->st.ends[*end]++;
 	return (int)n;
+}
+
+uint64_t unwinder__stack_used(const struct unwinder *u)
+{
+	return u->stack_used;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)

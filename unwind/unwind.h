@@ -123,6 +123,13 @@ enum unwind_end {
 int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64_t *ips, size_t cap,
 		     enum unwind_end *end);
 
+/*
+ * After unwinder__unwind(): the address just past the highest stack word the walk read
+ * (0: none). A copy of [sp, that) holds all the walk needed; complete walks of one
+ * thread's samples share their outermost frames, so it bounds their copies too.
+ */
+uint64_t unwinder__stack_used(const struct unwinder *u);
+
 /* Counters for the summary. */
 struct unwind_stats {
 	uint64_t samples;		     /* unwinder__unwind() calls */

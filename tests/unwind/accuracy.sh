@@ -3,8 +3,10 @@
 # --unwind dwarf on code without frame pointers (split.c built -O2
 # -fomit-frame-pointer -fno-optimize-sibling-calls -g): the known 50/30/20 split of
 # burn_a/b/c must come out within 3 points, with >= 95 % of the samples reaching main
-# through libc's frames (__libc_start_call_main). The frame-pointer walk of the same
-# binary is recorded too and its share reaching main printed, for comparison.
+# through libc's frames (__libc_start_call_main). After the first complete walks the
+# kernel copies each thread's stack only up to what they read (its learned stack top):
+# most copies must end there, with the walks still complete. The frame-pointer walk of
+# the same binary is recorded too and its share reaching main printed, for comparison.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -14,6 +16,11 @@ require_bpf
 cat "$TMP/err"
 check_folded "$TMP/dwarf.folded"
 grep -q "unwind dwarf: .* walks: " "$TMP/err" || fail "no unwinding summary"
+sent=$(sed -n 's/.*unwind dwarf: \([0-9]*\) sample records.*/\1/p' "$TMP/err")
+topped=$(sed -n 's/.*unwind dwarf: \([0-9]*\) copies ended at their thread.s known stack top.*/\1/p' "$TMP/err")
+echo "copies: $sent, ended at the learned stack top: $topped"
+[ -n "$topped" ] && [ "$topped" -ge $((sent * 9 / 10)) ] ||
+	fail "fewer than 90% of the copies ended at the learned stack top ($topped of $sent)"
 
 comm=$(basename "$SPLIT_NOFP")
 total=$(comm_total "$TMP/dwarf.folded" "$comm")

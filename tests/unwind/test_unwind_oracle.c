@@ -10,8 +10,9 @@
  *   - in a thread, down to clone3;
  *   - in a signal handler, through the signal frame (__restore_rt: augmentation 'S',
  *     DWARF expressions over the saved context) into the interrupted code.
- * Then, the main thread's copy cut below main()'s frame: the walk reaches main() and
- * ends marked truncated, not wrong.
+ * A copy cut where the walk stopped reading (unwinder__stack_used()) gives the same
+ * walk; one word shorter, and the main thread's copy cut below main()'s frame, end
+ * marked truncated, not wrong.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -242,8 +243,20 @@ static void check_snap(const char *what, const struct snap *s, size_t len)
 		}
 	}
 	if (len == s->len) {
+		uint64_t used = unwinder__stack_used(u), cut[MAX_FRAMES];
+
 		CHECK(end == UNWIND_END_OUTERMOST);
 		CHECK(n == s->nbt - (skip - 1));
+		/* a copy that ends where the walk stopped reading gives the same walk, and one
+		 * word shorter does not (as the kernel's copies bounded by a thread's top) */
+		CHECK(used > s->sp && used <= s->sp + len);
+		smp.stack_len = used - s->sp;
+		CHECK(unwinder__unwind(u, &smp, cut, MAX_FRAMES, &end) == n);
+		CHECK(end == UNWIND_END_OUTERMOST && !memcmp(cut, ips, n * sizeof(ips[0])));
+		smp.stack_len = used - s->sp - 8;
+		CHECK(unwinder__unwind(u, &smp, cut, MAX_FRAMES, &end) < n);
+		CHECK(end == UNWIND_END_TRUNCATED);
+		smp.stack_len = len;
 	} else {
 		CHECK(end == UNWIND_END_TRUNCATED);
 		CHECK(n < s->nbt - (skip - 1));

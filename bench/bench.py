@@ -310,7 +310,8 @@ def overhead_runs(a, res, bases):
                 # each profiled run is paired with a run of the job alone just before it
                 base_wall, base_cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
                 bases.append(base_wall)
-                p = Profiler(tool, hz, a.work, "%s-%d-%d" % (tool, hz, rnd), a.scorch)
+                p = Profiler(tool, hz, a.work, "ov-%d-%d-%d" % (a.tools.index(tool), hz, rnd),
+                             a.scorch)
                 p.start()
                 try:
                     ns0 = p.run_ns()

@@ -100,6 +100,7 @@ struct record {
 	 * by TID slot so that the samples already in flight do not set it again */
 	struct {
 		uint32_t tid, unbounded; /* copies to the stack end since the top was set */
+		uint32_t forgets;	 /* tops of the thread that proved too low */
 		uint64_t start, top;
 	} tops[256];
 	uint64_t tops_set, tops_forgotten, tops_cut; /* cut: walks truncated by a top */
@@ -215,7 +216,7 @@ static void usage(FILE *out)
 		"                             without them (Debian's libc) loses its callers\n"
 		"      --unwind dwarf         copy the user registers and the top of the stack\n"
 		"                             per sample (off CPU: per switch-out) and unwind\n"
-		"                             here with the files' .eh_frame CFI (libunwind);\n"
+		"                             here with the files' .eh_frame CFI;\n"
 		"                             frame pointers where a file has none (JIT code)\n"
 		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
 		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
@@ -910,6 +911,8 @@ static const struct unwind_maps_ops unw_ops = {
 	.in_use = unw_in_use,
 };
 
+#define TOP_FORGETS_MAX 4 /* a thread's tops forgotten this often: none learned any more */
+
 /*
  * After a walk of @smp: a complete walk of a copy that went to the end of the stack tells
  * how much of the thread's stack its walks need; the kernel copies only that from then
@@ -918,7 +921,9 @@ static const struct unwind_maps_ops unw_ops = {
 static void learn_stack_top(struct record *r, const struct scorch_sample *smp, enum unwind_end end)
 {
 	typeof(r->tops[0]) *t = &r->tops[smp->tid % ARRAY_SIZE(r->tops)];
+	bool same = t->tid == smp->tid && t->start == smp->thread_start;
 	uint64_t top = unwinder__stack_used(r->unw);
+	uint32_t forgets = same ? t->forgets : 0;
 
 	if (smp->flags & SAMPLE_STACK_TOP) {
 		if (end != UNWIND_END_TRUNCATED)
@@ -926,15 +931,18 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 		r->tops_cut++;
 		/* a copy so bounded ends at the top: one from before the top now known is
 		 * stale (in flight when it changed), and a forgotten top is not forgotten again */
-		if (t->tid == smp->tid && t->start == smp->thread_start &&
-		    t->top != smp->sp + smp->stack_len)
+		if (same && t->top != smp->sp + smp->stack_len)
 			return;
 		top = 0;
+		forgets++;
 		r->tops_forgotten++;
 	} else if (end != UNWIND_END_OUTERMOST || top <= smp->sp) {
 		return;
-	} else if (t->tid == smp->tid && t->start == smp->thread_start && t->top == top &&
-		   ++t->unbounded < 64) {
+	} else if (same && forgets >= TOP_FORGETS_MAX) {
+		/* its tops keep proving too low (a thread that runs many stacks, as goroutines
+		 * or coroutines do): its copies go to the stack end */
+		return;
+	} else if (same && t->top == top && ++t->unbounded < 64) {
 		/* set already: this copy was in flight, or (after 64 of them) the kernel's
 		 * map evicted the entry, and it is set again */
 		return;
@@ -947,6 +955,7 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 	t->start = smp->thread_start;
 	t->top = top;
 	t->unbounded = 0;
+	t->forgets = forgets;
 }
 
 /*

@@ -6,7 +6,7 @@ set -eu
 
 pkgs=(
 	build-essential cmake pkg-config clang llvm
-	libbpf-dev libelf-dev libdw-dev libunwind-dev libzstd-dev zlib1g-dev bpftool
+	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev bpftool
 	libxml2-utils perl python3 chromium bpftrace gzip zstd
 	libiberty-dev binutils elfutils gdc libc6-dbg libstdc++6-12-dbg time bc
 	linux-perf nodejs openjdk-17-jdk-headless # JIT runtimes for tests/perfmap (perf samples them)

@@ -55,10 +55,11 @@ enum scorch_stat {
  * --unwind dwarf: value of map "stack_tops", by TID, written by user space: how far up the
  * stack of thread @tid the complete walks of its samples read (the outermost frame's
  * saved registers). Copies of its stack then end there instead of at the end of the
- * mapping, several KiB higher. @start (task_struct.start_time) tells a reused TID apart.
+ * mapping, several KiB higher. @key (scorch_sample.thread_key) tells a reused TID and an
+ * exec (another stack) apart.
  */
 struct stack_top {
-	__u64 start;
+	__u64 key;
 	__u64 top;
 };
 
@@ -134,7 +135,7 @@ struct scorch_sample {
 	__u32 tid;
 	__u32 flags;  /* KEY_* */
 	__u64 value;  /* 1 sample, or nanoseconds off CPU */
-	__u64 thread_start; /* task_struct.start_time of the thread (see struct stack_top) */
+	__u64 thread_key; /* the thread's start time + @gen: see struct stack_top */
 	char comm[SCORCH_COMM_LEN];
 	__u64 ip, sp, bp; /* user registers (x86_64 rip, rsp, rbp) */
 	__u32 stack_len;  /* bytes of stack that follow */

@@ -353,9 +353,9 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	 * instead of the KiB of TLS and the thread descriptor up to the end of the stack.
 	 * A walk that needs more ends truncated and user space forgets the top.
 	 */
-	b->hdr.thread_start = task->start_time;
+	b->hdr.thread_key = task->start_time + b->hdr.gen;
 	st = bpf_map_lookup_elem(&stack_tops, &b->hdr.tid);
-	if (st && st->start == b->hdr.thread_start && st->top > sp && st->top - sp <= len) {
+	if (st && st->key == b->hdr.thread_key && st->top > sp && st->top - sp <= len) {
 		n = st->top - sp;
 		if (stack_copy(b, sp, n)) {
 			b->hdr.flags |= SAMPLE_STACK_TOP;

@@ -114,11 +114,11 @@ int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn 
 int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta);
 
 /*
- * --unwind dwarf: the stack of thread @tid (started at @start, task_struct.start_time)
- * is needed up to @top: later copies end there (struct stack_top). @top 0 forgets it
- * (a walk needed more). Returns 0 or -errno.
+ * --unwind dwarf: the stack of thread @tid (@key: its samples' thread_key) is needed up
+ * to @top: later copies end there (struct stack_top). @top 0 forgets it (a walk needed
+ * more). Returns 0 or -errno.
  */
-int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t start, uint64_t top);
+int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top);
 
 /* Sums the per-CPU counters of every program into @stats[SCORCH_NR_STATS]. */
 int sampler__stats(struct sampler *s, uint64_t *stats);

@@ -101,7 +101,7 @@ struct record {
 	struct {
 		uint32_t tid, unbounded; /* copies to the stack end since the top was set */
 		uint32_t forgets;	 /* tops of the thread that proved too low */
-		uint64_t start, top;
+		uint64_t key, top;	 /* scorch_sample.thread_key */
 	} tops[256];
 	uint64_t tops_set, tops_forgotten, tops_cut; /* cut: walks truncated by a top */
 	/* --unwind dwarf off CPU: copies taken at switch-out, joined to their interval */
@@ -921,7 +921,7 @@ static const struct unwind_maps_ops unw_ops = {
 static void learn_stack_top(struct record *r, const struct scorch_sample *smp, enum unwind_end end)
 {
 	typeof(r->tops[0]) *t = &r->tops[smp->tid % ARRAY_SIZE(r->tops)];
-	bool same = t->tid == smp->tid && t->start == smp->thread_start;
+	bool same = t->tid == smp->tid && t->key == smp->thread_key;
 	uint64_t top = unwinder__stack_used(r->unw);
 	uint32_t forgets = same ? t->forgets : 0;
 
@@ -949,10 +949,10 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 	} else {
 		r->tops_set++;
 	}
-	if (sampler__set_stack_top(r->sampler, smp->tid, smp->thread_start, top))
+	if (sampler__set_stack_top(r->sampler, smp->tid, smp->thread_key, top))
 		return; /* the map is full of live threads: copies go to the stack end */
 	t->tid = smp->tid;
-	t->start = smp->thread_start;
+	t->key = smp->thread_key;
 	t->top = top;
 	t->unbounded = 0;
 	t->forgets = forgets;

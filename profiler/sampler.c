@@ -653,9 +653,9 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 	return err;
 }
 
-int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t start, uint64_t top)
+int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top)
 {
-	struct stack_top v = {.start = start, .top = top};
+	struct stack_top v = {.key = key, .top = top};
 	int i, err = 0;
 
 	for (i = 0; i < s->nr_sets; i++) {

@@ -61,7 +61,6 @@ static __always_inline __u32 task_state(struct task_struct *t)
 static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid)
 {
 	struct sample_buf *b = sample_buf_get();
-	long n;
 
 	if (!b) {
 		st->ts = 0;
@@ -73,15 +72,8 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
 	b->hdr.value = st->ts;
 	b->hdr.flags = st->key.flags;
 	__builtin_memcpy(b->hdr.comm, st->key.comm, sizeof(b->hdr.comm));
-	if (!user_only) {
-		n = bpf_get_stack(ctx, b->hdr.kernel_ips, sizeof(b->hdr.kernel_ips), 0);
-		if (n > 0) {
-			b->hdr.kernel_nr = n / sizeof(__u64);
-		} else {
-			b->hdr.flags |= KEY_KERNEL_MISSED;
-			stat_inc(STAT_KSTACK_ERR);
-		}
-	}
+	if (!user_only)
+		sample_kernel_stack(ctx, b);
 	announce(st->key.pid, st->key.gen);
 	if (!sample_send(b, SCORCH_EVENT_OFFCPU_COPY)) {
 		st->ts = 0;

@@ -64,15 +64,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		b->hdr.gen = key.gen = current_gen(task);
 		b->hdr.value = 1;
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
-		if (!user_only && in_kernel) {
-			n = bpf_get_stack(ctx, b->hdr.kernel_ips, sizeof(b->hdr.kernel_ips), 0);
-			if (n > 0) {
-				b->hdr.kernel_nr = n / sizeof(__u64);
-			} else {
-				b->hdr.flags |= KEY_KERNEL_MISSED;
-				stat_inc(STAT_KSTACK_ERR);
-			}
-		}
+		if (!user_only && in_kernel)
+			sample_kernel_stack(ctx, b);
 		announce(pid, key.gen);
 		sample_send(b, SCORCH_EVENT_SAMPLE);
 		return 0;

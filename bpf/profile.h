@@ -118,9 +118,10 @@ struct scorch_event {
 
 /*
  * --unwind dwarf: one record per sample (or per off-CPU interval), unwound in user
- * space. The record is the header, then @stack_len bytes of the user stack copied
- * from @sp upwards (the record is sizeof(struct scorch_sample) + stack_len long).
- * The kernel stack is walked in the kernel as in fp mode and carried inline.
+ * space. The record is the header, then the @kernel_nr addresses of the kernel stack
+ * (__u64, leaf first: walked in the kernel as in fp mode), then @stack_len bytes of the
+ * user stack copied from @sp upwards: sizeof(struct scorch_sample) + 8 * kernel_nr +
+ * stack_len bytes, the addresses 8-byte aligned.
  *
  * Off CPU (type SCORCH_EVENT_OFFCPU_COPY) the copy is taken at switch-out, when the
  * interval's length is not known yet: @value is then the switch-out time (ns), and
@@ -138,10 +139,9 @@ struct scorch_sample {
 	__u64 thread_key; /* the thread's start time + @gen: see struct stack_top */
 	char comm[SCORCH_COMM_LEN];
 	__u64 ip, sp, bp; /* user registers (x86_64 rip, rsp, rbp) */
-	__u32 stack_len;  /* bytes of stack that follow */
-	__u32 kernel_nr;  /* entries of kernel_ips used */
-	__u64 kernel_ips[SCORCH_MAX_STACK_DEPTH]; /* leaf first */
-	/* followed by stack_len bytes of stack */
+	__u32 stack_len;  /* bytes of stack that follow the kernel addresses */
+	__u32 kernel_nr;  /* kernel addresses that follow the header (<= SCORCH_MAX_STACK_DEPTH) */
+	/* followed by kernel_nr __u64 addresses, then stack_len bytes of stack */
 };
 
 #define INTERVAL_DROPPED (1u << 0) /* outside --min-block/--max-block: copy to be dropped */

@@ -69,10 +69,17 @@ struct {
 	__uint(max_entries, 4096);
 } samples SEC(".maps");
 
-/* A sample record is built here, one slot per CPU (a per-CPU value cannot exceed 32 KiB). */
+/*
+ * A sample record is built here, one slot per CPU (a per-CPU value cannot exceed 32 KiB):
+ * the header, the kernel addresses from data[0], the stack after them. The kernel part is
+ * reserved at its bounded size (KSTACK_ROOM) so that the verifier can bound the stack's
+ * offset; only kernel_nr addresses are sent.
+ */
+#define KSTACK_ROOM 1024 /* >= SCORCH_MAX_STACK_DEPTH * 8, a power of 2 */
+
 struct sample_buf {
 	struct scorch_sample hdr;
-	__u8 stack[SCORCH_MAX_STACK_COPY];
+	__u8 data[KSTACK_ROOM + SCORCH_MAX_STACK_COPY];
 };
 
 struct {
@@ -313,16 +320,33 @@ static __always_inline bool user_readable(__u64 addr)
 	return !bpf_probe_read_user(&c, 1, (void *)addr);
 }
 
-/* Can @len bytes at @sp be copied? (the copy is zeroed when not) */
+/* Can @len bytes at @sp be copied after the kernel addresses? (zeroed when not) */
 static __always_inline bool stack_copy(struct sample_buf *b, __u64 sp, __u64 len)
 {
+	__u64 off = (__u64)b->hdr.kernel_nr * 8;
+
 	if (len >= SCORCH_MAX_STACK_COPY)
 		return false;
-	/* the mask bounds the register passed (a compare may bound a 32-bit copy of it);
-	 * the barrier keeps the compiler from dropping it after the compare */
+	/* the masks bound the registers passed (a compare may bound a 32-bit copy of
+	 * them); the barriers keep the compiler from dropping them after the compare */
 	barrier_var(len);
 	len &= SCORCH_MAX_STACK_COPY - 1;
-	return !bpf_probe_read_user(b->stack, len, (void *)sp);
+	barrier_var(off);
+	off &= KSTACK_ROOM - 1;
+	return !bpf_probe_read_user(b->data + off, len, (void *)sp);
+}
+
+/* Walks the kernel stack of @ctx into @b (kernel_nr, or KEY_KERNEL_MISSED counted). */
+static __always_inline void sample_kernel_stack(void *ctx, struct sample_buf *b)
+{
+	long n = bpf_get_stack(ctx, b->data, SCORCH_MAX_STACK_DEPTH * 8, 0);
+
+	if (n > 0) {
+		b->hdr.kernel_nr = n / sizeof(__u64);
+	} else {
+		b->hdr.flags |= KEY_KERNEL_MISSED;
+		stat_inc(STAT_KSTACK_ERR);
+	}
 }
 
 /*
@@ -339,7 +363,7 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	__u32 len = stack_size, first, n = 0, i;
 	struct stack_end *se;
 	struct stack_top *st;
-	__u64 sp, mm, total;
+	__u64 sp, mm, total, koff;
 
 	b->hdr.type = type;
 	b->hdr.ip = BPF_CORE_READ(regs, ip);
@@ -415,7 +439,10 @@ send:
 	total = n;
 	barrier_var(total); /* as in stack_copy(): bound the register passed */
 	total &= SCORCH_MAX_STACK_COPY - 1;
-	total += sizeof(b->hdr);
+	koff = (__u64)b->hdr.kernel_nr * 8;
+	barrier_var(koff);
+	koff &= KSTACK_ROOM - 1;
+	total += sizeof(b->hdr) + koff;
 	if (bpf_ringbuf_output(&samples, b, total, samples_wakeup())) {
 		stat_inc(STAT_LOST_RINGBUF);
 		return false;

@@ -967,13 +967,15 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 {
 	struct record *r = ctx;
 	struct count_key key = { .pid = smp->pid, .gen = smp->gen, .flags = smp->flags };
+	/* the record: header, kernel addresses, stack (checked by the sampler) */
+	const __u64 *kips = (const __u64 *)(smp + 1);
 	struct unwind_sample us = {
 		.pid = smp->pid,
 		.gen = smp->gen,
 		.ip = smp->ip,
 		.sp = smp->sp,
 		.bp = smp->bp,
-		.stack = smp + 1,
+		.stack = kips + smp->kernel_nr,
 		.stack_len = smp->stack_len,
 	};
 	struct proc_entry *p = proctab__find(r->procs, smp->pid, smp->gen);
@@ -1013,7 +1015,7 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	}
 	if (smp->type == SCORCH_EVENT_OFFCPU_COPY) {
 		err = copytab__put(r->copies, smp->tid, smp->value, &key, user ? user->ips : NULL,
-				   user ? user->nr : 0, smp->kernel_ips, smp->kernel_nr, &replaced);
+				   user ? user->nr : 0, kips, smp->kernel_nr, &replaced);
 		if (replaced)
 			r->copies_orphan++;
 		if (err)
@@ -1021,7 +1023,7 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 		return;
 	}
 	r->kbuf->nr = smp->kernel_nr;
-	memcpy(r->kbuf->ips, smp->kernel_ips, smp->kernel_nr * sizeof(smp->kernel_ips[0]));
+	memcpy(r->kbuf->ips, kips, smp->kernel_nr * sizeof(kips[0]));
 	/* named when its process is reaped or the recording ends, once per distinct stack */
 	err = ustacks__add(r->ustacks, false, &key, smp->value, user,
 			   smp->kernel_nr ? r->kbuf : NULL);
@@ -1098,7 +1100,8 @@ static int close_copies(struct record *r)
 static uint32_t ring_size(const struct record_opts *o, int nr_cpus)
 {
 	double rate = o->mode == MODE_CPU ? o->freq : MAX(o->freq, 1000);
-	double want = rate * nr_cpus * (sizeof(struct scorch_sample) + o->stack_size) / 4;
+	double want = rate * nr_cpus *
+		      (sizeof(struct scorch_sample) + SCORCH_MAX_STACK_DEPTH * 8 + o->stack_size) / 4;
 	uint32_t sz = 1u << 20;
 
 	if (o->ring_size)

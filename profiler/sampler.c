@@ -236,7 +236,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	}
 	if (size < sizeof(*smp) ||
 	    (smp->type != SCORCH_EVENT_SAMPLE && smp->type != SCORCH_EVENT_OFFCPU_COPY) ||
-	    smp->stack_len != size - sizeof(*smp) || smp->kernel_nr > SCORCH_MAX_STACK_DEPTH) {
+	    smp->kernel_nr > SCORCH_MAX_STACK_DEPTH ||
+	    size - sizeof(*smp) != (size_t)smp->kernel_nr * sizeof(__u64) + smp->stack_len) {
 		s->bad_samples++;
 		return 0;
 	}

@@ -660,8 +660,11 @@ int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64
 	int i, err = 0;
 
 	for (i = 0; i < s->nr_sets; i++) {
-		if (top ? bpf_map_update_elem(bpf_map__fd(s->sets[i].tops), &tid, &v, BPF_ANY)
-			: bpf_map_delete_elem(bpf_map__fd(s->sets[i].tops), &tid) && errno != ENOENT)
+		int fd = bpf_map__fd(s->sets[i].tops);
+
+		if (top && bpf_map_update_elem(fd, &tid, &v, BPF_ANY))
+			err = -errno;
+		else if (!top && bpf_map_delete_elem(fd, &tid) && errno != ENOENT)
 			err = -errno;
 	}
 	return err;

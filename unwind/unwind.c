@@ -22,6 +22,7 @@
 #define STATE_DEPTH	8	    /* DW_CFA_remember_state nesting */
 #define EXPR_STACK	16	    /* DWARF expression stack */
 #define EXPR_STEPS	256	    /* operations run per expression (branches loop) */
+#define CFA_OPS_MAX	65536	    /* CFA instructions run per row (GCC's FDEs: tens) */
 
 #define DW_EH_PE_omit	  0xff
 #define DW_EH_PE_absptr	  0x00
@@ -652,6 +653,7 @@ struct cfa_run {
 	struct row_state init; /* after the CIE's instructions (DW_CFA_restore) */
 	struct row_state saved[STATE_DEPTH];
 	unsigned int depth;
+	unsigned int ops; /* instructions run so far (CIE and FDE) */
 };
 
 /* The rule slot of DWARF register @reg, or NULL for registers not followed. */
@@ -715,6 +717,9 @@ static int cfa_run(struct cfa_run *run, struct row_state *st, const uint8_t *p, 
 	uint8_t op;
 
 	while (p < end) {
+		/* a crafted file could hold megabytes of instructions for one function */
+		if (++run->ops > CFA_OPS_MAX)
+			return -EINVAL;
 		op = *p++;
 		switch (op & 0xc0) {
 		case 0x40: /* DW_CFA_advance_loc */

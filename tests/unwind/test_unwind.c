@@ -7,8 +7,9 @@
  * no process uses, drops the others and never drops one in use; a dropped file is
  * read again when a sample needs it. (3) Unwind rules are cached per process image:
  * a second sample at the same ip of the same image looks nothing up; another image, or
- * the same one after unwinder__forget(), does. (Walks checked against glibc's
- * backtrace(): test_unwind_oracle.c.)
+ * the same one after unwinder__forget(), does. (4) An FDE of 70,000 instructions (more
+ * than the unwinder runs per row) ends the walk as an error. (Walks checked against
+ * glibc's backtrace(): test_unwind_oracle.c.)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -93,6 +94,21 @@ __attribute__((noinline)) static int some_function(int x)
 {
 	return x * 3 + 1;
 }
+
+/* A function whose FDE runs 70,000 DW_CFA_GNU_args_size before its first row (crafted). */
+void huge_cfi(void);
+__asm__(".text\n"
+	".globl huge_cfi\n"
+	".type huge_cfi, @function\n"
+	"huge_cfi:\n"
+	".cfi_startproc\n"
+	".rept 70000\n"
+	".cfi_escape 0x2e, 0\n"
+	".endr\n"
+	"	nop\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size huge_cfi, .-huge_cfi\n");
 
 /* One sample of image (@pid, 0) whose ip is some_function() in fake file @i (1-based). */
 static void unwind_in_pid(struct unwinder *u, int i, pid_t pid)
@@ -234,11 +250,34 @@ static void test_rows(void)
 	unwinder__free(u);
 }
 
+/* The CFA program run per row is bounded: a crafted FDE ends the walk, in bounded time. */
+static void test_huge_fde(void)
+{
+	static const struct unwind_maps_ops ops = {.find = fake_find, .open = fake_open};
+	struct unwind_opts o = {.sz = sizeof(o), .maps = &ops};
+	struct unwinder *u = unwinder__new(&o);
+	uint64_t stack[8] = {0}, ips[4];
+	struct unwind_sample smp = {
+		.pid = 1,
+		.ip = SPAN + ((uintptr_t)huge_cfi - load_bias) + 1,
+		.sp = 0x7fff0000,
+		.stack = stack,
+		.stack_len = sizeof(stack),
+	};
+	enum unwind_end end;
+
+	CHECK(u);
+	CHECK(unwinder__unwind(u, &smp, ips, 4, &end) == 1);
+	CHECK(end == UNWIND_END_ERROR);
+	unwinder__free(u);
+}
+
 int main(void)
 {
 	test_wraparound();
 	test_trim();
 	test_rows();
+	test_huge_fde();
 	printf("PASS\n");
 	return 0;
 }

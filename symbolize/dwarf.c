@@ -24,7 +24,7 @@
 #define DW_MAX_DEPTH	  256	       /* DIE nesting followed */
 #define DW_MAX_ZSTD_SIZE  (1ull << 32) /* decompressed section */
 #define DW_MAX_ZSTD_RATIO 1024	       /* decompressed / compressed bytes */
-#define DW_MAX_STR_SECS	  64	       /* sections whose strings are bounds-checked */
+#define DW_MAX_STR_SECS	  64	       /* .debug sections whose strings are bounds-checked */
 
 /* A function, or one inlined instance of a function inside another. */
 struct dw_scope {
@@ -137,7 +137,10 @@ static bool is_str_section(const char *name)
  * Records the sections for dw_string(), and checks that every string section (.debug_str,
  * .debug_line_str, ...) ends with a NUL: libdw 0.188 reads the file names of DWARF 5
  * line tables from .debug_line_str with strlen() and would run off the end of a cut one.
- * Returns false for such a file (its DWARF is not used).
+ * libdw finds its sections by name (.debug_*, .zdebug_*) whatever their type and flags
+ * say, so those are the ones recorded, an SHF_ALLOC or non-PROGBITS one included (a
+ * corrupt file marked its .debug_str SHF_ALLOC, which went unchecked once). Returns false
+ * for such a file, or one with more of them than can be checked (its DWARF is not used).
  */
 static bool dw_sections(struct dw_build *b, Elf *elf)
 {
@@ -145,24 +148,24 @@ static bool dw_sections(struct dw_build *b, Elf *elf)
 	Elf_Data *d;
 	GElf_Shdr sh;
 	size_t shstrndx;
-	bool names = !elf_getshdrstrndx(elf, &shstrndx);
+	const char *name;
 
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return true; /* no section names: libdw finds no DWARF either */
 	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    (sh.sh_flags & SHF_ALLOC))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (names && is_str_section(elf_strptr(elf, shstrndx, sh.sh_name))) {
-			d = elf_getdata(scn, NULL);
-			if (d && d->d_buf && d->d_size &&
-			    ((const char *)d->d_buf)[d->d_size - 1] != '\0')
-				return false;
-		}
-		if (sh.sh_type != SHT_PROGBITS || b->nr_secs == DW_MAX_STR_SECS)
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug", 6) && strncmp(name, ".zdebug", 7)))
 			continue;
 		d = elf_getdata(scn, NULL);
-		if (d && d->d_buf && d->d_size)
-			b->secs[b->nr_secs++] =
-				(struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
+		if (!d || !d->d_buf || !d->d_size)
+			continue;
+		if (is_str_section(name) && ((const char *)d->d_buf)[d->d_size - 1] != '\0')
+			return false;
+		if (b->nr_secs == DW_MAX_STR_SECS)
+			return false;
+		b->secs[b->nr_secs++] = (struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
 	}
 	return true;
 }

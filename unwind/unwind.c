@@ -125,7 +125,8 @@ struct frame {
 
 /* ---- encoded values ---- */
 
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
+/* Reads a LEB128 number (its low 64 bits), sign-extended when @sign. */
+static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *out)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -139,26 +140,23 @@ static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		v |= ~0ULL << shift;
 	*out = v;
 	return true;
 }
 
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	return read_leb(p, end, false, out);
+}
+
 static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
+	uint64_t v;
 
-	do {
-		if (*p >= end)
-			return false;
-		b = *(*p)++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
+	if (!read_leb(p, end, true, &v))
+		return false;
 	*out = (int64_t)v;
 	return true;
 }

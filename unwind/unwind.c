@@ -173,6 +173,16 @@ static bool read_fixed(const uint8_t **p, const uint8_t *end, size_t n, uint64_t
 	return true;
 }
 
+/* Reads an @n-byte integer (1, 2, 4 or 8), sign-extended when @sign. */
+static bool read_int(const uint8_t **p, const uint8_t *end, size_t n, bool sign, uint64_t *out)
+{
+	if (!read_fixed(p, end, n, out))
+		return false;
+	if (sign && n < 8 && (*out >> (n * 8 - 1)) & 1)
+		*out |= ~0ULL << (n * 8);
+	return true;
+}
+
 /*
  * Reads a DWARF EH pointer of encoding @enc at @p (bounded by @end). @vaddr is the
  * address of *@p in the file (pcrel), @data the datarel base (.eh_frame_hdr).
@@ -190,26 +200,13 @@ static bool read_encoded_at(const uint8_t **p, const uint8_t *end, uint8_t enc, 
 	case DW_EH_PE_absptr:
 	case DW_EH_PE_udata8:
 	case DW_EH_PE_sdata8:
-		if (!read_fixed(p, end, 8, &v))
-			return false;
-		break;
 	case DW_EH_PE_udata4:
-		if (!read_fixed(p, end, 4, &v))
-			return false;
-		break;
 	case DW_EH_PE_sdata4:
-		if (!read_fixed(p, end, 4, &v))
-			return false;
-		v = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
-		break;
 	case DW_EH_PE_udata2:
-		if (!read_fixed(p, end, 2, &v))
-			return false;
-		break;
 	case DW_EH_PE_sdata2:
-		if (!read_fixed(p, end, 2, &v))
+		/* udata2/4/8 are 2..4, sdata2/4/8 10..12 (0x08 set: signed); absptr is 8 bytes */
+		if (!read_int(p, end, (enc & 0x07) ? 1u << ((enc & 0x07) - 1) : 8, enc & 0x08, &v))
 			return false;
-		v = (uint64_t)(int64_t)(int16_t)(uint16_t)v;
 		break;
 	case DW_EH_PE_uleb128:
 		if (!read_uleb(p, end, &v))
@@ -983,30 +980,14 @@ static bool expr_eval(struct walk *w, const struct ufile *f, const struct rule *
 		}
 		switch (op) {
 		case 0x08: /* DW_OP_const1u */
-		case 0x0a: /* DW_OP_const2u */
-		case 0x0c: /* DW_OP_const4u */
-		case 0x0e: /* DW_OP_const8u */
-			if (!read_fixed(&p, end, 1u << ((op - 0x08) / 2), &u))
-				return false;
-			PUSH(u);
-			break;
 		case 0x09: /* DW_OP_const1s */
-			if (!read_fixed(&p, end, 1, &u))
-				return false;
-			PUSH((uint64_t)(int64_t)(int8_t)(uint8_t)u);
-			break;
+		case 0x0a: /* DW_OP_const2u */
 		case 0x0b: /* DW_OP_const2s */
-			if (!read_fixed(&p, end, 2, &u))
-				return false;
-			PUSH((uint64_t)(int64_t)(int16_t)(uint16_t)u);
-			break;
+		case 0x0c: /* DW_OP_const4u */
 		case 0x0d: /* DW_OP_const4s */
-			if (!read_fixed(&p, end, 4, &u))
-				return false;
-			PUSH((uint64_t)(int64_t)(int32_t)(uint32_t)u);
-			break;
+		case 0x0e: /* DW_OP_const8u */
 		case 0x0f: /* DW_OP_const8s */
-			if (!read_fixed(&p, end, 8, &u))
+			if (!read_int(&p, end, 1u << ((op - 0x08) / 2), op & 1, &u))
 				return false;
 			PUSH(u);
 			break;

@@ -9,6 +9,7 @@ Exit status: 0 when the benchmark ran (goals are judged by reading the figures),
 when it could not run (a tool failed or recorded nothing).
 """
 import argparse
+import collections
 import os
 import re
 import signal
@@ -215,7 +216,13 @@ def scorch_samples(err_path):
     return int(m.group(1)) if m else 0
 
 
-JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)")
+JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)"
+                    r"(?: sink \d+ wait_s ([0-9.]+) switches (\d+) migrations (\d+)"
+                    r" taken_s ([0-9.]+) detours (\d+) alive_s ([0-9.]+))?")
+# one run of cpujob: wall and CPU seconds; the threads' run-queue wait (s), involuntary
+# context switches and CPU migrations (0 if the kernel has no schedstat); the time taken
+# from them by interruptions (s), how many, and their lifetimes (s); all summed over them
+Job = collections.namedtuple("Job", "wall cpu wait switches migrations taken detours alive")
 
 
 class Churn(threading.Thread):
@@ -253,7 +260,15 @@ def run_job(cpujob, threads, units, churn=0):
     m = JOB_RE.search(out.stdout)
     if out.returncode or not m:
         raise BenchError("cpujob failed: " + out.stderr.strip())
-    return float(m.group(3)), float(m.group(4))
+    if m.group(5) is None:
+        raise BenchError("cpujob printed no scheduler figures: rebuild it from bench/cpujob.c")
+    return Job(float(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)),
+               int(m.group(7)), float(m.group(8)), int(m.group(9)), float(m.group(10)))
+
+
+def taken_pct(job):
+    """The share of the job's threads' lifetimes taken from them by interruptions."""
+    return 100 * job.taken / job.alive if job.alive else float("nan")
 
 
 def start_job_for(cpujob, threads, seconds):
@@ -308,74 +323,106 @@ def overhead_runs(a, res, bases):
             order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
             for tool in order:
                 # each profiled run is paired with a run of the job alone just before it
-                base_wall, base_cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
-                bases.append(base_wall)
+                base = run_job(a.cpujob, a.threads, a.units, a.churn)
+                bases.append(base.wall)
                 p = Profiler(tool, hz, a.work, "ov-%d-%d-%d" % (a.tools.index(tool), hz, rnd),
                              a.scorch)
                 p.start()
                 try:
                     ns0 = p.run_ns()
-                    wall, cpu = run_job(a.cpujob, a.threads, a.units, a.churn)
+                    job = run_job(a.cpujob, a.threads, a.units, a.churn)
                     during = (p.run_ns() - ns0) / 1e9
-                    if not tool.startswith("perf"):
-                        p.bpf_usage()
                 except BenchError:
                     p.kill()
                     raise
                 st = p.stop()
                 p.check("job_a")
-                bpf = getattr(p, "bpf_ns", 0) / 1e9
-                res.setdefault((hz, tool), []).append((wall / base_wall, cpu / base_cpu,
-                                                       st["cpu"], bpf, during,
-                                                       (bpf + during) / base_cpu))
+                res.setdefault((hz, tool), []).append(Run(job, base, st["cpu"], during))
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
-                    "%.3f); profiler CPU %.3f s (%.3f s during the job), BPF %.3f s"
-                    % (hz, rnd + 1, tool, wall, base_wall, cpu, base_cpu, st["cpu"], during,
-                       bpf))
+                    "%.3f), taken %.2f %% (base %.2f %%); profiler CPU %.3f s (%.3f s during "
+                    "the job); threads waited %.1f ms (base %.1f), %d migrations (base %d)"
+                    % (hz, rnd + 1, tool, job.wall, base.wall, job.cpu, base.cpu,
+                       taken_pct(job), taken_pct(base), st["cpu"], during, 1e3 * job.wait,
+                       1e3 * base.wait, job.migrations, base.migrations))
+
+
+# one profiled run: the job under the profiler, its paired run alone, the profiler's CPU
+# seconds over the whole run and during the job
+Run = collections.namedtuple("Run", "job base cpu during")
+
+
+def by_profiler(r):
+    """Points of the job threads' time the profiler took: profiled minus alone."""
+    return taken_pct(r.job) - taken_pct(r.base)
+
+
+def slowdown(r, field):
+    return 100 * (getattr(r.job, field) / getattr(r.base, field) - 1)
 
 
 def overhead(a):
-    res = {}  # (hz, tool) -> list of (wall ratio, cpu ratio, profiler cpu s, bpf s)
+    res = {}  # (hz, tool) -> [Run]
     bases = []
     header("Overhead: %d-thread fixed job, system-wide recording" % a.threads, a.argv)
-    with BpfStats():
-        overhead_runs(a, res, bases)
-    print("The job: %d threads x %d units of fixed CPU work, timed inside; each "
-          "profiler records the whole system while it runs. Slowdown: the job's wall "
-          "time over the base run of the same round, median of %d rounds (min..max); "
-          "job CPU: the same for its CPU time (less sensitive to other load on a shared "
-          "machine); profiler CPU: user+sys of the profiler process over the whole run "
-          "(start-up and writing its output included; perf: perf record only); during the job: "
-          "the part of it between the job's start and end (schedstat of its threads), "
-          "which competes with the job for the 2 CPUs; BPF s: run "
-          "time of the profiler's BPF programs during the run (kernel.bpf_stats_enabled=1), "
-          "spent in the interrupted tasks. Accounted: (BPF s + during the job) over the "
-          "job's CPU time alone, the part of the slowdown measured directly rather than "
-          "read through the noise of the machine: a lower bound, without the sampling "
-          "interrupt every tool pays (and for perf, without its in-kernel callchain walk "
-          "and copy, which have no counter). Each profiled run is paired with a run of "
-          "the job alone just before it.%s\n"
+    overhead_runs(a, res, bases)
+    print("The job: %d threads x %d units of fixed CPU work (bench/cpujob.c), timed inside; "
+          "each profiler records the whole system while it runs, and each profiled run is "
+          "paired with a run of the job alone just before it. Medians of %d rounds "
+          "(min..max).\n\n"
+          "Taken: the share of the job threads' time taken from them, profiled minus alone, "
+          "in points. Each thread reads the clock every 1024 iterations of its loop "
+          "(~1.3 us); a stretch that took over twice the fastest was interrupted (the "
+          "sampling interrupt with the profiler's BPF program or callchain walk, the "
+          "profiler's process run in its place, anything else the machine does), and what "
+          "it took beyond the fastest is summed. Unlike wall and CPU time this does not move "
+          "with the speed of a shared machine's CPUs (a few %% from run to run here), so it "
+          "resolves costs of a fraction of a percent; it misses only what slows the work "
+          "without stopping it (cache pollution: the job touches no memory). "
+          "Slowdown (wall, job CPU): the job's time over its paired run alone. Profiler "
+          "CPU: user+sys of the profiler over the whole run (start-up and output included; "
+          "perf: perf record only); during the job: the part of it while the job ran "
+          "(schedstat of its threads). No BPF statistics are enabled "
+          "(kernel.bpf_stats_enabled costs every program run two clock reads): "
+          "bench/bpf-cost.sh measures the BPF programs' time.%s\n"
           % (a.threads, a.units, a.rounds,
              (" Churn: %g short processes a second (`cpujob 1 5`, ~5 ms of CPU each) start "
               "beside the job in every run, profiled or not, as on a busy machine." % a.churn)
              if a.churn else ""))
     print("Job alone: median %.3f s wall (%.3f..%.3f) over %d runs.\n"
           % (med(bases), min(bases), max(bases), len(bases)))
-    print("| Hz | profiler | slowdown (wall) | min..max | slowdown (job CPU) | min..max | "
-          "profiler CPU s | during the job | BPF s | accounted |")
+    print("| Hz | profiler | taken | min..max | slowdown (wall) | min..max | slowdown (job "
+          "CPU) | min..max | profiler CPU s | during the job |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
         for tool in a.tools:
             v = res[(hz, tool)]
-            w = [100 * (x[0] - 1) for x in v]
-            c = [100 * (x[1] - 1) for x in v]
-            bpf = "n/a" if tool.startswith("perf") else "%.3f" % med([x[3] for x in v])
-            acc = med([100 * x[5] for x in v])
-            print("| %d | %s | %+.2f %% | %+.1f..%+.1f | %+.2f %% | %+.1f..%+.1f | %.3f | %.3f "
-                  "| %s | %.2f %%%s |"
-                  % (hz, tool_name(tool), med(w), min(w), max(w), med(c), min(c), max(c),
-                     med([x[2] for x in v]), med([x[4] for x in v]), bpf, acc,
-                     " (user space only)" if tool.startswith("perf") else ""))
+            t = [by_profiler(r) for r in v]
+            w = [slowdown(r, "wall") for r in v]
+            c = [slowdown(r, "cpu") for r in v]
+            print("| %d | %s | %+.2f %% | %+.2f..%+.2f | %+.2f %% | %+.1f..%+.1f | %+.2f %% | "
+                  "%+.1f..%+.1f | %.3f | %.3f |"
+                  % (hz, tool_name(tool), med(t), min(t), max(t), med(w), min(w), max(w),
+                     med(c), min(c), max(c), med([r.cpu for r in v]),
+                     med([r.during for r in v])))
+    print("\nWhat the job's threads saw, profiled against alone: interruptions a second of "
+          "a thread more than alone (about the rate in Hz: every sample that lands on a "
+          "thread is seen) and what each cost; the threads' time taken alone (the machine's "
+          "own interrupts); extra time runnable but waiting for a CPU "
+          "(/proc/thread-self/schedstat, summed over the threads) and CPU migrations.\n")
+    print("| Hz | profiler | extra interruptions /s | us each | taken alone | extra run-queue "
+          "wait, ms | min..max | migrations (alone) |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for hz in a.rates:
+        for tool in a.tools:
+            v = res[(hz, tool)]
+            rate = [r.job.detours / r.job.alive - r.base.detours / r.base.alive for r in v]
+            each = [1e6 * (r.job.taken - r.base.taken) / (r.job.detours - r.base.detours)
+                    for r in v if r.job.detours > r.base.detours]
+            wait = [1e3 * (r.job.wait - r.base.wait) for r in v]
+            print("| %d | %s | %+.0f | %s | %.2f %% | %+.1f | %+.1f..%+.1f | %g (%g) |"
+                  % (hz, tool_name(tool), med(rate), "%.1f" % med(each) if each else "n/a",
+                     med([taken_pct(r.base) for r in v]), med(wait), min(wait), max(wait),
+                     med([r.job.migrations for r in v]), med([r.base.migrations for r in v])))
     if "perf" not in a.tools or len(a.tools) < 2:
         return
 
@@ -384,24 +431,26 @@ def overhead(a):
                 else "perf")
     # the same round's runs are minutes apart at most: their difference is less blurred
     # by the machine's drift than the medians are
-    print("\nAgainst perf round by round: the tool's slowdown minus perf record's in the "
-          "same round (perf record -g; for --unwind dwarf, perf record --call-graph dwarf "
-          "when it ran), in points (negative: below perf); median (min..max) of %d rounds, "
-          "and the rounds where the tool was below perf.\n" % a.rounds)
-    print("| Hz | profiler | against | wall, minus perf's | min..max | job CPU, minus perf's | "
-          "min..max | rounds below perf (wall) |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("\nAgainst perf round by round: the tool's figure minus perf record's in the same "
+          "round (perf record -g; for --unwind dwarf, perf record --call-graph dwarf when it "
+          "ran), in points (negative: below perf); median (min..max) of %d rounds, and the "
+          "rounds where the tool was below perf.\n" % a.rounds)
+    print("| Hz | profiler | against | taken, minus perf's | min..max | rounds below perf | "
+          "wall, minus perf's | min..max | rounds below perf (wall) |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
         for tool in a.tools:
             if tool.startswith("perf"):
                 continue
             ref = res[(hz, ref_of(tool))]
             v = res[(hz, tool)]
-            w = [100 * (x[0] - y[0]) for x, y in zip(v, ref)]
-            c = [100 * (x[1] - y[1]) for x, y in zip(v, ref)]
-            print("| %d | %s | %s | %+.2f | %+.1f..%+.1f | %+.2f | %+.1f..%+.1f | %d of %d |"
-                  % (hz, tool_name(tool), tool_name(ref_of(tool)), med(w), min(w), max(w),
-                     med(c), min(c), max(c), sum(1 for x in w if x < 0), len(w)))
+            t = [by_profiler(x) - by_profiler(y) for x, y in zip(v, ref)]
+            w = [slowdown(x, "wall") - slowdown(y, "wall") for x, y in zip(v, ref)]
+            print("| %d | %s | %s | %+.2f | %+.2f..%+.2f | %d of %d | %+.2f | %+.1f..%+.1f | "
+                  "%d of %d |"
+                  % (hz, tool_name(tool), tool_name(ref_of(tool)), med(t), min(t), max(t),
+                     sum(1 for x in t if x < 0), len(t), med(w), min(w), max(w),
+                     sum(1 for x in w if x < 0), len(w)))
 
 
 NAMES = {

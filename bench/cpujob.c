@@ -9,23 +9,96 @@
  *        cpujob THREADS -t SECONDS  the threads work until SECONDS of wall time passed
  *                                 (for recordings of a fixed length); same line
  *
+ * The line ends with what the scheduler did to the threads, summed over them (read by
+ * each thread from /proc/thread-self at its end; 0 where the kernel lacks the file):
+ * "wait_s W switches S migrations M": time runnable but waiting on a run queue,
+ * involuntary context switches, moves between CPUs. A profiler that wakes often or
+ * runs long in the job's CPUs shows up here even when its own CPU time is small.
+ * Then "taken_s T detours D alive_s A": the threads read the clock every CHUNK
+ * iterations; a chunk that took over twice the fastest one was interrupted (an
+ * interrupt, a sampling handler and its BPF program, another task run in its place)
+ * and T sums what such chunks took beyond the fastest, D counts them, A sums the
+ * threads' lifetimes. T/A is the share of the threads' time taken from them: unlike
+ * wall and CPU time it does not move with the speed of a shared machine's CPUs.
+ *
  * Build with frame pointers so every profiler walks the same stacks:
  *   cc -O2 -fno-omit-frame-pointer -pthread cpujob.c -o cpujob
  * A unit is 3 calls (job_a, job_b, job_c, 50/30/20 % of its iterations) below
- * job_unit; no system calls, no memory traffic: only the CPU time a profiler takes
- * from the threads (interrupts, cache and TLB pollution) slows it down.
+ * job_unit; no system calls (the clock is read through the vDSO), no memory traffic:
+ * only the CPU time a profiler takes from the threads (interrupts, cache and TLB
+ * pollution) slows it down.
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define UNIT_ITERS 400000UL /* about 1 ms at 1.3 ns per dependent multiply-add */
+#define CHUNK	   1024UL   /* iterations between two clock reads (about 1.3 us) */
 
 static unsigned long units;
 static double seconds;
 static double start;
+
+struct sched_seen {
+	unsigned long long wait_ns, switches, migrations;
+	uint64_t taken_ns, detours, alive_ns;
+};
+
+/* This thread's clock reads between chunks of work: see the header. */
+struct detours {
+	uint64_t last, fastest, sum, n;
+};
+
+static __thread struct detours dt;
+
+static struct sched_seen seen[256];
+
+/* Reads at most one buffer of /proc/thread-self/NAME, NUL-terminated; 0 on failure. */
+static int read_self(const char *name, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return 1;
+}
+
+static unsigned long long sched_field(const char *text, const char *name)
+{
+	const char *p = strstr(text, name);
+
+	if (!p)
+		return 0;
+	p = strchr(p, ':');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void sched_read(struct sched_seen *s)
+{
+	char buf[4096];
+	unsigned long long run;
+
+	if (read_self("schedstat", buf, sizeof(buf)))
+		sscanf(buf, "%llu %llu", &run, &s->wait_ns);
+	if (read_self("sched", buf, sizeof(buf))) {
+		s->switches = sched_field(buf, "nr_involuntary_switches");
+		s->migrations = sched_field(buf, "se.nr_migrations");
+	}
+}
 
 static double now(int clock)
 {
@@ -35,9 +108,40 @@ static double now(int clock)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline void detour_check(void)
+{
+	uint64_t t = mono_ns(), d = t - dt.last;
+
+	dt.last = t;
+	if (d < dt.fastest) {
+		dt.fastest = d;
+	} else if (d > 2 * dt.fastest) {
+		dt.sum += d;
+		dt.n++;
+	}
+}
+
+#define STEP(x) x = x * 6364136223846793005UL + 1442695040888963407UL
+
 #define SPIN(x, n)                                                                                 \
-	for (unsigned long i = 0; i < (n); i++)                                                    \
-	x = x * 6364136223846793005UL + 1442695040888963407UL
+	do {                                                                                       \
+		unsigned long left = (n);                                                          \
+		for (; left >= CHUNK; left -= CHUNK) {                                             \
+			for (unsigned long i = 0; i < CHUNK; i++)                                  \
+				STEP(x);                                                           \
+			detour_check();                                                            \
+		}                                                                                  \
+		for (; left; left--)                                                               \
+			STEP(x);                                                                   \
+	} while (0)
 
 __attribute__((noinline)) static unsigned long job_a(unsigned long x)
 {
@@ -69,6 +173,11 @@ __attribute__((noinline)) static unsigned long job_unit(unsigned long x)
 static void *worker(void *arg)
 {
 	unsigned long x = (unsigned long)arg;
+	struct sched_seen *me = &seen[x - 1];
+	uint64_t born = mono_ns();
+
+	dt.last = born;
+	dt.fastest = UINT64_MAX;
 
 	if (seconds > 0) {
 		while (now(CLOCK_MONOTONIC) - start < seconds)
@@ -78,6 +187,10 @@ static void *worker(void *arg)
 		for (unsigned long u = 0; u < units; u++)
 			x = job_unit(x);
 	}
+	me->alive_ns = mono_ns() - born;
+	me->detours = dt.n;
+	me->taken_ns = dt.n ? dt.sum - dt.n * dt.fastest : 0;
+	sched_read(me);
 	return (void *)x;
 }
 
@@ -85,6 +198,7 @@ int main(int argc, char **argv)
 {
 	pthread_t th[256];
 	unsigned long sink = 0;
+	struct sched_seen sum = {0};
 	char *end;
 	long n;
 
@@ -115,9 +229,18 @@ int main(int argc, char **argv)
 
 		pthread_join(th[i], &r);
 		sink += (unsigned long)r;
+		sum.wait_ns += seen[i].wait_ns;
+		sum.switches += seen[i].switches;
+		sum.migrations += seen[i].migrations;
+		sum.taken_ns += seen[i].taken_ns;
+		sum.detours += seen[i].detours;
+		sum.alive_ns += seen[i].alive_ns;
 	}
-	printf("cpujob: threads %ld units %lu wall_s %.6f cpu_s %.6f sink %lu\n", n, units,
-	       now(CLOCK_MONOTONIC) - start, now(CLOCK_PROCESS_CPUTIME_ID) - cpu0, sink & 1);
+	printf("cpujob: threads %ld units %lu wall_s %.6f cpu_s %.6f sink %lu wait_s %.6f switches "
+	       "%llu migrations %llu taken_s %.6f detours %llu alive_s %.6f\n",
+	       n, units, now(CLOCK_MONOTONIC) - start, now(CLOCK_PROCESS_CPUTIME_ID) - cpu0,
+	       sink & 1, sum.wait_ns / 1e9, sum.switches, sum.migrations, sum.taken_ns / 1e9,
+	       (unsigned long long)sum.detours, sum.alive_ns / 1e9);
 	return 0;
 usage:
 	fprintf(stderr, "usage: cpujob THREADS UNITS | cpujob THREADS -t SECONDS\n");

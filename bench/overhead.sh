@@ -12,9 +12,12 @@
 #   CHURN (default 0) short processes started a second beside the job in every run.
 # Each round runs the job alone, then under each profiler (the order rotates per
 # round): the profiler is started, the job runs once it samples, the profiler stops.
-# Prints markdown tables (slowdown of the job's wall and CPU time, min..max over
-# rounds, the profiler's own CPU and BPF time; then each scorch mode against perf's
-# walk of the same kind, round by round). Exits 1 only when it cannot run.
+# Prints markdown tables: the share of the job threads' time each profiler took from
+# them (the job's threads time their own loop and sum its interruptions: a figure the
+# speed of a shared machine's CPUs does not blur), the slowdown of the job's wall and CPU
+# time, min..max over rounds, the profiler's own CPU time; what the threads saw
+# (interruptions, run-queue wait, migrations); then each scorch mode against perf's walk
+# of the same kind, round by round. Exits 1 only when it cannot run.
 set -eu
 . "$(dirname "$0")/lib.sh"
 need_root "$@"

@@ -4,7 +4,9 @@
 # (the part of its work that competes with the profiled programs), per --unwind mode.
 #
 # usage: sudo bench/cpu-during.sh [RUNS]        (default 3 runs per mode)
-# environment: SCORCH the binary; HZ (default 999); MODES (default "fp dwarf").
+# environment: SCORCH the binary; HZ (default 999); MODES (default "fp dwarf");
+#   WHERE=1: perf record --call-graph dwarf samples scorch during each job, and the
+#   line adds the share of those samples under each of scorch's user-space tasks.
 # Each run: scorch record -a -F HZ --unwind MODE starts, and once it prints that it
 # samples, cpujob 2 4000 (about 2 s on 2 CPUs) runs; scorch's run time (schedstat, ns)
 # before and after the job gives the line. The shell polling for the message starts
@@ -18,8 +20,18 @@ build_cpujob
 runs=${1:-3}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "invalid run count '$runs'" "e.g. $0 3"
 hz=${HZ:-999}
-echo "| --unwind | run | scorch CPU during the job | job wall |"
-echo "| --- | ---: | ---: | ---: |"
+where=${WHERE:-0}
+# scorch's tasks while it records, as perf report names them (inclusive shares)
+tasks=(symbolizer__snapshot_gen elf_file__parse perfmaps__refresh unwinder__unwind reap_exited
+	ppoll)
+if [ "$where" = 1 ]; then
+	need_tool perf linux-perf
+	echo "| --unwind | run | scorch CPU during the job | job wall | perf samples of scorch |$(printf ' %s |' "${tasks[@]}")"
+	echo "| --- | ---: | ---: | ---: | ---: |$(printf ' ---: |%.0s' "${tasks[@]}")"
+else
+	echo "| --unwind | run | scorch CPU during the job | job wall |"
+	echo "| --- | ---: | ---: | ---: |"
+fi
 for mode in ${MODES:-fp dwarf}; do
 	for i in $(seq "$runs"); do
 		"$scorch" record -a -F "$hz" --unwind "$mode" -o "$work/cd.folded" 2>"$work/cd.err" &
@@ -28,11 +40,35 @@ for mode in ${MODES:-fp dwarf}; do
 			kill -0 $sp 2>/dev/null || die "scorch record failed: $(tail -1 "$work/cd.err")"
 			sleep 0.05
 		done
+		if [ "$where" = 1 ]; then
+			perf record -q -F 9999 --call-graph dwarf,16384 -p $sp -o "$work/cd.data" \
+				2>"$work/cd.perf" &
+			pp=$!
+			# perf samples once its output file has a header
+			until [ -s "$work/cd.data" ]; do
+				kill -0 $pp 2>/dev/null || die "perf record failed: $(tail -1 "$work/cd.perf")"
+				sleep 0.05
+			done
+		fi
 		a=$(awk '{print $1}' "/proc/$sp/schedstat")
 		wall=$("$work/cpujob" 2 4000 | awk '{print $7}')
 		b=$(awk '{print $1}' "/proc/$sp/schedstat")
+		extra=""
+		if [ "$where" = 1 ]; then
+			kill -INT $pp
+			wait $pp || true
+			perf report -i "$work/cd.data" --children --stdio -g none --percent-limit 0 \
+				>"$work/cd.report" 2>/dev/null || die "perf report failed"
+			n=$(awk '/^# Samples:/ {print $3; exit}' "$work/cd.report")
+			extra=" ${n:-0} |"
+			for t in "${tasks[@]}"; do
+				pct=$(awk -v t="$t" '!/^#/ { for (f = 5; f <= NF; f++)
+					if ($f == t) { print $1; exit } }' "$work/cd.report")
+				extra="$extra ${pct:-0%} |"
+			done
+		fi
 		kill -INT $sp
 		wait $sp || [ $? -eq 3 ] || die "scorch record exited with an error: $(tail -1 "$work/cd.err")"
-		echo "| $mode | $i | $(( (b - a) / 1000000 )) ms | ${wall} s |"
+		echo "| $mode | $i | $(( (b - a) / 1000000 )) ms | ${wall} s |$extra"
 	done
 done

@@ -31,7 +31,8 @@
 #define PARTIAL_LOSS_PCT 5.0
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often, */
-#define REAP_IDLE_CPUS	 0.5 /* ... when the CPUs were this idle since the last check */
+#define REAP_IDLE_CPUS	 0.5 /* ... when the CPUs were this idle lately (IDLE_WINDOW_SEC) */
+#define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define MAX_OUTPUTS 16
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
@@ -129,6 +130,7 @@ struct record {
 	size_t pending_replaced; /* images replaced by exec, not reaped yet */
 	double last_reap;
 	double idle_at;	       /* when idle_ticks was read (CLOCK_MONOTONIC s) */
+	bool idle_lately;      /* the CPUs were REAP_IDLE_CPUS idle from idle_at back */
 	uint64_t idle_ticks;   /* idle + iowait of all CPUs in /proc/stat, USER_HZ */
 	uint64_t reaps_deferred; /* periodic reaps put off: no idle CPU */
 	uint64_t procs_seen;
@@ -1193,24 +1195,37 @@ static bool read_idle_ticks(uint64_t *ticks)
 }
 
 /*
- * Were the CPUs idle enough since the last call to symbolize exited processes now?
- * That work (reading their stacks, building DWARF indexes of their files: tens of ms
- * for libc) would otherwise take CPU from the programs being profiled; on a busy
- * machine it waits for REAP_PENDING exits or the end. Unknown counts as idle.
+ * Reads how idle the CPUs were over the last IDLE_WINDOW_SEC or a little more (called at
+ * every turn of the loop). The window is short on purpose: measured since the last reap
+ * instead, the idle seconds before a job started would let a reap run during it.
  */
-static bool cpus_idle(struct record *r)
+static void idle_update(struct record *r)
 {
 	double now = now_sec(), elapsed = now - r->idle_at;
 	uint64_t ticks;
-	bool idle;
 
-	if (!read_idle_ticks(&ticks))
-		return true;
-	idle = elapsed <= 0 || ticks < r->idle_ticks ||
-	       (double)(ticks - r->idle_ticks) / sysconf(_SC_CLK_TCK) >= REAP_IDLE_CPUS * elapsed;
+	if (elapsed < IDLE_WINDOW_SEC)
+		return; /* too short for clock ticks: the last verdict stands */
+	if (!read_idle_ticks(&ticks)) {
+		r->idle_lately = true; /* unknown counts as idle */
+		return;
+	}
+	r->idle_lately = ticks < r->idle_ticks ||
+			 (double)(ticks - r->idle_ticks) / sysconf(_SC_CLK_TCK) >=
+				 REAP_IDLE_CPUS * elapsed;
 	r->idle_ticks = ticks;
 	r->idle_at = now;
-	return idle;
+}
+
+/*
+ * Were the CPUs idle enough lately to symbolize exited processes now? That work
+ * (reading their stacks, building DWARF indexes of their files: tens of ms for libc)
+ * would otherwise take CPU from the programs being profiled; on a busy machine it waits
+ * for REAP_PENDING exits or the end.
+ */
+static bool cpus_idle(struct record *r)
+{
+	return r->idle_lately;
 }
 
 /* Waits until the duration ends, a signal arrives, or the targets exit. */
@@ -1234,6 +1249,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 
 	r->next_interval = start + o->interval;
 	r->idle_at = start;
+	r->idle_lately = true; /* until a window is read */
 	if (!read_idle_ticks(&r->idle_ticks))
 		r->idle_ticks = 0;
 	while (!stop_signal) {
@@ -1254,6 +1270,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			break;
 		}
 		sampler__consume(r->sampler, on_event, on_sample, r);
+		idle_update(r);
 		if (r->err) {
 			err = r->err;
 			break;

@@ -340,10 +340,12 @@ def overhead_runs(a, res, bases):
                 res.setdefault((hz, tool), []).append(Run(job, base, st["cpu"], during))
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
                     "%.3f), taken %.2f %% (base %.2f %%); profiler CPU %.3f s (%.3f s during "
-                    "the job); threads waited %.1f ms (base %.1f), %d migrations (base %d)"
+                    "the job); threads waited %.1f ms (base %.1f), %d involuntary switches "
+                    "(base %d), %d migrations (base %d)"
                     % (hz, rnd + 1, tool, job.wall, base.wall, job.cpu, base.cpu,
                        taken_pct(job), taken_pct(base), st["cpu"], during, 1e3 * job.wait,
-                       1e3 * base.wait, job.migrations, base.migrations))
+                       1e3 * base.wait, job.switches, base.switches, job.migrations,
+                       base.migrations))
 
 
 # one profiled run: the job under the profiler, its paired run alone, the profiler's CPU

@@ -39,6 +39,7 @@ enum scorch_stat {
 	STAT_LOST_INTERVAL,   /* interval records lost (ring buffer "samples" full) */
 	STAT_OFF_UNENDED,     /* switch-out of a thread whose last interval saw no switch-in */
 	STAT_STACK_TOP,       /* copies that ended at the thread's known stack top */
+	STAT_MAPS_CHANGED,    /* SCORCH_EVENT_MAPS sent: executable mappings changed */
 	SCORCH_NR_STATS,
 };
 
@@ -102,7 +103,24 @@ enum scorch_event_type {
 	SCORCH_EVENT_REPLACED, /* the image (pid, gen) was replaced by an exec: it runs no more */
 	SCORCH_EVENT_OFFCPU_COPY, /* --unwind dwarf, offcpu: struct scorch_sample at switch-out */
 	SCORCH_EVENT_INTERVAL,    /* --unwind dwarf, offcpu: struct scorch_interval at switch-in */
+	SCORCH_EVENT_MAPS,        /* the executable mappings of (pid, gen) changed: read them again */
 };
+
+/*
+ * Value of map "procs", by PID: the image announced to user space and what its
+ * mappings looked like when user space was last told to read them. A sample that finds
+ * mm->exec_vm (pages mapped executable and not writable: every ELF text, vDSO aside, a
+ * jitdump mapped for perf, JIT code made read-only) changed sends SCORCH_EVENT_MAPS, at
+ * most once per SCORCH_MAPS_EVENT_NS per process, so that mappings made after the first
+ * sample (dlopen, JIT code) are read while the process lives.
+ */
+struct proc_state {
+	__u64 gen;
+	__u64 exec_vm; /* mm->exec_vm at the last SCORCH_EVENT_NEW or SCORCH_EVENT_MAPS */
+	__u64 next_ns; /* no SCORCH_EVENT_MAPS before this time (bpf_ktime_get_ns) */
+};
+
+#define SCORCH_MAPS_EVENT_NS 100000000ull /* 100 ms */
 
 /*
  * Ring buffer record: one per process image, not per sample. A process image is

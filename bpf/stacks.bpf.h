@@ -49,13 +49,13 @@ struct {
 	__type(value, __u8);
 } tids SEC(".maps");
 
-/* Processes announced to user space: pid -> gen of the image announced. Entries
- * are deleted when the process exits, so the map holds live processes only. */
+/* Processes announced to user space, by PID (struct proc_state). Entries are deleted
+ * when the process exits, so the map holds live processes only. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct proc_state);
 } procs SEC(".maps");
 
 struct {
@@ -233,21 +233,49 @@ static __always_inline void emit(__u32 type, __u32 pid, __u64 gen)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Tells user space, once per process image, to read its mappings while it lives. */
+/* mm->exec_vm of the current task (0 without an address space) */
+static __always_inline __u64 current_exec_vm(void)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct mm_struct *mm = cur->mm;
+
+	return mm ? mm->exec_vm : 0;
+}
+
+/*
+ * Tells user space, once per process image, to read its mappings while it lives, and
+ * again when its executable mappings have changed since (struct proc_state). Called
+ * with the current task's @pid and @gen.
+ */
 static __always_inline void announce(__u32 pid, __u64 gen)
 {
-	__u64 *known = bpf_map_lookup_elem(&procs, &pid);
+	struct proc_state *known = bpf_map_lookup_elem(&procs, &pid), init = {};
+	__u64 exec_vm = current_exec_vm(), now;
 	long err;
 
 	if (known) {
-		if (*known == gen)
+		if (known->gen == gen) {
+			if (known->exec_vm == exec_vm)
+				return;
+			now = bpf_ktime_get_ns();
+			if (now < known->next_ns)
+				return; /* told lately: a later sample tells again */
+			known->exec_vm = exec_vm;
+			known->next_ns = now + SCORCH_MAPS_EVENT_NS;
+			stat_inc(STAT_MAPS_CHANGED);
+			emit(SCORCH_EVENT_MAPS, pid, gen);
 			return;
+		}
 		/* exec: a new image under the same PID; the old one can run no more (exec
 		 * ended its other threads), so user space may release it as on exit */
-		emit(SCORCH_EVENT_REPLACED, pid, *known);
-		*known = gen;
+		emit(SCORCH_EVENT_REPLACED, pid, known->gen);
+		known->gen = gen;
+		known->exec_vm = exec_vm;
+		known->next_ns = 0;
 	} else {
-		err = bpf_map_update_elem(&procs, &pid, &gen, BPF_NOEXIST);
+		init.gen = gen;
+		init.exec_vm = exec_vm;
+		err = bpf_map_update_elem(&procs, &pid, &init, BPF_NOEXIST);
 		if (err) {
 			if (err != -EEXIST)
 				stat_inc(STAT_PROCS_FULL);
@@ -476,18 +504,18 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
-	__u64 *gen;
+	struct proc_state *known;
 
 	/* signal->live drops to 0 before this tracepoint when the group is dead */
 	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
 	if (follow_forks)
 		bpf_map_delete_elem(&pids, &pid);
-	gen = bpf_map_lookup_elem(&procs, &pid);
-	if (!gen)
+	known = bpf_map_lookup_elem(&procs, &pid);
+	if (!known)
 		return 0;
 	stat_inc(STAT_EXITS);
-	emit(SCORCH_EVENT_EXIT, pid, *gen);
+	emit(SCORCH_EVENT_EXIT, pid, known->gen);
 	bpf_map_delete_elem(&procs, &pid);
 	return 0;
 }

@@ -22,6 +22,8 @@
  *   perfmaps__track(pid)     when a process is first seen, while it is alive: reads its
  *                            uid and NSpid, opens whatever files exist and keeps the file
  *                            descriptors, so the files stay readable after it exits;
+ *   perfmaps__maps_changed(pid)  when told the process mapped executable memory (BPF
+ *                            sees mm->exec_vm change): looks for a jitdump again;
  *   perfmaps__refresh(0)     about once a second: reads only the bytes appended since the
  *                            last read (cost follows the new bytes, not the file size);
  *                            opens files that appeared since; notices a file truncated,
@@ -58,6 +60,14 @@ struct perfmaps_opts {
 	uint64_t max_file_bytes;
 	/* Skip jitdump discovery (no /proc/PID/maps reads). */
 	bool no_jitdump;
+	/*
+	 * The caller calls perfmaps__maps_changed() when a tracked process maps new
+	 * executable memory (runtimes map their jitdump executable, for perf to see):
+	 * /proc/PID/maps is then scanned for jitdumps at perfmaps__track() and on those
+	 * calls only, not again and again by perfmaps__refresh() (at 1, 2, 4, 8 and every
+	 * 16 s otherwise).
+	 */
+	bool scan_on_notice;
 };
 
 /* Returns a new, empty set or NULL with errno set (EINVAL: bad opts, ENOMEM). */
@@ -81,6 +91,13 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid);
  * and counted, not returned. Returns 0, -ENOENT if @pid is not tracked, -ENOMEM.
  */
 int perfmaps__refresh(struct perfmaps *pm, pid_t pid);
+
+/*
+ * Process @pid has new executable mappings: scans /proc/PID/maps for a jitdump now and
+ * reads the ones found. Returns 0 (also when the process is gone: nothing found),
+ * -ENOENT if @pid is not tracked, -ENOMEM.
+ */
+int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid);
 
 /* Closes the files of @pid and drops its entries. Unknown PIDs are ignored. */
 void perfmaps__forget(struct perfmaps *pm, pid_t pid);

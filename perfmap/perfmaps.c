@@ -56,6 +56,7 @@ struct perfmaps {
 	char *proc_root;
 	uint64_t max_file;
 	bool no_jitdump;
+	bool scan_on_notice;
 	struct strset *strs;
 	struct pm_proc **slots; /* open addressing on pid, linear probing */
 	size_t nr_slots, nr_procs;
@@ -191,6 +192,9 @@ struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts)
 		goto cleanup;
 	pm->max_file = opts && opts->max_file_bytes ? opts->max_file_bytes : DEFAULT_MAX_FILE;
 	pm->no_jitdump = opts && opts->no_jitdump;
+	pm->scan_on_notice =
+		opts && opts->sz >= offsetof(struct perfmaps_opts, scan_on_notice) + sizeof(bool) &&
+		opts->scan_on_notice;
 	return pm;
 cleanup:
 	perfmaps__free(pm);
@@ -637,9 +641,10 @@ static int proc_refresh(struct perfmaps *pm, struct pm_proc *p)
 		err = file_read(pm, p, &p->map);
 	if (!err && !pm->no_jitdump && p->rescan_in && !--p->rescan_in) {
 		err = proc_scan_dumps(pm, p);
-		/* runtimes create their jitdump at startup: look again less and less often */
+		/* runtimes create their jitdump at startup: look again less and less often,
+		 * or only when told of new mappings */
 		p->rescan_every = MIN(p->rescan_every * 2, MAX_RESCAN_INTERVAL);
-		p->rescan_in = p->rescan_every;
+		p->rescan_in = pm->scan_on_notice ? 0 : p->rescan_every;
 	}
 	for (i = 0; !err && i < p->nr_dumps; i++)
 		err = file_read(pm, p, &p->dumps[i]);
@@ -694,6 +699,23 @@ int perfmaps__refresh(struct perfmaps *pm, pid_t pid)
 			return err;
 	}
 	return 0;
+}
+
+int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid)
+{
+	struct pm_proc *p = proc_find(pm, pid);
+	size_t i, first;
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	if (pm->no_jitdump)
+		return 0;
+	first = p->nr_dumps;
+	err = proc_scan_dumps(pm, p);
+	for (i = first; !err && i < p->nr_dumps; i++)
+		err = file_read(pm, p, &p->dumps[i]);
+	return err;
 }
 
 void perfmaps__forget(struct perfmaps *pm, pid_t pid)

@@ -785,6 +785,27 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 
 static void on_interval(struct record *r, const struct scorch_interval *iv);
 
+/*
+ * The executable mappings of a live process changed after its snapshot (dlopen, JIT
+ * code, a jitdump mapped): read its maps again, reusing the files already parsed, and
+ * look for a new jitdump. A process gone meanwhile keeps its snapshot.
+ */
+static void maps_changed(struct record *r, struct proc_entry *p)
+{
+	int err;
+
+	err = symbolizer__snapshot_gen(r->sym, p->pid, p->gen);
+	if (err == -ENOMEM) {
+		r->err = err;
+		return;
+	}
+	if (err && err != -ESRCH)
+		pr_debug("cannot read the mappings of %u again: %s\n", p->pid, strerror(-err));
+	err = perfmaps__maps_changed(r->pm, p->pid);
+	if (err == -ENOMEM)
+		r->err = err;
+}
+
 static void on_event(void *ctx, const struct scorch_event *e)
 {
 	struct record *r = ctx;
@@ -812,8 +833,16 @@ static void on_event(void *ctx, const struct scorch_event *e)
 		}
 		return;
 	}
-	if (e->type != SCORCH_EVENT_NEW)
+	if (e->type == SCORCH_EVENT_MAPS) {
+		p = proctab__find(r->procs, e->pid, e->gen);
+		if (p && (p->flags & PROC_SNAPPED) && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
+			maps_changed(r, p);
+			return;
+		}
+		/* not known: its SCORCH_EVENT_NEW was lost; read it as new */
+	} else if (e->type != SCORCH_EVENT_NEW) {
 		return;
+	}
 	p = proctab__get(r->procs, e->pid, e->gen);
 	if (!p) {
 		r->err = -ENOMEM;
@@ -1598,7 +1627,9 @@ static int record_run(struct record *r)
 		if (err)
 			return err;
 	}
-	r->pm = perfmaps__new(NULL);
+	/* the BPF programs tell of new executable mappings (SCORCH_EVENT_MAPS) */
+	r->pm = perfmaps__new(&(struct perfmaps_opts){.sz = sizeof(struct perfmaps_opts),
+						       .scan_on_notice = true});
 	yopts.jit_ctx = r->pm;
 	if (r->cap) {
 		/* JIT answers are kept for the capture on their way through */

@@ -1214,6 +1214,7 @@ static const struct proc_map *proc_mapping(struct symbolizer *s, pid_t pid, uint
 					   uint64_t addr, int *err)
 {
 	struct proc *p = proc_find(s, pid, gen);
+	const struct proc_map *m;
 
 	*err = 0;
 	if (!p) {
@@ -1223,7 +1224,17 @@ static const struct proc_map *proc_mapping(struct symbolizer *s, pid_t pid, uint
 		*err = 0;
 		p = proc_find(s, pid, gen);
 	}
-	return p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
+	m = p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
+	if (!m && p && p->nr_maps && !p->miss_refreshed && !s->offline) {
+		/* as in symbolizer__user_gen() */
+		p->miss_refreshed = true;
+		*err = symbolizer__snapshot_gen(s, pid, gen);
+		if (*err == -ENOMEM)
+			return NULL;
+		*err = 0;
+		m = maps_find(p->maps, p->nr_maps, addr);
+	}
+	return m;
 }
 
 int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr,

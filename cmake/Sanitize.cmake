@@ -66,7 +66,7 @@ function(scorch_collect_fuzzers dir out)
 	set(${out} ${found} PARENT_SCOPE)
 endfunction()
 
-# The workloads of the tests (executables built from tests/workloads/) are what gets
+# The workloads of the tests (executables and libraries built from tests/workloads/) are what gets
 # profiled: their profiles are known by construction, so they are built as users build
 # programs, without sanitizers (ASan's interceptors would add frames, e.g. above read(),
 # and its start-up would take the samples of short-lived processes).
@@ -76,7 +76,8 @@ function(scorch_unsanitize_workloads dir)
 	foreach(t ${targets})
 		get_target_property(type ${t} TYPE)
 		get_target_property(srcs ${t} SOURCES)
-		if(NOT type STREQUAL "EXECUTABLE" OR NOT "${srcs}" MATCHES "tests/workloads/")
+		if(NOT (type STREQUAL "EXECUTABLE" OR type STREQUAL "SHARED_LIBRARY") OR
+		   NOT "${srcs}" MATCHES "tests/workloads/")
 			continue()
 		endif()
 		foreach(prop COMPILE_OPTIONS LINK_OPTIONS)

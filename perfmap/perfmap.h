@@ -23,11 +23,14 @@
  *                            uid and NSpid, opens whatever files exist and keeps the file
  *                            descriptors, so the files stay readable after it exits;
  *   perfmaps__maps_changed(pid)  when told the process mapped executable memory (BPF
- *                            sees mm->exec_vm change): looks for a jitdump again;
- *   perfmaps__refresh(0)     about once a second: reads only the bytes appended since the
- *                            last read (cost follows the new bytes, not the file size);
- *                            opens files that appeared since; notices a file truncated,
- *                            rewritten or replaced and reads it again from the start;
+ *                            sees mm->exec_vm change): looks for a perf map and a jitdump
+ *                            again at once;
+ *   perfmaps__refresh(0)     about once a second (a sweep): reads only the bytes appended
+ *                            since the last read (cost follows the new bytes, not the file
+ *                            size); notices a file truncated, rewritten or replaced and
+ *                            reads it again from the start; looks for a perf map not found
+ *                            yet 1, 2, 4, 8 and then every 16 sweeps after the last look
+ *                            (most processes never write one);
  *   perfmaps__refresh(pid)   when a tracked process exits (reads through the open fds);
  *   perfmaps__lookup()       at symbolization time, after the last refresh;
  *   perfmaps__forget(pid)    after its last stacks are symbolized.
@@ -86,7 +89,7 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid);
 
 /*
  * Reads what was appended to the files of @pid (0: of every tracked process) and opens
- * files that appeared since the last call, while the process is alive. A process that has
+ * files that appeared since, while the process is alive (with @pid 0, as scheduled above). A process that has
  * exited is read through the descriptors kept open. Read errors are warned once per file
  * and counted, not returned. Returns 0, -ENOENT if @pid is not tracked, -ENOMEM.
  */

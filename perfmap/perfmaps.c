@@ -47,6 +47,7 @@ struct pm_proc {
 	const char *seen_dumps[MAX_DUMPS * 2]; /* paths opened or refused, not retried */
 	size_t nr_seen;
 	unsigned rescan_in, rescan_every;
+	unsigned map_retry_in, map_retry_every; /* sweeps until the perf map is looked for */
 	struct pm_index ix_map, ix_dump;
 	const char *label; /* "[perf-NSPID.map]" once a perf map was opened */
 	bool stale;	   /* read since the indexes were built */
@@ -628,13 +629,32 @@ cleanup:
 	return err;
 }
 
-static int proc_refresh(struct perfmaps *pm, struct pm_proc *p)
+/*
+ * Looks for the perf map of @p, absent so far. In a @sweep (perfmaps__refresh(0)) only
+ * when due: after 1, 2, 4, 8 and then every 16 sweeps since the last look, as most
+ * processes never write one and a look costs three system calls.
+ */
+static int proc_look_for_map(struct perfmaps *pm, struct pm_proc *p, bool sweep)
+{
+	int err;
+
+	if (sweep && p->map_retry_in && --p->map_retry_in)
+		return 0;
+	err = proc_open_map(pm, p);
+	if (p->map.fd < 0) {
+		p->map_retry_every = MIN(MAX(p->map_retry_every * 2, 1u), MAX_RESCAN_INTERVAL);
+		p->map_retry_in = p->map_retry_every;
+	}
+	return err;
+}
+
+static int proc_refresh(struct perfmaps *pm, struct pm_proc *p, bool sweep)
 {
 	size_t i;
 	int err = 0;
 
 	if (p->map.fd < 0 && !p->map_refused)
-		err = proc_open_map(pm, p);
+		err = proc_look_for_map(pm, p, sweep);
 	else if (p->map.fd >= 0)
 		err = proc_check_replaced(pm, p);
 	if (!err)
@@ -660,7 +680,7 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid)
 		return -EINVAL;
 	p = proc_find(pm, pid);
 	if (p)
-		return proc_refresh(pm, p);
+		return proc_refresh(pm, p, false);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -675,7 +695,7 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid)
 	if (err)
 		goto cleanup;
 	pm->st.procs_tracked++;
-	return proc_refresh(pm, p);
+	return proc_refresh(pm, p, false);
 cleanup:
 	proc_free(p);
 	return err;
@@ -689,12 +709,12 @@ int perfmaps__refresh(struct perfmaps *pm, pid_t pid)
 
 	if (pid) {
 		p = proc_find(pm, pid);
-		return p ? proc_refresh(pm, p) : -ENOENT;
+		return p ? proc_refresh(pm, p, false) : -ENOENT;
 	}
 	for (i = 0; i < pm->nr_slots; i++) {
 		if (!pm->slots[i])
 			continue;
-		err = proc_refresh(pm, pm->slots[i]);
+		err = proc_refresh(pm, pm->slots[i], true);
 		if (err)
 			return err;
 	}
@@ -709,6 +729,15 @@ int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid)
 
 	if (!p)
 		return -ENOENT;
+	/* a runtime starting up: its perf map may be next */
+	p->map_retry_every = 0;
+	if (p->map.fd < 0 && !p->map_refused) {
+		err = proc_look_for_map(pm, p, false);
+		if (!err)
+			err = file_read(pm, p, &p->map);
+		if (err)
+			return err;
+	}
 	if (pm->no_jitdump)
 		return 0;
 	first = p->nr_dumps;

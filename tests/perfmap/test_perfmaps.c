@@ -208,6 +208,77 @@ static void test_rewrites(void)
 	perfmaps__free(pm);
 }
 
+/*
+ * A perf map that is not there is looked for by sweeps (refresh(0)) 1, 3, 7, 15, 31, 47 ...
+ * after track; refresh(PID) and maps_changed() look at once. With scan_on_notice a
+ * jitdump mapped after track is found by maps_changed(), never by sweeps; without, by
+ * the sweeps' rescans.
+ */
+static void test_schedule(void)
+{
+	static const char dump_rel[] = "root/tmp/jit-7.dump";
+	struct perfmaps_opts o = {.sz = sizeof(o), .proc_root = dir};
+	struct jd_buf b = {0};
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	char line[256];
+	int i, sweeps;
+
+	fake_proc(getuid());
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	for (i = 0; i < 31; i++)
+		CHECK(!perfmaps__refresh(pm, 0));
+	puts_file(fpath(MAP), "w", "0x1000 0x10 late\n");
+	for (sweeps = 1; sweeps <= 20; sweeps++) {
+		CHECK(!perfmaps__refresh(pm, 0));
+		perfmaps__stats(pm, &st);
+		if (st.maps_opened)
+			break;
+	}
+	CHECK(sweeps == 16);
+	CHECK_STR(resolve(pm, 0x1000), "late");
+	perfmaps__free(pm);
+
+	fake_proc(getuid());
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(!perfmaps__refresh(pm, 0));
+	puts_file(fpath(MAP), "w", "0x1000 0x10 told\n");
+	CHECK(!perfmaps__maps_changed(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x1000), "told");
+	CHECK(perfmaps__maps_changed(pm, FAKE_PID + 1) == -ENOENT);
+	perfmaps__free(pm);
+
+	jd_julia_fixture(&b, NSPID);
+	snprintf(line, sizeof(line), "7f3a2c300000-7f3a2c301000 r-xp 00000000 fd:01 97     %s\n",
+		 dump_rel + 4);
+	for (i = 0; i < 2; i++) {
+		o.scan_on_notice = i == 0;
+		fake_proc(getuid());
+		pm = perfmaps__new(&o);
+		CHECK(pm);
+		CHECK(!perfmaps__track(pm, FAKE_PID));
+		put(fpath(dump_rel), "w", b.data, b.len);
+		puts_file(fpath("maps"), "w", line);
+		for (sweeps = 0; sweeps < 40; sweeps++) {
+			perfmaps__stats(pm, &st);
+			if (st.dumps_opened)
+				break;
+			CHECK(!perfmaps__refresh(pm, 0));
+		}
+		if (o.scan_on_notice) {
+			CHECK(sweeps == 40 && !st.dumps_opened);
+			CHECK(!perfmaps__maps_changed(pm, FAKE_PID));
+		} else {
+			CHECK(sweeps == 2); /* rescans 1 and 2 sweeps after track's scan */
+		}
+		CHECK_STR(resolve(pm, JULIA_FIB_ADDR), "julia_fib_42");
+		perfmaps__free(pm);
+	}
+	free(b.data);
+}
+
 /* After the process is gone (no /proc/PID), the kept descriptor still reads new lines. */
 static void test_exit(void)
 {
@@ -368,7 +439,7 @@ static void test_jitdump(void)
 	}
 	/* jitdump entries come first; perf-map lines fill the rest */
 	puts_file(fpath(MAP), "w", "7f3a2c001000 90 julia_fib_17\n7f3a2c002000 10 julia_g_3\n");
-	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(!perfmaps__refresh(pm, FAKE_PID)); /* a sweep would look for it later */
 	CHECK_STR(resolve(pm, JULIA_FIB_ADDR), "julia_fib_42");
 	CHECK_STR(resolve(pm, 0x7f3a2c002004), "julia_g_3");
 	CHECK_STR(look(pm, 0x7f3a2c003000, &ret, NULL), "[perf-7.map]");
@@ -497,6 +568,7 @@ int main(void)
 	log__set_fn(log_sink);
 	test_growth();
 	test_rewrites();
+	test_schedule();
 	test_exit();
 	test_cap();
 	test_security();

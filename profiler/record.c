@@ -27,7 +27,8 @@
 
 #define DEFAULT_FREQ	 99
 #define MAX_TARGETS	 4096
-#define POLL_PERIOD_MS	 250
+#define POLL_PERIOD_MS	 250 /* --unwind dwarf, or exits pending: wake up this often */
+#define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): events wake us up */
 #define PARTIAL_LOSS_PCT 5.0
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often, */
@@ -1225,18 +1226,32 @@ static bool read_idle_ticks(uint64_t *ticks)
 
 /*
  * Reads how idle the CPUs were over the last IDLE_WINDOW_SEC or a little more (called at
- * every turn of the loop). The window is short on purpose: measured since the last reap
- * instead, the idle seconds before a job started would let a reap run during it.
+ * every turn of the loop), while exited processes wait to be reaped; with none waiting
+ * /proc/stat is not read and the next wait starts a new window (not idle until it ends).
+ * The window is short on purpose: measured since the last reap instead, the idle seconds
+ * before a job started would let a reap run during it.
  */
 static void idle_update(struct record *r)
 {
-	double now = now_sec(), elapsed = now - r->idle_at;
+	double now, elapsed;
 	uint64_t ticks;
 
-	if (elapsed < IDLE_WINDOW_SEC)
+	if (!r->pending_exits && !r->pending_replaced) {
+		r->idle_at = 0;
+		return;
+	}
+	now = now_sec();
+	elapsed = now - r->idle_at;
+	if (r->idle_at && elapsed < IDLE_WINDOW_SEC)
 		return; /* too short for clock ticks: the last verdict stands */
 	if (!read_idle_ticks(&ticks)) {
 		r->idle_lately = true; /* unknown counts as idle */
+		return;
+	}
+	if (!r->idle_at) {
+		r->idle_lately = false;
+		r->idle_ticks = ticks;
+		r->idle_at = now;
 		return;
 	}
 	r->idle_lately = ticks < r->idle_ticks ||
@@ -1277,17 +1292,17 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		pfds[nfds++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
 
 	r->next_interval = start + o->interval;
-	r->idle_at = start;
-	r->idle_lately = true; /* until a window is read */
-	if (!read_idle_ticks(&r->idle_ticks))
-		r->idle_ticks = 0;
 	while (!stop_signal) {
-		double left = o->duration ? deadline - now_sec() : POLL_PERIOD_MS / 1e3;
+		/* each wake-up takes a CPU from the programs profiled: only as often as needed
+		 * (the idle window of a pending reap is read every IDLE_WINDOW_SEC or so) */
+		bool often = o->unwind == UNWIND_DWARF || r->pending_exits || r->pending_replaced;
+		double period = (often ? POLL_PERIOD_MS : POLL_PERIOD_FP_MS) / 1e3;
+		double left = o->duration ? deadline - now_sec() : period;
 		struct timespec ts;
 
 		if (left <= 0)
 			break;
-		left = MIN(left, POLL_PERIOD_MS / 1e3);
+		left = MIN(left, period);
 		if (o->interval)
 			left = MAX(0, MIN(left, r->next_interval - now_sec()));
 		ts.tv_sec = (time_t)left;

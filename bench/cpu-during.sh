@@ -69,6 +69,6 @@ for mode in ${MODES:-fp dwarf}; do
 		fi
 		kill -INT $sp
 		wait $sp || [ $? -eq 3 ] || die "scorch record exited with an error: $(tail -1 "$work/cd.err")"
-		echo "| $mode | $i | $(( (b - a) / 1000000 )) ms | ${wall} s |$extra"
+		echo "| $mode | $i | $(awk -v d=$((b - a)) 'BEGIN { printf "%.2f", d / 1e6 }') ms | ${wall} s |$extra"
 	done
 done

@@ -146,7 +146,9 @@ struct frame {
 
 /*
  * Resolves one user address of process @pid. @is_return: @ip is a return address
- * (any frame but the leaf) and is looked up at ip - 1. Writes up to @cap frames,
+ * (any frame but the leaf) and is looked up at ip - 1. An address outside every mapping
+ * of the snapshot reads /proc/PID/maps once more (once per process: mapped since?) while
+ * the process lives. Writes up to @cap frames,
  * outermost first: the function, then the functions inlined into it down to the one
  * holding @ip (FRAME_INLINE); with more than @cap, the function and the innermost
  * cap - 1. Returns how many (>= 1), or -errno on failure (-ENOMEM, -EINVAL for cap 0). A process
@@ -185,7 +187,8 @@ int symbolizer__elf(struct symbolizer *s, const char *path, uint64_t addr, bool 
 /*
  * For unwinders (unwind/): the mapping of user address @addr in the snapshot of
  * (@pid, @gen), taken as symbolizer__user_gen() takes it (a process never snapshotted
- * is snapshotted now). Fills @out and returns 0, or -ENOENT when no executable mapping
+ * is snapshotted now; an address outside every mapping of a live process reads its maps
+ * once more, once per process, as symbolizer__user_gen() does). Fills @out and returns 0, or -ENOENT when no executable mapping
  * holds @addr, -ENOMEM. kind FILE: a parsed ELF file, @file its identity (the same
  * pointer for every mapping of the same file in any process, valid until
  * symbolizer__free(), never dereferenced by callers) and @bias = @addr - the ELF virtual

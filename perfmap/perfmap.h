@@ -89,16 +89,18 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid);
 
 /*
  * Reads what was appended to the files of @pid (0: of every tracked process) and opens
- * files that appeared since, while the process is alive (with @pid 0, as scheduled above). A process that has
- * exited is read through the descriptors kept open. Read errors are warned once per file
- * and counted, not returned. Returns 0, -ENOENT if @pid is not tracked, -ENOMEM.
+ * files that appeared since, while the process is alive (with @pid 0, as scheduled
+ * above). A process that has exited is read through the descriptors kept open. Read
+ * errors are warned once per file and counted, not returned. Returns 0, -ENOENT if @pid
+ * is not tracked, -ENOMEM.
  */
 int perfmaps__refresh(struct perfmaps *pm, pid_t pid);
 
 /*
- * Process @pid has new executable mappings: scans /proc/PID/maps for a jitdump now and
- * reads the ones found. Returns 0 (also when the process is gone: nothing found),
- * -ENOENT if @pid is not tracked, -ENOMEM.
+ * Process @pid has new executable mappings (a runtime starting up?): looks for its perf
+ * map if none is open yet (and restarts the sweeps' schedule for it), scans
+ * /proc/PID/maps for a jitdump, and reads what it finds. Returns 0 (also when the
+ * process is gone: nothing found), -ENOENT if @pid is not tracked, -ENOMEM.
  */
 int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid);
 

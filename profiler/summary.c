@@ -90,8 +90,8 @@ void summary__details(const struct summary *sm)
 			sm->ss->kernel_unresolved);
 	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
 		" exited and released during the recording (at most %" PRIu64
-		" held at once), %" PRIu64 " gone before their maps were read; maps read again "
-		"%" PRIu64 " times after new executable mappings\n",
+		" held at once), %" PRIu64 " gone before their maps were read; %" PRIu64
+		" notices of new executable mappings (maps read again)\n",
 		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing,
 		st[STAT_MAPS_CHANGED]);
 	if (js && (js->maps_opened || js->dumps_opened || js->files_refused))

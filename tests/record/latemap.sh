@@ -20,7 +20,7 @@ for mode in fp dwarf; do
 	lib=$(frame_total "$TMP/$mode.folded" latemap late_spin)
 	jit=$(frame_total "$TMP/$mode.folded" latemap "[jit]")
 	echo "$mode: samples $total: early_spin $early, late_spin (dlopen) $lib, anonymous page $jit;" \
-		"$(grep -o 'maps read again [0-9]* times' "$TMP/err")"
+		"$(grep -o '[0-9]* notices of new executable mappings' "$TMP/err")"
 	[ "$total" -ge 1000 ] || fail "$mode: too few samples of the workload ($total)"
 	# 0.5 s before, 1 s in each late part: a quarter of the samples is a wide margin
 	[ "$early" -ge $((total / 8)) ] || fail "$mode: early_spin has $early of $total samples"

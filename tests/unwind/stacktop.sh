@@ -27,5 +27,10 @@ echo "tops learned $learned, forgotten $forgot, walks cut $cut; coroutine $co, r
 [ "$forgot" -ge 1 ] || fail "the coroutine's top was never forgotten"
 [ "$learned" -ge 2 ] || fail "no top learned on the real stack"
 [ "$trunc" -eq "$cut" ] || fail "[truncated] stacks ($trunc) are not the walks cut by tops ($cut)"
-[ "$full" -ge $((stack * 95 / 100)) ] || fail "fewer than 95% of the real stack's samples reach _start"
+# every real-stack sample reaches _start or is counted as cut; the cut ones are those taken
+# before scorch read the first of them and forgot the top: a few ms of samples, up to the
+# ring's read period (250 ms) on a slow (sanitized, loaded) scorch
+[ $((full + trunc)) -ge $((stack * 99 / 100)) ] ||
+	fail "real-stack samples neither reaching _start nor counted as cut: $((stack - full - trunc)) of $stack"
+[ "$full" -ge $((stack * 75 / 100)) ] || fail "fewer than 75% of the real stack's samples reach _start"
 echo PASS

@@ -1168,6 +1168,41 @@ static int frame_jit(struct symbolizer *s, pid_t pid, uint64_t ip, uint64_t addr
 	return 1;
 }
 
+/*
+ * The snapshot of (@pid, @gen) (taken now if there is none, *@pp set to it or NULL) and
+ * its mapping of @addr. An address outside every mapping of a live process may have been
+ * mapped since (dlopen, JIT): the maps are read once more, once per process. *@err is
+ * -ENOMEM or 0 (a process that cannot be read is not an error: no mapping).
+ */
+static const struct proc_map *proc_mapping(struct symbolizer *s, pid_t pid, uint64_t gen,
+					   uint64_t addr, struct proc **pp, int *err)
+{
+	struct proc *p = proc_find(s, pid, gen);
+	const struct proc_map *m;
+
+	*pp = NULL;
+	*err = 0;
+	if (!p) {
+		if (symbolizer__snapshot_gen(s, pid, gen) == -ENOMEM)
+			goto nomem;
+		p = proc_find(s, pid, gen);
+		if (!p)
+			return NULL;
+	}
+	*pp = p;
+	m = maps_find(p->maps, p->nr_maps, addr);
+	if (!m && p->nr_maps && !p->miss_refreshed && !s->offline) {
+		p->miss_refreshed = true;
+		if (symbolizer__snapshot_gen(s, pid, gen) == -ENOMEM)
+			goto nomem;
+		m = maps_find(p->maps, p->nr_maps, addr);
+	}
+	return m;
+nomem:
+	*err = -ENOMEM;
+	return NULL;
+}
+
 int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t ip, bool is_return,
 			 struct frame *out, size_t cap)
 {
@@ -1179,24 +1214,11 @@ int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t
 	if (!cap)
 		return -EINVAL;
 	s->st.user_frames++;
-	p = proc_find(s, pid, gen);
-	if (!p) {
-		err = symbolizer__snapshot_gen(s, pid, gen);
-		if (err == -ENOMEM)
-			return err;
-		p = proc_find(s, pid, gen);
-	}
+	m = proc_mapping(s, pid, gen, addr, &p, &err);
+	if (err)
+		return err;
 	if (p)
 		s->last = p;
-	m = p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
-	if (!m && p && p->nr_maps && !p->miss_refreshed && !s->offline) {
-		/* mapped after the snapshot (dlopen, JIT)? Look once more, once per process */
-		p->miss_refreshed = true;
-		err = symbolizer__snapshot_gen(s, pid, gen);
-		if (err == -ENOMEM)
-			return err;
-		m = maps_find(p->maps, p->nr_maps, addr);
-	}
 	if (!m || m->name == s->s_anon)
 		return frame_jit(s, pid, ip, addr, m, out);
 	if (m->file && elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr)) {
@@ -1209,43 +1231,16 @@ int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t
 	return 1;
 }
 
-/* The snapshot of (@pid, @gen) (taken now if there is none) and its mapping of @addr. */
-static const struct proc_map *proc_mapping(struct symbolizer *s, pid_t pid, uint64_t gen,
-					   uint64_t addr, int *err)
-{
-	struct proc *p = proc_find(s, pid, gen);
-	const struct proc_map *m;
-
-	*err = 0;
-	if (!p) {
-		*err = symbolizer__snapshot_gen(s, pid, gen);
-		if (*err == -ENOMEM)
-			return NULL;
-		*err = 0;
-		p = proc_find(s, pid, gen);
-	}
-	m = p ? maps_find(p->maps, p->nr_maps, addr) : NULL;
-	if (!m && p && p->nr_maps && !p->miss_refreshed && !s->offline) {
-		/* as in symbolizer__user_gen() */
-		p->miss_refreshed = true;
-		*err = symbolizer__snapshot_gen(s, pid, gen);
-		if (*err == -ENOMEM)
-			return NULL;
-		*err = 0;
-		m = maps_find(p->maps, p->nr_maps, addr);
-	}
-	return m;
-}
-
 int symbolizer__mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr,
 			    struct symbolizer_mapping *out)
 {
 	const struct proc_map *m;
+	struct proc *p;
 	uint64_t vaddr;
 	int err;
 
 	*out = (struct symbolizer_mapping){.kind = SYMBOLIZER_MAP_OTHER};
-	m = proc_mapping(s, pid, gen, addr, &err);
+	m = proc_mapping(s, pid, gen, addr, &p, &err);
 	if (!m)
 		return err ? err : -ENOENT;
 	out->start = m->start;
@@ -1274,12 +1269,13 @@ bool symbolizer__file_in_use(const struct symbolizer *s, const void *file)
 int symbolizer__open_mapping_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t addr)
 {
 	const struct proc_map *m;
+	struct proc *p;
 	struct map_entry e;
 	struct stat st;
 	char buf[64];
 	int pathfd, fd, err;
 
-	m = proc_mapping(s, pid, gen, addr, &err);
+	m = proc_mapping(s, pid, gen, addr, &p, &err);
 	if (!m)
 		return err ? err : -ENOENT;
 	if (!m->file || m->file == s->vdso || !m->path || m->path[0] != '/')

@@ -74,7 +74,7 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
 	__builtin_memcpy(b->hdr.comm, st->key.comm, sizeof(b->hdr.comm));
 	if (!user_only)
 		sample_kernel_stack(ctx, b);
-	announce(st->key.pid, st->key.gen);
+	announce(bpf_get_current_task_btf(), st->key.pid, st->key.gen);
 	if (!sample_send(b, SCORCH_EVENT_OFFCPU_COPY)) {
 		st->ts = 0;
 		return;
@@ -172,7 +172,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			st->key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		announce(pid, st->key.gen);
+		/* prev is current here */
+		announce(bpf_get_current_task_btf(), pid, st->key.gen);
 	}
 }
 

@@ -66,7 +66,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && in_kernel)
 			sample_kernel_stack(ctx, b);
-		announce(pid, key.gen);
+		announce(task, pid, key.gen);
 		sample_send(b, SCORCH_EVENT_SAMPLE);
 		return 0;
 	}
@@ -95,7 +95,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		announce(pid, key.gen);
+		announce(task, pid, key.gen);
 	}
 
 	if (!count_add(&key, 1)) {

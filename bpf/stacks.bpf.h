@@ -233,24 +233,16 @@ static __always_inline void emit(__u32 type, __u32 pid, __u64 gen)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* mm->exec_vm of the current task (0 without an address space) */
-static __always_inline __u64 current_exec_vm(void)
-{
-	struct task_struct *cur = bpf_get_current_task_btf();
-	struct mm_struct *mm = cur->mm;
-
-	return mm ? mm->exec_vm : 0;
-}
-
 /*
  * Tells user space, once per process image, to read its mappings while it lives, and
- * again when its executable mappings have changed since (struct proc_state). Called
- * with the current task's @pid and @gen.
+ * again when its executable mappings have changed since (struct proc_state). @cur is
+ * the current task (a BTF pointer), @pid and @gen its process and image.
  */
-static __always_inline void announce(__u32 pid, __u64 gen)
+static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 gen)
 {
 	struct proc_state *known = bpf_map_lookup_elem(&procs, &pid), init = {};
-	__u64 exec_vm = current_exec_vm(), now;
+	struct mm_struct *mm = cur->mm;
+	__u64 exec_vm = mm ? mm->exec_vm : 0, now;
 	long err;
 
 	if (known) {

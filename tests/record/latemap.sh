@@ -4,7 +4,9 @@
 # loaded with dlopen() and an anonymous page made executable, each after 0.5 s of
 # samples. Their frames must be named ("late_spin", "[jit]"), not [unknown], with frame
 # pointers and with --unwind dwarf: the BPF programs see the process's executable
-# mappings change and scorch reads its maps again while it lives.
+# mappings change and scorch reads its maps again while it lives. Then a process that turns
+# a page executable and back thousands of times a second: the notices stay within their
+# limit (one per process image per 100 ms).
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -29,4 +31,14 @@ for mode in fp dwarf; do
 	[ "$jit" -ge $((total / 4)) ] ||
 		fail "$mode: the executable page mapped late is named in $jit of $total samples: $(sort -t' ' -k2 -rn "$TMP/$mode.folded" | head -n 3)"
 done
+
+"$SCORCH" record -F 999 -o "$TMP/flip.folded" -- "$LATEMAP" flip 2 >"$TMP/out" 2>"$TMP/err" ||
+	fail "flip: record failed ($?): $(cat "$TMP/err")"
+flips=$(sed -n 's/^latemap: \([0-9]*\) flips$/\1/p' "$TMP/out")
+notices=$(sed -n 's/.*; \([0-9]*\) notices of new executable mappings.*/\1/p' "$TMP/err")
+echo "flip: $flips flips in 2 s, $notices notices"
+[ "${flips:-0}" -ge 200 ] || fail "flip: the workload flipped too little: $(cat "$TMP/out")"
+[ -n "$notices" ] && [ "$notices" -ge 1 ] || fail "flip: no notice of the flips: $(cat "$TMP/err")"
+# 2 s at one per 100 ms, for the image after exec and the one before (scorch's child)
+[ "$notices" -le 25 ] || fail "flip: $notices notices for $flips flips: not rate-limited"
 echo PASS

@@ -8,6 +8,10 @@
  * process's mappings again.
  *
  *   latemap BEFORE AFTER LIB        prints "latemap: N rounds" when done
+ *   latemap flip SECONDS            turns one page executable and back, over and over
+ *                                   (as a W^X JIT does), for SECONDS; prints
+ *                                   "latemap: N flips": each flip changes the process's
+ *                                   count of executable pages twice
  *
  * Built by tests/record/CMakeLists.txt (x86-64 only: the page holds machine code):
  *   cc -O1 -fno-omit-frame-pointer tests/workloads/latemap.c -o latemap
@@ -45,6 +49,34 @@ __attribute__((noinline)) static unsigned long early_spin(double seconds)
 	return x;
 }
 
+static int flip(double seconds)
+{
+	double end = now() + seconds;
+	unsigned long flips = 0;
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED) {
+		perror("latemap: mmap");
+		return 1;
+	}
+	while (now() < end) {
+		/* a while in each state, so that samples see both */
+		if (mprotect(page, 4096, PROT_READ | PROT_EXEC)) {
+			perror("latemap: mprotect");
+			return 1;
+		}
+		early_spin(1e-3);
+		if (mprotect(page, 4096, PROT_READ | PROT_WRITE)) {
+			perror("latemap: mprotect");
+			return 1;
+		}
+		early_spin(1e-3);
+		flips++;
+	}
+	printf("latemap: %lu flips\n", flips);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double before = argc == 4 ? strtod(argv[1], NULL) : 0;
@@ -53,8 +85,10 @@ int main(int argc, char **argv)
 	unsigned long rounds = 0;
 	void *lib, *page;
 
+	if (argc == 3 && !strcmp(argv[1], "flip") && strtod(argv[2], NULL) > 0)
+		return flip(strtod(argv[2], NULL));
 	if (!(before > 0 && after > 0)) {
-		fprintf(stderr, "usage: latemap BEFORE AFTER LIB\n");
+		fprintf(stderr, "usage: latemap BEFORE AFTER LIB | latemap flip SECONDS\n");
 		return 2;
 	}
 	early_spin(before);

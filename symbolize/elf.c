@@ -46,6 +46,7 @@ void elf_file__evict(struct elf_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	f->fd = -1;
+	f->syms_pending = false;
 	f->evicted = true;
 }
 
@@ -57,6 +58,7 @@ void elf_file__take(struct elf_file *dst, struct elf_file *src)
 	dst->nr_segs = src->nr_segs;
 	dst->full = src->full;
 	dst->own_dwarf = src->own_dwarf;
+	dst->syms_pending = src->syms_pending;
 	dst->evicted = false;
 	free(src);
 }
@@ -372,74 +374,87 @@ cleanup:
 	return err;
 }
 
-struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
-				 const char *what)
+/*
+ * Opens @fd or, if @fd < 0, a copy of @image[0..size) with libelf. Sets *@elf, *@copy (to
+ * free after elf_end), *@ehdr and *@raw_size (what bounds the headers' offsets).
+ */
+static int elf_open(int fd, const void *image, size_t size, const char *what, Elf **elf,
+		    char **copy, GElf_Ehdr *ehdr, size_t *raw_size)
 {
-	struct elf_file *f = NULL;
-	char *copy = NULL;
-	Elf *elf = NULL;
-	size_t raw_size = 0;
-	GElf_Ehdr ehdr;
-	int err = 0;
+	struct stat st;
 
+	*elf = NULL;
+	*copy = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		pr_warn("symbolize: libelf: %s\n", elf_errmsg(-1));
-		err = -EINVAL;
-		goto cleanup;
+		return -EINVAL;
 	}
 	if (fd >= 0) {
 		/*
 		 * ELF_C_READ, not ELF_C_READ_MMAP: the file belongs to another user, who can
 		 * truncate it while we parse; with mmap that is SIGBUS, with read an error.
 		 */
-		elf = elf_begin(fd, ELF_C_READ, NULL);
+		*elf = elf_begin(fd, ELF_C_READ, NULL);
 	} else {
 		/* libelf takes a writable image; never hand it memory we do not own */
-		copy = malloc(size ? size : 1);
-		if (!copy) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		memcpy(copy, image, size);
-		elf = elf_memory(copy, size);
+		*copy = malloc(size ? size : 1);
+		if (!*copy)
+			return -ENOMEM;
+		memcpy(*copy, image, size);
+		*elf = elf_memory(*copy, size);
 	}
-	if (!elf) {
+	if (!*elf) {
 		pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
-		err = -EINVAL;
-		goto cleanup;
+		return -EINVAL;
 	}
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+	if (elf_kind(*elf) != ELF_K_ELF || !gelf_getehdr(*elf, ehdr)) {
 		pr_debug("symbolize: %s: not an ELF file\n", what);
-		err = -EINVAL;
-		goto cleanup;
+		return -EINVAL;
 	}
+	/*
+	 * The size bounds the headers' offsets. Not elf_rawfile(): with ELF_C_READ it
+	 * reads the whole file into memory (node: 90 MB) where only the headers, symbol
+	 * and string tables are needed, which libelf reads section by section.
+	 */
+	if (fd < 0) {
+		*raw_size = size;
+		return 0;
+	}
+	if (fstat(fd, &st) || st.st_size < 0) {
+		pr_debug("symbolize: %s: %s\n", what, strerror(errno));
+		return -errno;
+	}
+	*raw_size = (size_t)st.st_size;
+	return 0;
+}
+
+/* elf_file__parse() with @syms, elf_file__parse_headers() without. */
+static struct elf_file *parse(int fd, const void *image, size_t size, struct strset *strs,
+			      const char *what, bool syms)
+{
+	struct elf_file *f = NULL;
+	char *copy = NULL;
+	Elf *elf = NULL;
+	size_t raw_size = 0;
+	GElf_Ehdr ehdr;
+	int err;
+
+	err = elf_open(fd, image, size, what, &elf, &copy, &ehdr, &raw_size);
+	if (err)
+		goto cleanup;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	f->fd = -1;
-	/*
-	 * The size bounds the headers' offsets. Not elf_rawfile(): with ELF_C_READ it
-	 * reads the whole file into memory (node: 90 MB) where only the headers, symbol
-	 * and string tables are needed, which libelf reads section by section.
-	 */
-	if (fd >= 0) {
-		struct stat st;
-
-		if (fstat(fd, &st) || st.st_size < 0) {
-			err = -errno;
-			pr_debug("symbolize: %s: %s\n", what, strerror(errno));
-			goto cleanup;
-		}
-		raw_size = (size_t)st.st_size;
-	} else {
-		raw_size = size;
-	}
 	err = load_phdrs(elf, raw_size, f, what);
 	if (err)
 		goto cleanup;
-	err = load_syms(elf, &ehdr, raw_size, f, strs, what);
+	if (syms)
+		err = load_syms(elf, &ehdr, raw_size, f, strs, what);
+	else
+		f->syms_pending = true;
 cleanup:
 	elf_end(elf);
 	free(copy);
@@ -449,4 +464,39 @@ cleanup:
 		return NULL;
 	}
 	return f;
+}
+
+struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
+				 const char *what)
+{
+	return parse(fd, image, size, strs, what, true);
+}
+
+struct elf_file *elf_file__parse_headers(int fd, struct strset *strs, const char *what)
+{
+	return parse(fd, NULL, 0, strs, what, false);
+}
+
+int elf_file__load_syms(struct elf_file *f, int fd, struct strset *strs, const char *what)
+{
+	char *copy = NULL;
+	Elf *elf = NULL;
+	size_t raw_size = 0;
+	GElf_Ehdr ehdr;
+	int err;
+
+	f->syms_pending = false;
+	err = elf_open(fd, NULL, 0, what, &elf, &copy, &ehdr, &raw_size);
+	if (!err)
+		err = load_syms(elf, &ehdr, raw_size, f, strs, what);
+	elf_end(elf);
+	free(copy);
+	if (err) {
+		/* nothing half-read stays: no symbols, no debug link, no DWARF of its own */
+		symtab__free(&f->tab);
+		f->full = false;
+		f->own_dwarf = false;
+		f->debuglink = NULL;
+	}
+	return err;
 }

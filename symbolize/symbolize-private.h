@@ -96,6 +96,9 @@ struct elf_file {
 	struct elf_file *unused_prev, *unused_next;
 	bool on_unused;
 	bool evicted; /* tables dropped while unused: parsed again on next use */
+	/* headers read, symbol tables not yet (elf_file__parse_headers): tab is empty, full,
+	 * own_dwarf and debuglink unknown until elf_file__load_syms() */
+	bool syms_pending;
 	struct symtab tab;
 	struct load_seg *segs;
 	size_t nr_segs;
@@ -108,23 +111,36 @@ struct elf_file {
 	const char *debuglink; /* interned .gnu_debuglink file name, or NULL */
 	uint32_t debuglink_crc;
 	bool own_dwarf; /* has .debug_info itself */
-	int fd;		/* held open (own_dwarf) until indexed, else -1 */
+	int fd;		/* held open while syms_pending, and (own_dwarf) until indexed; else -1 */
 	bool dw_tried;
 	struct dwarf_index *dw;
 };
 
 /*
- * Parses @fd (an ELF file; read through libelf's mmap) or, if @fd < 0, the in-memory
+ * Parses @fd (an ELF file; read with read(2), never mapped) or, if @fd < 0, the in-memory
  * image @image[0..size) (not modified; must stay valid during the call). @what names it
  * in messages. Returns a new file, or NULL with errno set: ENOMEM, or EINVAL for
  * something that is not a usable ELF file. Bogus tables are bounded, never trusted.
  */
 struct elf_file *elf_file__parse(int fd, const void *image, size_t size, struct strset *strs,
 				 const char *what);
+/*
+ * As elf_file__parse(@fd) but reads only the program headers and the build-id (what a
+ * mapping needs to translate addresses and be recognised): syms_pending is set, and the
+ * symbol tables are read by elf_file__load_syms() when first needed.
+ */
+struct elf_file *elf_file__parse_headers(int fd, struct strset *strs, const char *what);
+/*
+ * Reads the symbol tables of @f (its .gnu_debuglink, whether it has DWARF of its own)
+ * from @fd, the file elf_file__parse_headers() read, and clears syms_pending. Returns 0,
+ * -ENOMEM, or -EINVAL when they cannot be read (@f is then left without any).
+ */
+int elf_file__load_syms(struct elf_file *f, int fd, struct strset *strs, const char *what);
 void elf_file__free(struct elf_file *f);
 /* Frees the tables of @f (symbols, segments), keeping its identity; sets f->evicted. */
 void elf_file__evict(struct elf_file *f);
-/* Moves the tables of @src (fresh from elf_file__parse) into @dst and frees @src. */
+/* Moves the tables of @src (fresh from elf_file__parse or _parse_headers) into @dst and
+ * frees @src. */
 void elf_file__take(struct elf_file *dst, struct elf_file *src);
 /*
  * Reads only the GNU build-id of @fd (cheap: program headers and notes), so a file seen

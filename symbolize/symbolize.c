@@ -68,7 +68,10 @@ struct name_cache {
 	size_t nr_slots, count; /* power of two */
 };
 
-/* Files with their own DWARF held open until indexed; beyond this, indexed at once. */
+/*
+ * Descriptors held: files whose symbol tables wait for their first lookup, and files with
+ * DWARF of their own until indexed. Beyond this, both are read at once.
+ */
 #define HELD_FDS_MAX 256
 /* Inline frames asked of the index per lookup. */
 #define CHAIN_MAX 64
@@ -289,6 +292,8 @@ static void file_unref(struct symbolizer *s, struct elf_file *f)
 	old->unused_prev = NULL;
 	old->on_unused = false;
 	s->nr_unused--;
+	if (old->fd >= 0 && s->held_fds)
+		s->held_fds--;
 	elf_file__evict(old);
 	s->st.files_evicted++;
 }
@@ -517,24 +522,33 @@ static void file_link(struct symbolizer *s, struct elf_file *f)
 }
 
 /*
- * @cached has the build-id of @fd but only .dynsym: a stripped copy was seen first. If
- * @fd has the full .symtab, its table replaces the cached one in place (same build-id,
- * same layout), so every mapping already pointing at @cached benefits. Returns -ENOMEM
- * or 0 (the cached table stays when @fd is no better).
+ * @cached has the build-id of @fd but only .dynsym (a stripped copy was seen first) or no
+ * readable symbol tables (bad). If @fd has the full .symtab, or any when @cached is bad,
+ * its table replaces the cached one in place (same build-id, same layout), so every
+ * mapping already pointing at @cached benefits. Returns -ENOMEM or 0 (the cached table
+ * stays when @fd is no better).
  */
 static int file_upgrade(struct symbolizer *s, int fd, const char *path, struct elf_file *cached)
 {
 	struct elf_file *f = elf_file__parse(fd, NULL, 0, s->strs, path);
 	struct symtab tmp;
 
-	if (!f)
-		return errno == ENOMEM ? -ENOMEM : 0;
+	if (!f && errno == ENOMEM)
+		return -ENOMEM;
+	if (!f) {
+		/* unusable as the copy it shares a build-id with: its frames are "[basename]" */
+		if (cached->bad)
+			s->st.files_unreadable++;
+		return 0;
+	}
 	s->st.files_cached++;
-	if (f->full) {
+	/* a copy whose tables could not be read (cached->bad) takes any readable ones */
+	if (f->full || cached->bad) {
 		tmp = cached->tab;
 		cached->tab = f->tab;
 		f->tab = tmp;
-		cached->full = true;
+		cached->full = f->full;
+		cached->bad = false;
 		pr_debug("symbolize: %s: full symbol table for a stripped file\n", path);
 	}
 	elf_file__free(f);
@@ -549,47 +563,101 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f);
  */
 static void file_hold(struct symbolizer *s, struct elf_file *f, int fd)
 {
+	bool now = s->held_fds >= HELD_FDS_MAX;
+
 	if (!f->own_dwarf || s->no_dwarf || f->dw_tried || f->fd >= 0)
 		return;
-	if (s->held_fds < HELD_FDS_MAX) {
-		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (f->fd >= 0)
-			s->held_fds++;
+	f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (f->fd < 0)
 		return;
-	}
-	f->fd = fd;
-	file_dwarf(s, f);
-	f->fd = -1;
+	s->held_fds++;
+	if (now)
+		file_dwarf(s, f); /* closes it */
 }
 
 /*
- * @f had its tables dropped while unused: parses @fd (the same file by identity) into
- * it again. @f stays evicted if @fd cannot be parsed. Returns 0 or -ENOMEM.
+ * Reads the symbol tables of @f from @fd now. Tables that cannot be read make @f bad
+ * (its frames are "[basename]"), counted once. Returns 0 or -ENOMEM.
  */
-static int file_reload(struct symbolizer *s, int fd, const char *path, struct elf_file *f)
+static int file_load(struct symbolizer *s, struct elf_file *f, int fd)
 {
-	struct elf_file *g = elf_file__parse(fd, NULL, 0, s->strs, path);
+	int err = elf_file__load_syms(f, fd, s->strs, f->path ? f->path : "?");
 
-	if (!g)
-		return errno == ENOMEM ? -ENOMEM : 0;
-	elf_file__take(f, g);
-	pr_debug("symbolize: %s parsed again\n", path);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		pr_debug("symbolize: cannot read the symbol tables of %s\n",
+			 f->path ? f->path : "?");
+		f->bad = true;
+		s->st.files_unreadable++;
+		return 0;
+	}
+	s->st.files_symbols++;
 	file_hold(s, f, fd);
 	return 0;
 }
 
 /*
- * The parsed file behind mapping @e of @pid, from the cache or parsed now. *@out NULL:
- * the file cannot be used (counted once in files_unreadable). Returns 0 or -ENOMEM.
+ * @f has its headers from @fd: its symbol tables are read at its first lookup, through a
+ * descriptor held until then, so that a recording does not parse the files of the
+ * processes it sees start while they run. Past HELD_FDS_MAX held descriptors they are
+ * read now. Returns 0 or -ENOMEM.
+ */
+static int file_defer(struct symbolizer *s, struct elf_file *f, int fd)
+{
+	if (s->held_fds < HELD_FDS_MAX) {
+		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (f->fd >= 0) {
+			s->held_fds++;
+			return 0;
+		}
+	}
+	return file_load(s, f, fd);
+}
+
+/* Before a lookup in @f: its symbol tables, read now if deferred. Returns 0 or -ENOMEM. */
+static int file_syms(struct symbolizer *s, struct elf_file *f)
+{
+	int fd = f->fd, err;
+
+	if (!f->syms_pending)
+		return 0;
+	f->fd = -1;
+	if (fd >= 0 && s->held_fds)
+		s->held_fds--;
+	err = file_load(s, f, fd);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/*
+ * @f had its tables dropped while unused: reads the headers of @fd (the same file by
+ * identity) into it again, the symbol tables when first needed. @f stays evicted if @fd
+ * cannot be parsed. Returns 0 or -ENOMEM.
+ */
+static int file_reload(struct symbolizer *s, int fd, const char *path, struct elf_file *f)
+{
+	struct elf_file *g = elf_file__parse_headers(fd, s->strs, path);
+
+	if (!g)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	elf_file__take(f, g);
+	pr_debug("symbolize: %s parsed again\n", path);
+	return file_defer(s, f, fd);
+}
+
+/*
+ * The file behind mapping @e of @pid, from the cache or read now (its headers: the symbol
+ * tables wait for the first lookup, see file_defer). *@out NULL: the file cannot be used
+ * (counted once in files_unreadable). Returns 0 or -ENOMEM.
  */
 static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 		    struct elf_file **out)
 {
 	struct file_key kdev, kbid, kfail;
-	struct elf_file *f = NULL;
+	struct elf_file *f = NULL, *cached;
 	struct file_slot *slot;
-	uint8_t id[BUILD_ID_MAX];
-	size_t id_len = 0;
 	int pathfd = -1, fd = -1, err = 0;
 	char buf[64];
 	struct stat st;
@@ -635,34 +703,35 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 			*out = slot->file;
 		goto cleanup;
 	}
-	if (!elf_file__read_build_id(fd, id, &id_len) && id_len) {
-		key_build_id(&kbid, id, id_len);
+	f = elf_file__parse_headers(fd, s->strs, e->path);
+	if (!f && errno == ENOMEM) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (f && f->build_id_len) {
+		key_build_id(&kbid, f->build_id, f->build_id_len);
 		slot = file_index__slot(&s->files, &kbid);
-		/* the same file seen under another device/inode (a container's copy) */
-		if (slot && slot->file->evicted) {
-			err = file_reload(s, fd, e->path, slot->file);
-			if (!err && !slot->file->evicted) {
-				err = file_index__add(&s->files, &kdev, slot->file);
-				*out = slot->file;
+	}
+	/* the same file seen under another device/inode (a container's copy) */
+	if (f && slot) {
+		elf_file__free(f);
+		f = NULL;
+		cached = slot->file;
+		if (cached->evicted) {
+			err = file_reload(s, fd, e->path, cached);
+			if (!err && !cached->evicted) {
+				err = file_index__add(&s->files, &kdev, cached);
+				*out = cached;
 			}
 			goto cleanup;
 		}
-		if (slot && slot->file->full) {
-			err = file_index__add(&s->files, &kdev, slot->file);
-			*out = slot->file;
-			goto cleanup;
-		}
-		if (slot) {
-			err = file_upgrade(s, fd, e->path, slot->file);
-			if (!err)
-				err = file_index__add(&s->files, &kdev, slot->file);
-			*out = slot->file;
-			goto cleanup;
-		}
-	}
-	f = elf_file__parse(fd, NULL, 0, s->strs, e->path);
-	if (!f && errno == ENOMEM) {
-		err = -ENOMEM;
+		/* a stripped copy seen first: this one may have the full .symtab */
+		err = file_syms(s, cached);
+		if (!err && !cached->full)
+			err = file_upgrade(s, fd, e->path, cached);
+		if (!err)
+			err = file_index__add(&s->files, &kdev, cached);
+		*out = cached;
 		goto cleanup;
 	}
 	if (!f) {
@@ -679,14 +748,13 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	} else {
 		s->st.files_cached++;
 		f->path = e->path;
-		file_hold(s, f, fd);
 	}
 	file_link(s, f);
 	err = file_index__add(&s->files, &kdev, f);
-	if (!err && !f->bad && f->build_id_len) {
-		key_build_id(&kbid, f->build_id, f->build_id_len);
+	if (!err && !f->bad && f->build_id_len)
 		err = file_index__add(&s->files, &kbid, f);
-	}
+	if (!err && !f->bad)
+		err = file_defer(s, f, fd);
 	if (!f->bad)
 		*out = f;
 cleanup:
@@ -1081,9 +1149,17 @@ static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 		       const char *module, struct frame *out, size_t cap)
 {
 	struct dw_frame dwf[CHAIN_MAX];
-	const struct sym *sym = symtab__find(&f->tab, vaddr);
-	struct dwarf_index *idx = file_dwarf(s, f);
+	const struct sym *sym;
+	struct dwarf_index *idx;
 	int n = 0, i, err;
+
+	err = file_syms(s, f);
+	if (err)
+		return err;
+	if (f->bad)
+		return 0;
+	sym = symtab__find(&f->tab, vaddr);
+	idx = file_dwarf(s, f);
 
 	if (idx) {
 		n = dwarf_index__lookup(idx, vaddr, dwf, s->no_inline ? 1 : MIN(cap, CHAIN_MAX));

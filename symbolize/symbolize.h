@@ -93,9 +93,13 @@ void symbolizer__free(struct symbolizer *s);
 
 /*
  * Reads /proc/PID/maps now and opens the files of its executable mappings, so that
- * the process can still be symbolized after it exits. Calling it again for a PID
- * already known refreshes the mappings (new dlopen'ed libraries) without reparsing
- * files already cached. Returns 0, -ESRCH if the process is gone, other -errno.
+ * the process can still be symbolized after it exits. A file new to the symbolizer has
+ * only its headers read (build-id, segments): its symbol tables are read at its first
+ * lookup, through a descriptor held until then (at most 256 held, else read at once),
+ * so a snapshot taken while the profiled programs run costs them little. Calling it
+ * again for a PID already known refreshes the mappings (new dlopen'ed libraries)
+ * without reading files already cached. Returns 0, -ESRCH if the process is gone,
+ * other -errno.
  * Lookups for a PID never snapshotted take a snapshot on first use.
  */
 int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
@@ -285,7 +289,8 @@ struct symbolizer_stats {
 	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
 	uint64_t procs_missing;	    /* PIDs whose maps could not be read (exited) */
 	uint64_t files_unreadable;  /* mapped files that could not be opened or parsed */
-	uint64_t files_cached;	    /* distinct ELF files parsed */
+	uint64_t files_cached;	    /* distinct ELF files read (their headers) */
+	uint64_t files_symbols;	    /* of those, symbol tables read at first lookup */
 	uint64_t files_evicted;	    /* unused files whose tables were freed (see _gen above) */
 	uint64_t dwarf_files;	    /* files whose DWARF was indexed (own or debug file) */
 	uint64_t inline_frames;	    /* FRAME_INLINE frames returned */

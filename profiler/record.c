@@ -948,7 +948,10 @@ static const struct unwind_maps_ops unw_ops = {
 /*
  * After a walk of @smp: a complete walk of a copy that went to the end of the stack tells
  * how much of the thread's stack its walks need; the kernel copies only that from then
- * on. A copy so bounded that proved too short (the walk needed more) makes it forget.
+ * on. A copy so bounded that proved too short (the walk needed more) makes it forget; a
+ * complete walk of one that needed less lowers it (the first walk of a program's main
+ * thread is often in the dynamic loader at exec, whose frames reach the very end of the
+ * stack: the kernel would copy up to there for good).
  */
 static void learn_stack_top(struct record *r, const struct scorch_sample *smp, enum unwind_end end)
 {
@@ -958,6 +961,11 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 	uint32_t forgets = same ? t->forgets : 0;
 
 	if (smp->flags & SAMPLE_STACK_TOP) {
+		if (end == UNWIND_END_OUTERMOST && same && top > smp->sp && top < t->top &&
+		    forgets < TOP_FORGETS_MAX) {
+			r->tops_set++;
+			goto set;
+		}
 		if (end != UNWIND_END_TRUNCATED)
 			return;
 		r->tops_cut++;
@@ -981,6 +989,7 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 	} else {
 		r->tops_set++;
 	}
+set:
 	if (sampler__set_stack_top(r->sampler, smp->tid, smp->thread_key, top))
 		return; /* the map is full of live threads: copies go to the stack end */
 	t->tid = smp->tid;

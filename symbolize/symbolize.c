@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbolize-private.h"
@@ -581,8 +582,14 @@ static void file_hold(struct symbolizer *s, struct elf_file *f, int fd)
  */
 static int file_load(struct symbolizer *s, struct elf_file *f, int fd)
 {
-	int err = elf_file__load_syms(f, fd, s->strs, f->path ? f->path : "?");
+	struct timespec t0, t1;
+	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = elf_file__load_syms(f, fd, s->strs, f->path ? f->path : "?");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pr_debug("symbolize: %s: %zu symbols read in %.2f ms\n", f->path ? f->path : "?",
+		 f->tab.nr, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {

@@ -112,6 +112,9 @@ struct elf_file {
 	uint32_t debuglink_crc;
 	bool own_dwarf; /* has .debug_info itself */
 	int fd;		/* held open while syms_pending, and (own_dwarf) until indexed; else -1 */
+	/* size and mtime (ns) of fd when held for syms_pending: a file rewritten in place
+	 * before its first lookup is not read (its mappings ran the old contents) */
+	uint64_t held_size, held_mtime;
 	bool dw_tried;
 	struct dwarf_index *dw;
 };

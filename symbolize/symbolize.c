@@ -161,6 +161,11 @@ static int file_index__add(struct file_index *idx, const struct file_key *k, str
 	return 0;
 }
 
+static uint64_t mtime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000u + st->st_mtim.tv_nsec;
+}
+
 static void key_devino(struct file_key *k, const struct stat *st)
 {
 	memset(k, 0, sizeof(*k));
@@ -168,7 +173,7 @@ static void key_devino(struct file_key *k, const struct stat *st)
 	k->v[0] = st->st_dev;
 	k->v[1] = st->st_ino;
 	k->v[2] = st->st_size;
-	k->v[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000u + st->st_mtim.tv_nsec;
+	k->v[3] = mtime_ns(st);
 }
 
 static void key_build_id(struct file_key *k, const uint8_t *id, size_t len)
@@ -612,10 +617,14 @@ static int file_load(struct symbolizer *s, struct elf_file *f, int fd)
  */
 static int file_defer(struct symbolizer *s, struct elf_file *f, int fd)
 {
-	if (s->held_fds < HELD_FDS_MAX) {
+	struct stat st;
+
+	if (s->held_fds < HELD_FDS_MAX && !fstat(fd, &st)) {
 		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (f->fd >= 0) {
 			s->held_fds++;
+			f->held_size = st.st_size;
+			f->held_mtime = mtime_ns(&st);
 			return 0;
 		}
 	}
@@ -625,14 +634,25 @@ static int file_defer(struct symbolizer *s, struct elf_file *f, int fd)
 /* Before a lookup in @f: its symbol tables, read now if deferred. Returns 0 or -ENOMEM. */
 static int file_syms(struct symbolizer *s, struct elf_file *f)
 {
-	int fd = f->fd, err;
+	int fd = f->fd, err = 0;
+	struct stat st;
 
 	if (!f->syms_pending)
 		return 0;
+	f->syms_pending = false;
 	f->fd = -1;
 	if (fd >= 0 && s->held_fds)
 		s->held_fds--;
-	err = file_load(s, f, fd);
+	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_size != f->held_size ||
+	    mtime_ns(&st) != f->held_mtime) {
+		/* what the process mapped is not there to read any more */
+		pr_debug("symbolize: %s changed since it was mapped: its symbols are not read\n",
+			 f->path ? f->path : "?");
+		f->bad = true;
+		s->st.files_unreadable++;
+	} else {
+		err = file_load(s, f, fd);
+	}
 	if (fd >= 0)
 		close(fd);
 	return err;

@@ -851,6 +851,7 @@ static void test_deferred(void)
 	void *h, (*addrs)(void **, void **, void **, void **), *func, *x;
 	uint64_t addr, off, many[NR_DEFERRED];
 	size_t len, bid, i, fds0;
+	char *grown;
 	Dl_info info;
 	struct frame fr;
 
@@ -887,6 +888,31 @@ static void test_deferred(void)
 	symbolizer__stats(s, &st);
 	CHECK_U64(st.files_symbols, st0.files_symbols + 1);
 	CHECK_U64(st.files_unreadable, st0.files_unreadable);
+
+	/*
+	 * Rewritten in place (same inode) before the first lookup: what was mapped is not
+	 * there any more, so it is not read (here the new contents would still resolve).
+	 */
+	lib[bid + 16] ^= 0x33;
+	snprintf(path, sizeof(path), "%s/rewritten.so", dir);
+	write_file(path, lib, len);
+	addr = map_exec(path, len);
+	CHECK(!symbolizer__snapshot_gen(s, getpid(), 9));
+	munmap((void *)(uintptr_t)addr, len);
+	grown = malloc(len + 4096);
+	CHECK(grown);
+	memcpy(grown, lib, len);
+	memset(grown + len, 0, 4096);
+	write_file(path, grown, len + 4096);
+	free(grown);
+	symbolizer__stats(s, &st0);
+	CHECK(symbolizer__user_gen(s, getpid(), 9, addr + off, false, &fr, 1) == 1);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[rewritten.so]");
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.files_unreadable, st0.files_unreadable + 1);
+	CHECK_U64(st.files_symbols, st0.files_symbols);
+	CHECK(!unlink(path));
 
 	/*
 	 * More new files than descriptors may be held (256): the ones past the limit are read

@@ -67,7 +67,13 @@ assert seen >= rate * dur / 2, f"only {seen} processes seen of about {rate * dur
 # exited processes are released within a reap period (1 s, or 64 pending): what
 # is held is what lives plus one period of exits; what is never released is what
 # still lives at the end (the machine's other processes, as in the baseline)
-assert held <= b_held + 2 * rate + 64, f"{held} processes held at once (baseline {b_held})"
+# Under AddressSanitizer scorch needs several times the CPU and competes for it with the
+# load on this 2-CPU machine: a stretch without CPU lets more exits pile up (29 runs of
+# session 8's and 9's ASan builds: 290 to 1,224 held, 8 over the normal bound; the normal
+# build: under 100). There the bound is 5 s of exits: still far below never releasing.
+import os
+limit = b_held + (5 if os.environ.get("ASAN") == "1" else 2) * rate + 64
+assert held <= limit, f"{held} processes held at once (baseline {b_held}, bound {limit})"
 # (plus 5 % for other users' processes started meanwhile on a shared machine;
 # before exec released the pre-exec image, 14 % were never released)
 assert seen - released <= b_seen + 64 + seen // 20, \

@@ -960,12 +960,12 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 	uint64_t top = unwinder__stack_used(r->unw);
 	uint32_t forgets = same ? t->forgets : 0;
 
-	if (smp->flags & SAMPLE_STACK_TOP) {
-		if (end == UNWIND_END_OUTERMOST && same && top > smp->sp && top < t->top &&
-		    forgets < TOP_FORGETS_MAX) {
-			r->tops_set++;
-			goto set;
-		}
+	if ((smp->flags & SAMPLE_STACK_TOP) && end == UNWIND_END_OUTERMOST) {
+		/* complete, and it needed less than the known top: that is the top now */
+		if (!same || top <= smp->sp || top >= t->top || forgets >= TOP_FORGETS_MAX)
+			return;
+		r->tops_set++;
+	} else if (smp->flags & SAMPLE_STACK_TOP) {
 		if (end != UNWIND_END_TRUNCATED)
 			return;
 		r->tops_cut++;
@@ -989,7 +989,6 @@ static void learn_stack_top(struct record *r, const struct scorch_sample *smp, e
 	} else {
 		r->tops_set++;
 	}
-set:
 	if (sampler__set_stack_top(r->sampler, smp->tid, smp->thread_key, top))
 		return; /* the map is full of live threads: copies go to the stack end */
 	t->tid = smp->tid;

@@ -421,8 +421,10 @@ static int elf_open(int fd, const void *image, size_t size, const char *what, El
 		return 0;
 	}
 	if (fstat(fd, &st) || st.st_size < 0) {
-		pr_debug("symbolize: %s: %s\n", what, strerror(errno));
-		return -errno;
+		int err = errno ? -errno : -EINVAL;
+
+		pr_debug("symbolize: %s: %s\n", what, strerror(-err));
+		return err;
 	}
 	*raw_size = (size_t)st.st_size;
 	return 0;

@@ -752,6 +752,33 @@ static void test_gen(void)
 }
 
 /*
+ * libsymfix.so, for copies with build-ids of their own: loaded (*@h, to dlclose), its bytes
+ * returned (*@len; malloc'ed), with the offset of symfix_lib_func from its load base (*@off)
+ * and of its GNU build-id note (*@bid: the build-id is at *@bid + 16).
+ */
+static char *symfix_lib_image(void **h, size_t *len, uint64_t *off, size_t *bid)
+{
+	void (*addrs)(void **, void **, void **, void **), *func, *x;
+	char path[4096], *lib;
+	Dl_info info;
+
+	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
+	*h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(*h);
+	*(void **)&addrs = dlsym(*h, "symfix_lib_addrs");
+	CHECK(addrs);
+	addrs(&func, &x, &x, &x);
+	CHECK(dladdr(func, &info));
+	*off = (uintptr_t)func - (uintptr_t)info.dli_fbase;
+	lib = read_whole(path, len);
+	for (*bid = 0; *bid + 32 < *len; (*bid)++)
+		if (!memcmp(lib + *bid, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU", 16))
+			break;
+	CHECK(*bid + 32 < *len);
+	return lib;
+}
+
+/*
  * Files no process uses: the 16 most recently released stay parsed, older ones drop
  * their tables and are parsed again when mapped again.
  */
@@ -759,30 +786,14 @@ static void test_evict(void)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
 	struct symbolizer_stats st0, st;
-	char path[4096], *lib, *img;
 	uint64_t addr[20], off;
-	void *h, (*addrs)(void **, void **, void **, void **), *func, *x;
+	char path[4096], *img;
 	size_t len, i, bid;
-	Dl_info info;
 	struct frame fr;
+	void *h;
 
 	CHECK(s);
-	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	CHECK(h);
-	*(void **)&addrs = dlsym(h, "symfix_lib_addrs");
-	CHECK(addrs);
-	addrs(&func, &x, &x, &x);
-	CHECK(dladdr(func, &info));
-	off = (uintptr_t)func - (uintptr_t)info.dli_fbase;
-	lib = read_whole(path, &len);
-	img = malloc(len);
-	CHECK(img);
-	memcpy(img, lib, len);
-	for (bid = 0; bid + 32 < len; bid++)
-		if (!memcmp(img + bid, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU", 16))
-			break;
-	CHECK(bid + 32 < len);
+	img = symfix_lib_image(&h, &len, &off, &bid);
 	/* 20 distinct files (own build-ids), mapped under generation 1 */
 	for (i = 0; i < 20; i++) {
 		img[bid + 16] = (char)i;
@@ -821,7 +832,6 @@ static void test_evict(void)
 	symbolizer__free(s);
 	dlclose(h);
 	free(img);
-	free(lib);
 }
 
 /*
@@ -847,28 +857,14 @@ static void test_deferred(void)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
 	struct symbolizer_stats st0, st;
-	char path[4096], *lib;
-	void *h, (*addrs)(void **, void **, void **, void **), *func, *x;
 	uint64_t addr, off, many[NR_DEFERRED];
+	char path[4096], *lib, *grown;
 	size_t len, bid, i, fds0;
-	char *grown;
-	Dl_info info;
 	struct frame fr;
+	void *h;
 
 	CHECK(s);
-	snprintf(path, sizeof(path), "%s/libsymfix.so", dir);
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	CHECK(h);
-	*(void **)&addrs = dlsym(h, "symfix_lib_addrs");
-	CHECK(addrs);
-	addrs(&func, &x, &x, &x);
-	CHECK(dladdr(func, &info));
-	off = (uintptr_t)func - (uintptr_t)info.dli_fbase;
-	lib = read_whole(path, &len);
-	for (bid = 0; bid + 32 < len; bid++)
-		if (!memcmp(lib + bid, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU", 16))
-			break;
-	CHECK(bid + 32 < len);
+	lib = symfix_lib_image(&h, &len, &off, &bid);
 	lib[bid + 16] ^= 0x5a; /* its own build-id: nothing to borrow symbols from */
 	lib[bid + 17] = (char)0xdd;
 	snprintf(path, sizeof(path), "%s/deferred.so", dir);

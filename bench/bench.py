@@ -218,11 +218,14 @@ def scorch_samples(err_path):
 
 JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)"
                     r"(?: sink \d+ wait_s ([0-9.]+) switches (\d+) migrations (\d+)"
-                    r" taken_s ([0-9.]+) detours (\d+) alive_s ([0-9.]+))?")
+                    r" taken_s ([0-9.]+) detours (\d+) alive_s ([0-9.]+))?"
+                    r"(?: p25_us ([0-9.]+) p50_us ([0-9.]+) p75_us ([0-9.]+))?")
 # one run of cpujob: wall and CPU seconds; the threads' run-queue wait (s), involuntary
 # context switches and CPU migrations (0 if the kernel has no schedstat); the time taken
-# from them by interruptions (s), how many, and their lifetimes (s); all summed over them
-Job = collections.namedtuple("Job", "wall cpu wait switches migrations taken detours alive")
+# from them by interruptions (s), how many, and their lifetimes (s); all summed over them;
+# the quartiles of what one interruption took (us, over all threads' interruptions)
+Job = collections.namedtuple("Job", "wall cpu wait switches migrations taken detours alive "
+                             "p25 p50 p75")
 
 
 class Churn(threading.Thread):
@@ -260,10 +263,12 @@ def run_job(cpujob, threads, units, churn=0):
     m = JOB_RE.search(out.stdout)
     if out.returncode or not m:
         raise BenchError("cpujob failed: " + out.stderr.strip())
-    if m.group(5) is None:
-        raise BenchError("cpujob printed no scheduler figures: rebuild it from bench/cpujob.c")
+    if m.group(5) is None or m.group(11) is None:
+        raise BenchError("cpujob printed no scheduler figures or quartiles: rebuild it from "
+                         "bench/cpujob.c")
     return Job(float(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)),
-               int(m.group(7)), float(m.group(8)), int(m.group(9)), float(m.group(10)))
+               int(m.group(7)), float(m.group(8)), int(m.group(9)), float(m.group(10)),
+               float(m.group(11)), float(m.group(12)), float(m.group(13)))
 
 
 def taken_pct(job):
@@ -341,11 +346,12 @@ def overhead_runs(a, res, bases):
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
                     "%.3f), taken %.2f %% (base %.2f %%); profiler CPU %.3f s (%.3f s during "
                     "the job); threads waited %.1f ms (base %.1f), %d involuntary switches "
-                    "(base %d), %d migrations (base %d)"
+                    "(base %d), %d migrations (base %d); an interruption took %.2f us "
+                    "(quartiles %.2f..%.2f; base %.2f)"
                     % (hz, rnd + 1, tool, job.wall, base.wall, job.cpu, base.cpu,
                        taken_pct(job), taken_pct(base), st["cpu"], during, 1e3 * job.wait,
                        1e3 * base.wait, job.switches, base.switches, job.migrations,
-                       base.migrations))
+                       base.migrations, job.p50, job.p25, job.p75, base.p50))
 
 
 # one profiled run: the job under the profiler, its paired run alone, the profiler's CPU
@@ -410,10 +416,20 @@ def overhead(a):
           "a thread more than alone (about the rate in Hz: every sample that lands on a "
           "thread is seen) and what each cost; the threads' time taken alone (the machine's "
           "own interrupts); extra time runnable but waiting for a CPU "
-          "(/proc/thread-self/schedstat, summed over the threads) and CPU migrations.\n")
+          "(/proc/thread-self/schedstat, summed over the threads) and CPU migrations; "
+          "the median interruption (what one stretch took beyond the fastest, the median "
+          "over all the threads' interrupted stretches) profiled and alone. Where the "
+          "samples are most of the interruptions (4999 Hz: ~5 to 1 over the machine's "
+          "own, ~1,000 a second of a thread here) the median is what a sample costs the "
+          "thread it lands on: the interrupt, which every tool pays, and the tool's work "
+          "in it; a few long interruptions (the host preempting the VM, the profiler's "
+          "process run in the job's place) do not move it as they move taken. At 999 Hz "
+          "and below the samples are half or less of the interruptions and the median "
+          "falls between the two kinds: read it there as noise.\n")
     print("| Hz | profiler | extra interruptions /s | us each | taken alone | extra run-queue "
-          "wait, ms | min..max | migrations (alone) |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "wait, ms | min..max | migrations (alone) | median interruption, us | min..max "
+          "| alone |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
         for tool in a.tools:
             v = res[(hz, tool)]
@@ -421,10 +437,13 @@ def overhead(a):
             each = [1e6 * (r.job.taken - r.base.taken) / (r.job.detours - r.base.detours)
                     for r in v if r.job.detours > r.base.detours]
             wait = [1e3 * (r.job.wait - r.base.wait) for r in v]
-            print("| %d | %s | %+.0f | %s | %.2f %% | %+.1f | %+.1f..%+.1f | %g (%g) |"
+            p50 = [r.job.p50 for r in v]
+            print("| %d | %s | %+.0f | %s | %.2f %% | %+.1f | %+.1f..%+.1f | %g (%g) | %.2f | "
+                  "%.2f..%.2f | %.2f |"
                   % (hz, tool_name(tool), med(rate), "%.1f" % med(each) if each else "n/a",
                      med([taken_pct(r.base) for r in v]), med(wait), min(wait), max(wait),
-                     med([r.job.migrations for r in v]), med([r.base.migrations for r in v])))
+                     med([r.job.migrations for r in v]), med([r.base.migrations for r in v]),
+                     med(p50), min(p50), max(p50), med([r.base.p50 for r in v])))
     if "perf" not in a.tools or len(a.tools) < 2:
         return
 
@@ -435,11 +454,13 @@ def overhead(a):
     # by the machine's drift than the medians are
     print("\nAgainst perf round by round: the tool's figure minus perf record's in the same "
           "round (perf record -g; for --unwind dwarf, perf record --call-graph dwarf when it "
-          "ran), in points (negative: below perf); median (min..max) of %d rounds, and the "
-          "rounds where the tool was below perf.\n" % a.rounds)
+          "ran), in points (negative: below perf), and the median interruption minus "
+          "perf's in us; median (min..max) of %d rounds, and the rounds where the tool was "
+          "below perf.\n" % a.rounds)
     print("| Hz | profiler | against | taken, minus perf's | min..max | rounds below perf | "
-          "wall, minus perf's | min..max | rounds below perf (wall) |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "wall, minus perf's | min..max | rounds below perf (wall) | median interruption, "
+          "minus perf's, us | min..max | rounds below perf |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hz in a.rates:
         for tool in a.tools:
             if tool.startswith("perf"):
@@ -448,11 +469,13 @@ def overhead(a):
             v = res[(hz, tool)]
             t = [by_profiler(x) - by_profiler(y) for x, y in zip(v, ref)]
             w = [slowdown(x, "wall") - slowdown(y, "wall") for x, y in zip(v, ref)]
+            i = [x.job.p50 - y.job.p50 for x, y in zip(v, ref)]
             print("| %d | %s | %s | %+.2f | %+.2f..%+.2f | %d of %d | %+.2f | %+.1f..%+.1f | "
-                  "%d of %d |"
+                  "%d of %d | %+.2f | %+.2f..%+.2f | %d of %d |"
                   % (hz, tool_name(tool), tool_name(ref_of(tool)), med(t), min(t), max(t),
                      sum(1 for x in t if x < 0), len(t), med(w), min(w), max(w),
-                     sum(1 for x in w if x < 0), len(w)))
+                     sum(1 for x in w if x < 0), len(w), med(i), min(i), max(i),
+                     sum(1 for x in i if x < 0), len(i)))
 
 
 NAMES = {

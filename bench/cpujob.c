@@ -20,6 +20,11 @@
  * and T sums what such chunks took beyond the fastest, D counts them, A sums the
  * threads' lifetimes. T/A is the share of the threads' time taken from them: unlike
  * wall and CPU time it does not move with the speed of a shared machine's CPUs.
+ * Last "p25_us Q1 p50_us Q2 p75_us Q3": quartiles of what one interruption took
+ * beyond the fastest chunk, over all threads' interrupted chunks (HIST_NS bins, the
+ * last holding everything longer). Under a sampling profiler at a high rate most
+ * interruptions are its samples: the quartiles are what a sample costs the thread, and
+ * unlike T they are not moved by a few long ones (the host preempting the VM).
  *
  * Build with frame pointers so every profiler walks the same stacks:
  *   cc -O2 -fno-omit-frame-pointer -pthread cpujob.c -o cpujob
@@ -39,6 +44,8 @@
 
 #define UNIT_ITERS 400000UL /* about 1 ms at 1.3 ns per dependent multiply-add */
 #define CHUNK	   1024UL   /* iterations between two clock reads (about 1.3 us) */
+#define HIST_NS	   50	    /* width of a bin of the interruption histogram */
+#define HIST_BINS  4000	    /* 200 us of bins; the last holds longer ones too */
 
 static unsigned long units;
 static double seconds;
@@ -52,9 +59,12 @@ struct sched_seen {
 /* This thread's clock reads between chunks of work: see the header. */
 struct detours {
 	uint64_t last, fastest, sum, n;
+	uint32_t *hist; /* HIST_BINS: interruptions by what they took beyond the fastest */
 };
 
 static __thread struct detours dt;
+
+static uint32_t hists[256][HIST_BINS];
 
 static struct sched_seen seen[256];
 
@@ -124,8 +134,11 @@ static inline void detour_check(void)
 	if (d < dt.fastest) {
 		dt.fastest = d;
 	} else if (d > 2 * dt.fastest) {
+		uint64_t bin = (d - dt.fastest) / HIST_NS;
+
 		dt.sum += d;
 		dt.n++;
+		dt.hist[bin < HIST_BINS ? bin : HIST_BINS - 1]++;
 	}
 }
 
@@ -174,8 +187,11 @@ static void *worker(void *arg)
 {
 	unsigned long x = (unsigned long)arg;
 	struct sched_seen *me = &seen[x - 1];
-	uint64_t born = mono_ns();
+	uint64_t born;
 
+	dt.hist = hists[me - seen];
+	memset(dt.hist, 0, sizeof(hists[0])); /* its pages faulted in before the clock runs */
+	born = mono_ns();
 	dt.last = born;
 	dt.fastest = UINT64_MAX;
 
@@ -192,6 +208,25 @@ static void *worker(void *arg)
 	me->taken_ns = dt.n ? dt.sum - dt.n * dt.fastest : 0;
 	sched_read(me);
 	return (void *)x;
+}
+
+/* The @q quantile (0..1) of the first @n threads' interruptions, in us (the bin's middle). */
+static double hist_quantile(long n, double q)
+{
+	uint64_t total = 0, acc = 0;
+
+	for (long i = 0; i < n; i++)
+		for (int b = 0; b < HIST_BINS; b++)
+			total += hists[i][b];
+	if (!total)
+		return 0;
+	for (int b = 0; b < HIST_BINS; b++) {
+		for (long i = 0; i < n; i++)
+			acc += hists[i][b];
+		if (acc >= q * total)
+			return (b + 0.5) * HIST_NS / 1e3;
+	}
+	return HIST_BINS * HIST_NS / 1e3;
 }
 
 int main(int argc, char **argv)
@@ -237,10 +272,12 @@ int main(int argc, char **argv)
 		sum.alive_ns += seen[i].alive_ns;
 	}
 	printf("cpujob: threads %ld units %lu wall_s %.6f cpu_s %.6f sink %lu wait_s %.6f switches "
-	       "%llu migrations %llu taken_s %.6f detours %llu alive_s %.6f\n",
+	       "%llu migrations %llu taken_s %.6f detours %llu alive_s %.6f p25_us %.2f p50_us "
+	       "%.2f p75_us %.2f\n",
 	       n, units, now(CLOCK_MONOTONIC) - start, now(CLOCK_PROCESS_CPUTIME_ID) - cpu0,
 	       sink & 1, sum.wait_ns / 1e9, sum.switches, sum.migrations, sum.taken_ns / 1e9,
-	       (unsigned long long)sum.detours, sum.alive_ns / 1e9);
+	       (unsigned long long)sum.detours, sum.alive_ns / 1e9, hist_quantile(n, 0.25),
+	       hist_quantile(n, 0.50), hist_quantile(n, 0.75));
 	return 0;
 usage:
 	fprintf(stderr, "usage: cpujob THREADS UNITS | cpujob THREADS -t SECONDS\n");

@@ -16,7 +16,8 @@
 # them (the job's threads time their own loop and sum its interruptions: a figure the
 # speed of a shared machine's CPUs does not blur), the slowdown of the job's wall and CPU
 # time, min..max over rounds, the profiler's own CPU time; what the threads saw
-# (interruptions, run-queue wait, migrations); then each scorch mode against perf's walk
+# (interruptions, run-queue wait, migrations, the median interruption: at 4999 Hz what
+# one sample costs the thread it lands on); then each scorch mode against perf's walk
 # of the same kind, round by round. Exits 1 only when it cannot run.
 set -eu
 . "$(dirname "$0")/lib.sh"

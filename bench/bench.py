@@ -322,6 +322,7 @@ def header(title, args):
 # ---------------------------------------------------------------- overhead
 
 def overhead_runs(a, res, bases):
+    os.sync()  # nothing written before the run is written back during it
     for hz in a.rates:
         for rnd in range(a.rounds):
             # rotate the order each round so no tool always runs after the same one
@@ -342,16 +343,22 @@ def overhead_runs(a, res, bases):
                     raise
                 st = p.stop()
                 p.check("job_a")
+                # the output written (perf --call-graph dwarf: ~100 MB at 4999 Hz) is
+                # written back to disk ~30 s later by the kernel's flusher threads, in
+                # some later tool's run: write it back now, between runs
+                t0 = time.monotonic()
+                os.sync()
+                synced = time.monotonic() - t0
                 res.setdefault((hz, tool), []).append(Run(job, base, st["cpu"], during))
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
                     "%.3f), taken %.2f %% (base %.2f %%); profiler CPU %.3f s (%.3f s during "
                     "the job); threads waited %.1f ms (base %.1f), %d involuntary switches "
                     "(base %d), %d migrations (base %d); an interruption took %.2f us "
-                    "(quartiles %.2f..%.2f; base %.2f)"
+                    "(quartiles %.2f..%.2f; base %.2f); output synced in %.2f s"
                     % (hz, rnd + 1, tool, job.wall, base.wall, job.cpu, base.cpu,
                        taken_pct(job), taken_pct(base), st["cpu"], during, 1e3 * job.wait,
                        1e3 * base.wait, job.switches, base.switches, job.migrations,
-                       base.migrations, job.p50, job.p25, job.p75, base.p50))
+                       base.migrations, job.p50, job.p25, job.p75, base.p50, synced))
 
 
 # one profiled run: the job under the profiler, its paired run alone, the profiler's CPU
@@ -375,8 +382,9 @@ def overhead(a):
     overhead_runs(a, res, bases)
     print("The job: %d threads x %d units of fixed CPU work (bench/cpujob.c), timed inside; "
           "each profiler records the whole system while it runs, and each profiled run is "
-          "paired with a run of the job alone just before it. Medians of %d rounds "
-          "(min..max).\n\n"
+          "paired with a run of the job alone just before it; after each profiler stops, "
+          "what it wrote is written back to disk (sync) before the next run, which its "
+          "write-back would otherwise slow down. Medians of %d rounds (min..max).\n\n"
           "Taken: the share of the job threads' time taken from them, profiled minus alone, "
           "in points. Each thread reads the clock every 1024 iterations of its loop "
           "(~1.3 us); a stretch that took over twice the fastest was interrupted (the "

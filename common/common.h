@@ -78,6 +78,13 @@ int parse__long(const char *s, long min, long max, long *out);
 int parse__double(const char *s, double min, double max, double *out);
 
 /*
+ * Is the last component of @path (@len bytes, no NUL needed) "jit-<digits>.dump", the
+ * name perf gives a runtime's jitdump? Runtimes map that file executable for perf to
+ * find: a marker, not code.
+ */
+bool path__is_jitdump(const char *path, size_t len);
+
+/*
  * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout).
  * An existing device or FIFO (/dev/null) is written in place. For a regular
  * file, data goes to a temporary file in the same directory, and

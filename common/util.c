@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* common: bounded file reads and validated number parsing. */
+/* common: bounded file reads, validated number parsing, path names. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -127,4 +128,19 @@ int parse__double(const char *s, double min, double max, double *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+bool path__is_jitdump(const char *path, size_t len)
+{
+	const char *base = memrchr(path, '/', len);
+	size_t i, n;
+
+	base = base ? base + 1 : path;
+	n = path + len - base;
+	if (n < 10 || memcmp(base, "jit-", 4) || memcmp(base + n - 5, ".dump", 5))
+		return false;
+	for (i = 4; i < n - 5; i++)
+		if (base[i] < '0' || base[i] > '9')
+			return false;
+	return true;
 }

@@ -549,22 +549,6 @@ static bool seen_dump(const struct pm_proc *p, const char *path)
 	return false;
 }
 
-/* "jit-<digits>.dump" */
-static bool is_jitdump_name(const char *path, size_t len)
-{
-	const char *base = memrchr(path, '/', len);
-	size_t i, n;
-
-	base = base ? base + 1 : path;
-	n = path + len - base;
-	if (n < 10 || memcmp(base, "jit-", 4) || memcmp(base + n - 5, ".dump", 5))
-		return false;
-	for (i = 4; i < n - 5; i++)
-		if (base[i] < '0' || base[i] > '9')
-			return false;
-	return true;
-}
-
 /* Finds jitdumps through the process's own mappings of them (runtimes mmap them for perf). */
 static int proc_scan_dumps(struct perfmaps *pm, struct pm_proc *p)
 {
@@ -594,7 +578,7 @@ static int proc_scan_dumps(struct perfmaps *pm, struct pm_proc *p)
 			if (s)
 				s += strspn(s, " \t");
 		}
-		if (!s || *s != '/' || !is_jitdump_name(s, strlen(s)))
+		if (!s || *s != '/' || !path__is_jitdump(s, strlen(s)))
 			continue; /* includes "... (deleted)": no path to open it by */
 		name = strset__intern(pm->strs, s);
 		if (!name) {

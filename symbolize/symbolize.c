@@ -881,6 +881,9 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 	if (e->path[0] != '/')
 		return 0; /* "anon_inode:...", "/memfd:" starts with '/' and is a file */
 	m->path = e->path;
+	/* a runtime's jitdump, mapped for perf to see: no code in it, not read (perfmap's) */
+	if (path__is_jitdump(e->path, strlen(e->path)))
+		return 0;
 	prev = old ? maps_find(old->maps, old->nr_maps, e->start) : NULL;
 	if (prev && prev->file && prev->start == e->start && prev->end == e->end &&
 	    prev->pgoff == e->pgoff && prev->path == e->path && prev->inode == e->inode) {

@@ -450,6 +450,38 @@ static void test_corrupt(void)
 }
 
 /*
+ * A runtime's jitdump mapped executable (for perf to find): a marker, not code. It is
+ * not read as ELF (not counted unreadable) and an address in it names the file.
+ */
+static void test_jitdump_marker(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st0, st;
+	char path[4096], img[8192];
+	struct frame fr;
+	uint64_t addr;
+	size_t i;
+
+	CHECK(s);
+	for (i = 0; i < sizeof(img); i++)
+		img[i] = (char)rng();
+	snprintf(path, sizeof(path), "%s/jit-77.dump", dir);
+	write_file(path, img, sizeof(img));
+	CHECK(!symbolizer__snapshot(s, getpid()));
+	symbolizer__stats(s, &st0);
+	addr = map_exec(path, sizeof(img));
+	CHECK(!symbolizer__snapshot(s, getpid()));
+	fr = user(s, getpid(), addr + 0x10, false);
+	CHECK(fr.kind == FRAME_MODULE);
+	CHECK_STR(fr.name, "[jit-77.dump]");
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.files_unreadable, st0.files_unreadable);
+	CHECK_U64(st.files_cached, st0.files_cached);
+	munmap((void *)(uintptr_t)addr, sizeof(img));
+	symbolizer__free(s);
+}
+
+/*
  * Random byte flips in a good library, parsed from memory: whatever libelf makes of it,
  * we never read out of bounds (run under ASan) and every answer is well-formed.
  */
@@ -966,6 +998,7 @@ int main(int argc, char **argv)
 	test_deferred();
 	test_jit();
 	test_corrupt();
+	test_jitdump_marker();
 	test_fuzz();
 	printf("ok\n");
 	return 0;

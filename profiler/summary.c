@@ -88,6 +88,11 @@ void summary__details(const struct summary *sm)
 			sm->ss->user_frames, sm->ss->user_unresolved,
 			pct(sm->ss->user_unresolved, sm->ss->user_frames), sm->ss->kernel_frames,
 			sm->ss->kernel_unresolved);
+	if (sm->ss && sm->ss->files_unreadable)
+		pr_warn("mapped files unreadable: %" PRIu64
+			" (not ELF, corrupt, replaced since mapped, or not openable; their frames"
+			" are [file name], counted unresolved)\n",
+			sm->ss->files_unreadable);
 	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
 		" exited and released during the recording (at most %" PRIu64
 		" held at once), %" PRIu64 " gone before their maps were read; %" PRIu64

@@ -47,9 +47,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 
 	key.pid = pid;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	/* BTF pointer: its fields are read by plain loads, not bpf_probe_read_kernel() */
+	/* BTF pointer: its fields are read by plain loads, not bpf_probe_read_kernel() or
+	 * a helper (bpf_get_current_comm() costs a call per sample) */
 	task = bpf_get_current_task_btf();
+	__builtin_memcpy(key.comm, task->comm, sizeof(key.comm));
 	/* x86_64 and arm64 both map the kernel in the upper half */
 	in_kernel = (long)PT_REGS_IP(&ctx->regs) < 0;
 

@@ -28,8 +28,13 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
+/*
+ * Per-CPU values: the same stack sampled on several CPUs (threads of one pool) would
+ * otherwise move the count's cache line between them at every sample; user space sums
+ * the slots. The cost is 8 bytes per entry and CPU.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1);
 	__type(key, struct count_key);
 	__type(value, __u64);
@@ -289,7 +294,10 @@ static __always_inline bool filter_match(__u32 pid, __u32 tid)
 	return false;
 }
 
-/* counts[@key] += @val; returns false (counted in @lost_stat) when the map is full. */
+/*
+ * This CPU's slot of counts[@key] += @val; returns false when the map is full. A plain
+ * add: the program is not reentered on a CPU, and the other CPUs have their own slots.
+ */
 static __always_inline bool count_add(struct count_key *key, __u64 val)
 {
 	__u64 *cnt = bpf_map_lookup_elem(&counts, key);
@@ -305,7 +313,7 @@ static __always_inline bool count_add(struct count_key *key, __u64 val)
 		if (!cnt)
 			return false;
 	}
-	__sync_fetch_and_add(cnt, val);
+	*cnt += val;
 	return true;
 }
 

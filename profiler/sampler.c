@@ -94,7 +94,8 @@ static void explain_load_error(const char *what, int err)
  * preallocated: an on-demand (BPF_F_NO_PREALLOC) insert from the timer interrupt
  * or the scheduler fails with -ENOMEM whenever the per-CPU allocation cache has
  * not been refilled yet, which loses samples in bursts of new stacks. The cost is
- * memory up front (about 1.1 KiB per stack entry), so record sizes the maps from
+ * memory up front (about 1.1 KiB per stack entry and 8 bytes per CPU for its count,
+ * as large as perf's default ring per CPU at 65536 entries), so record sizes the maps from
  * frequency x duration x CPUs, within limits (--max-stacks overrides).
  */
 static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
@@ -475,24 +476,42 @@ static int lookup_stack(int fd, __u64 id, struct stack_trace *st)
 	return 0;
 }
 
+/* The sum of the @nr_cpus per-CPU slots of one count in @pcpu. */
+static __u64 count_sum(const __u64 *pcpu, int nr_cpus)
+{
+	__u64 sum = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		sum += pcpu[cpu];
+	return sum;
+}
+
 /*
- * Reads every (key, value) of the counts map @fd into arrays grown as needed: in
- * batches of up to 4096 where the kernel supports it (one syscall per batch), else
- * key by key. Entries added meanwhile may or may not be seen. Returns 0 or -errno.
+ * Reads every (key, value) of the per-CPU counts map @fd into arrays grown as needed,
+ * each value the sum of its @nr_cpus slots: in batches (one syscall per batch) where
+ * the kernel supports it, else key by key. Entries added meanwhile may or may not be
+ * seen. Returns 0 or -errno.
  */
-static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr)
+static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **vals, size_t *nr)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	/* a batch's per-CPU values take at most about 4 MiB */
+	__u32 batch_max = nr_cpus > 128 ? 1024 : 4096, count, i;
 	size_t cap = 0, n = 0;
 	struct count_key *k = NULL, *kt, batch_key, next, last;
 	bool have_last = false;
-	__u64 *v = NULL, *vt;
+	__u64 *v = NULL, *vt, *pcpu;
 	bool batch = true, done = false;
-	__u32 count;
 	int err = 0;
 
+	pcpu = calloc((size_t)batch_max * nr_cpus, sizeof(*pcpu));
+	if (!pcpu) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	while (!done) {
-		if (cap - n < 4096) {
+		if (cap - n < batch_max) {
 			cap = cap ? cap * 2 : 8192;
 			kt = realloc(k, cap * sizeof(*k));
 			if (kt)
@@ -506,10 +525,12 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 			}
 		}
 		if (batch) {
-			count = 4096;
-			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n, v + n,
-						   &count, &opts);
+			count = batch_max;
+			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n,
+						   pcpu, &count, &opts);
 			if (!err || err == -ENOENT) {
+				for (i = 0; i < count; i++)
+					v[n + i] = count_sum(pcpu + (size_t)i * nr_cpus, nr_cpus);
 				n += count;
 				done = err == -ENOENT;
 				err = 0;
@@ -528,10 +549,11 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 		last = next;
 		have_last = true;
 		k[n] = next;
-		if (!bpf_map_lookup_elem(fd, &k[n], &v[n]))
-			n++;
+		if (!bpf_map_lookup_elem(fd, &k[n], pcpu))
+			v[n++] = count_sum(pcpu, nr_cpus);
 	}
 cleanup:
+	free(pcpu);
 	if (err) {
 		pr_err("cannot read the BPF counts map: %s\n", strerror(-err));
 		free(k);
@@ -569,23 +591,32 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, sampler_dr
 		       void *ctx, uint64_t *lost, struct stack_trace *user,
 		       struct stack_trace *kernel, size_t *nr_taken)
 {
-	int fd = bpf_map__fd(ps->counts);
+	int fd = bpf_map__fd(ps->counts), nr_cpus = libbpf_num_possible_cpus();
 	struct count_key *keys = NULL;
-	__u64 *vals = NULL, value;
+	__u64 *vals = NULL, *pcpu = NULL, value;
 	size_t i, n = 0;
 	int err;
 
-	err = read_counts(fd, &keys, &vals, &n);
+	if (nr_cpus < 0)
+		return nr_cpus;
+	pcpu = calloc(nr_cpus, sizeof(*pcpu));
+	if (!pcpu)
+		return -ENOMEM;
+	err = read_counts(fd, nr_cpus, &keys, &vals, &n);
 	for (i = 0; i < n && !err; i++) {
 		value = vals[i];
-		if (select && (!select(ctx, &keys[i]) ||
-			       bpf_map_lookup_and_delete_elem(fd, &keys[i], &value)))
-			continue;
+		if (select) {
+			if (!select(ctx, &keys[i]) ||
+			    bpf_map_lookup_and_delete_elem(fd, &keys[i], pcpu))
+				continue;
+			value = count_sum(pcpu, nr_cpus);
+		}
 		(*nr_taken)++;
 		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
 	}
 	free(keys);
 	free(vals);
+	free(pcpu);
 	return err;
 }
 

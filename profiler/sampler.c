@@ -496,8 +496,8 @@ static __u64 count_sum(const __u64 *pcpu, int nr_cpus)
 static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **vals, size_t *nr)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	/* a batch's per-CPU values take at most about 4 MiB */
-	__u32 batch_max = nr_cpus > 128 ? 1024 : 4096, count, i;
+	/* a batch's per-CPU values take at most 4 MiB (64 keys a batch: 8192 CPUs) */
+	__u32 batch_max = MAX(64, MIN(4096, (4 << 20) / 8 / nr_cpus)), count, i;
 	size_t cap = 0, n = 0;
 	struct count_key *k = NULL, *kt, batch_key, next, last;
 	bool have_last = false;

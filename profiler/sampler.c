@@ -94,9 +94,9 @@ static void explain_load_error(const char *what, int err)
  * preallocated: an on-demand (BPF_F_NO_PREALLOC) insert from the timer interrupt
  * or the scheduler fails with -ENOMEM whenever the per-CPU allocation cache has
  * not been refilled yet, which loses samples in bursts of new stacks. The cost is
- * memory up front (about 1.1 KiB per stack entry and 8 bytes per CPU for its count,
- * as large as perf's default ring per CPU at 65536 entries), so record sizes the maps from
- * frequency x duration x CPUs, within limits (--max-stacks overrides).
+ * memory up front: about 1.1 KiB per stack entry, and 8 bytes per CPU for its count
+ * (at 65536 entries, 0.5 MiB per CPU: perf record's default ring per CPU). So record
+ * sizes the maps from frequency x duration x CPUs, within limits (--max-stacks overrides).
  */
 static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 {

@@ -476,8 +476,8 @@ static int lookup_stack(int fd, __u64 id, struct stack_trace *st)
 	return 0;
 }
 
-/* The sum of the @nr_cpus per-CPU slots of one count in @pcpu. */
-static __u64 count_sum(const __u64 *pcpu, int nr_cpus)
+/* The sum of the @nr_cpus per-CPU slots of one value in @pcpu. */
+static __u64 percpu_sum(const __u64 *pcpu, int nr_cpus)
 {
 	__u64 sum = 0;
 	int cpu;
@@ -530,7 +530,7 @@ static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **val
 						   pcpu, &count, &opts);
 			if (!err || err == -ENOENT) {
 				for (i = 0; i < count; i++)
-					v[n + i] = count_sum(pcpu + (size_t)i * nr_cpus, nr_cpus);
+					v[n + i] = percpu_sum(pcpu + (size_t)i * nr_cpus, nr_cpus);
 				n += count;
 				done = err == -ENOENT;
 				err = 0;
@@ -550,7 +550,7 @@ static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **val
 		have_last = true;
 		k[n] = next;
 		if (!bpf_map_lookup_elem(fd, &k[n], pcpu))
-			v[n++] = count_sum(pcpu, nr_cpus);
+			v[n++] = percpu_sum(pcpu, nr_cpus);
 	}
 cleanup:
 	free(pcpu);
@@ -609,7 +609,7 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, sampler_dr
 			if (!select(ctx, &keys[i]) ||
 			    bpf_map_lookup_and_delete_elem(fd, &keys[i], pcpu))
 				continue;
-			value = count_sum(pcpu, nr_cpus);
+			value = percpu_sum(pcpu, nr_cpus);
 		}
 		(*nr_taken)++;
 		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
@@ -741,7 +741,7 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 
 int sampler__stats(struct sampler *s, uint64_t *stats)
 {
-	int nr_cpus = libbpf_num_possible_cpus(), c, i;
+	int nr_cpus = libbpf_num_possible_cpus(), i;
 	__u64 *vals;
 	__u32 k;
 
@@ -753,10 +753,8 @@ int sampler__stats(struct sampler *s, uint64_t *stats)
 		int fd = bpf_map__fd(s->sets[i].stats);
 
 		for (k = 0; k < SCORCH_NR_STATS; k++) {
-			if (bpf_map_lookup_elem(fd, &k, vals))
-				continue;
-			for (c = 0; c < nr_cpus; c++)
-				stats[k] += vals[c];
+			if (!bpf_map_lookup_elem(fd, &k, vals))
+				stats[k] += percpu_sum(vals, nr_cpus);
 		}
 	}
 	free(vals);

@@ -479,6 +479,20 @@ cleanup:
 }
 
 /*
+ * stat() of the file mapped at @e in @pid, through /proc/PID/map_files (the kernel's link
+ * to the mapped file itself, not a path): 0 or -errno (no such mapping any more, or
+ * map_files not readable: open_mapped() has the fallbacks).
+ */
+static int stat_mapped(pid_t pid, const struct map_entry *e, struct stat *st)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	return stat(buf, st) ? -errno : 0;
+}
+
+/*
  * An O_PATH descriptor of the file behind mapping @e of @pid: the map_files magic link
  * (the very file mapped, even deleted or in another mount namespace), else the path
  * resolved inside the process's root without following any symlink. Returns fd or -errno.
@@ -698,6 +712,15 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	kfail.v[3] = (uintptr_t)e->path; /* interned: equal paths, equal pointers */
 	if (file_index__slot(&s->files, &kfail))
 		return 0;
+	/* a file parsed already (libc in every process): one stat through the mapping */
+	if (!stat_mapped(pid, e, &st) && S_ISREG(st.st_mode)) {
+		key_devino(&kdev, &st);
+		slot = file_index__slot(&s->files, &kdev);
+		if (slot && !slot->file->evicted) {
+			*out = slot->file->bad ? NULL : slot->file;
+			return 0;
+		}
+	}
 	pathfd = open_mapped(pid, e);
 	if (pathfd < 0) {
 		err = pathfd;
@@ -1009,8 +1032,10 @@ int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 	}
 	if (!sorted)
 		qsort(maps, n, sizeof(*maps), proc_map_cmp);
-	start_time = proc_start_time(pid);
-	if (p && p->start_time && p->start_time == start_time) {
+	/* (@pid, @gen) names one image: only a pid-only entry needs the start time to tell
+	 * a reused PID from the process it snapshotted before */
+	start_time = gen ? 0 : proc_start_time(pid);
+	if (p && (gen || (p->start_time && p->start_time == start_time))) {
 		err = maps_merge(&maps, &n, p->maps, p->nr_maps);
 		if (err)
 			goto cleanup;

@@ -40,6 +40,7 @@ struct pm_file {
 struct pm_proc {
 	pid_t pid, nspid;
 	uid_t uid, euid, fsuid;
+	bool ids_read; /* uid, euid, fsuid (and nspid) read from status */
 	struct pm_file map;
 	bool map_refused;
 	struct pm_file dumps[MAX_DUMPS];
@@ -55,6 +56,8 @@ struct pm_proc {
 
 struct perfmaps {
 	char *proc_root;
+	dev_t pidns_dev; /* our PID namespace (PROC/self/ns/pid), pidns_ino 0 if unknown */
+	ino_t pidns_ino;
 	uint64_t max_file;
 	bool no_jitdump;
 	bool scan_on_notice;
@@ -179,6 +182,8 @@ struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts)
 {
 	struct perfmaps *pm = NULL;
 	int err = -ENOMEM;
+	char path[4096];
+	struct stat st;
 
 	if (opts && opts->sz < offsetof(struct perfmaps_opts, no_jitdump) + sizeof(bool)) {
 		errno = EINVAL;
@@ -192,6 +197,11 @@ struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts)
 	if (!pm->proc_root || !pm->strs)
 		goto cleanup;
 	pm->max_file = opts && opts->max_file_bytes ? opts->max_file_bytes : DEFAULT_MAX_FILE;
+	snprintf(path, sizeof(path), "%s/self/ns/pid", pm->proc_root);
+	if (!stat(path, &st)) {
+		pm->pidns_dev = st.st_dev;
+		pm->pidns_ino = st.st_ino;
+	}
 	pm->no_jitdump = opts && opts->no_jitdump;
 	pm->scan_on_notice =
 		opts && opts->sz >= offsetof(struct perfmaps_opts, scan_on_notice) + sizeof(bool) &&
@@ -242,6 +252,7 @@ static int read_status(struct perfmaps *pm, struct pm_proc *p)
 	p->uid = r;
 	p->euid = e;
 	p->fsuid = fs;
+	p->ids_read = true;
 	p->nspid = p->pid;
 	line = strstr(buf, "\nNSpid:");
 	if (line) {
@@ -256,6 +267,26 @@ static int read_status(struct perfmaps *pm, struct pm_proc *p)
 cleanup:
 	free(buf);
 	return err;
+}
+
+/*
+ * The process's PID as it knows it, for /tmp/perf-PID.map: its PID here when it shares
+ * our PID namespace, told by one stat of PROC/PID/ns/pid (most processes: their status is
+ * read only if a file is found, for its owner check); else the last NSpid of its status.
+ * 0, or -ESRCH when the process is gone.
+ */
+static int proc_ids(struct perfmaps *pm, struct pm_proc *p)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d/ns/pid", pm->proc_root, p->pid);
+	if (pm->pidns_ino && !stat(path, &st) && st.st_dev == pm->pidns_dev &&
+	    st.st_ino == pm->pidns_ino) {
+		p->nspid = p->pid;
+		return 0;
+	}
+	return read_status(pm, p);
 }
 
 static void refuse(struct perfmaps *pm, struct pm_proc *p, const char *path, const char *why)
@@ -314,6 +345,12 @@ static int open_checked(struct perfmaps *pm, struct pm_proc *p, const char *path
 	if (!S_ISREG(st->st_mode)) {
 		refuse(pm, p, shown, "not a regular file");
 		goto cleanup;
+	}
+	if (!p->ids_read && st->st_uid != 0) {
+		err = read_status(pm, p);
+		if (err)
+			goto cleanup;
+		err = -EPERM;
 	}
 	if (st->st_uid != 0 && st->st_uid != p->uid && st->st_uid != p->euid &&
 	    st->st_uid != p->fsuid) {
@@ -670,7 +707,7 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid)
 		return -ENOMEM;
 	p->pid = pid;
 	file_init(&p->map, PM_MAP);
-	err = read_status(pm, p);
+	err = proc_ids(pm, p);
 	if (err)
 		goto cleanup;
 	p->rescan_in = 1; /* scan now */

@@ -394,6 +394,76 @@ static void test_security(void)
 	expect_refused("foreign owner", "owned by uid", false);
 }
 
+/*
+ * A process in our PID namespace (its ns/pid the same inode as ours) is known by its PID
+ * here, without reading its status: its NSpid line (7) is not used. Its status is read
+ * when a file not owned by root is found, for the owner check, which still refuses.
+ */
+static void test_same_pidns(void)
+{
+	struct perfmaps *pm;
+	char self_ns[512];
+	int ret;
+
+	sh("mkdir -p %s/self/ns && touch %s/self/ns/pid", dir, dir);
+	snprintf(self_ns, sizeof(self_ns), "%s/self/ns/pid", dir);
+
+	fake_proc(getuid());
+	sh("mkdir -p %s", fpath("ns"));
+	CHECK(!link(self_ns, fpath("ns/pid")));
+	puts_file(fpath("root/tmp/perf-4000.map"), "w", "1000 10 by_pid_here\n");
+	puts_file(fpath(MAP), "w", "1000 10 by_nspid\n");
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(resolve(pm, 0x1004) && !strcmp(resolve(pm, 0x1004), "by_pid_here"));
+	perfmaps__free(pm);
+
+	/* status unreadable: the map is still found (the owner, root or the user, needs
+	 * no status when root owns it; as a user, the status is needed and its absence
+	 * fails the open) */
+	CHECK(!unlink(fpath("status")));
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	if (geteuid() == 0)
+		CHECK(resolve(pm, 0x1004) && !strcmp(resolve(pm, 0x1004), "by_pid_here"));
+	else
+		CHECK(look(pm, 0x1004, &ret, NULL) == NULL && ret == -ENOENT);
+	perfmaps__free(pm);
+
+	/* another namespace (its own ns/pid inode): NSpid from the status, as before */
+	fake_proc(getuid());
+	sh("mkdir -p %s && touch %s", fpath("ns"), fpath("ns/pid"));
+	puts_file(fpath("root/tmp/perf-4000.map"), "w", "1000 10 by_pid_here\n");
+	puts_file(fpath(MAP), "w", "1000 10 by_nspid\n");
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(resolve(pm, 0x1004) && !strcmp(resolve(pm, 0x1004), "by_nspid"));
+	perfmaps__free(pm);
+
+	/* same namespace, a map owned by the process's user (not root): accepted after a
+	 * late status read (as root: chown; otherwise the files are the user's already) */
+	fake_proc(geteuid() == 0 ? 1000 : getuid());
+	sh("mkdir -p %s", fpath("ns"));
+	CHECK(!link(self_ns, fpath("ns/pid")));
+	puts_file(fpath("root/tmp/perf-4000.map"), "w", "1000 10 users_own\n");
+	if (geteuid() == 0)
+		CHECK(!chown(fpath("root/tmp/perf-4000.map"), 1000, 1000));
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(resolve(pm, 0x1004) && !strcmp(resolve(pm, 0x1004), "users_own"));
+	perfmaps__free(pm);
+
+	/* same namespace, a map owned by someone else: refused after a late status read */
+	fake_proc(geteuid() == 0 ? 1000 : 12345);
+	sh("mkdir -p %s", fpath("ns"));
+	CHECK(!link(self_ns, fpath("ns/pid")));
+	puts_file(fpath("root/tmp/perf-4000.map"), "w", "1000 10 planted\n");
+	if (geteuid() == 0)
+		CHECK(!chown(fpath("root/tmp/perf-4000.map"), 12345, 12345));
+	expect_refused("foreign owner, same namespace", "owned by uid", false);
+	sh("rm -rf %s/self", dir);
+}
+
 /* A Julia-style jitdump found through the process's mapping of it, plus its perf map. */
 static void test_jitdump(void)
 {
@@ -572,6 +642,7 @@ int main(void)
 	test_exit();
 	test_cap();
 	test_security();
+	test_same_pidns();
 	test_jitdump();
 	test_real_process();
 	test_many();

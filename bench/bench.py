@@ -882,6 +882,98 @@ def footprint(a):
     print("\n% of one CPU: (CPU total + BPF) / recording length.")
 
 
+# ---------------------------------------------------------------- cost per new process
+
+def run_procs(cpujob, n, units):
+    """Runs @n processes `cpujob 1 @units` one after another, from a /bin/sh loop: the
+    forks of this Python (a large libpython whose line tables a profiler would read the
+    first time one of them is sampled) would add a one-time cost to some runs only."""
+    loop = ('i=0; while [ $i -lt %d ]; do "$0" 1 %d >/dev/null || exit 1; i=$((i+1)); done'
+            % (n, units))
+    if subprocess.run(["/bin/sh", "-c", loop, cpujob]).returncode:
+        raise BenchError("cpujob 1 %d failed" % units)
+
+
+def settle(p, quiet_ns=1e6, timeout=15):
+    """Waits until the profiler is done with the processes that exited (scorch symbolizes
+    them within a second or two once the CPUs are idle): until its CPU time grows by less
+    than @quiet_ns in half a second, after 5 s at least. Returns its run time (ns)."""
+    time.sleep(5)
+    last = p.run_ns()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = p.run_ns()
+        if now - last < quiet_ns:
+            return now
+        last = now
+    raise BenchError("%s kept running for %d s after the processes ended" % (p.kind, timeout))
+
+
+def proc_cost(a):
+    """What each new process costs a system-wide recording: the profiler's own CPU per
+    process started (reading its mappings, symbolizing and releasing it when it exits),
+    the tools one at a time, rounds interleaved."""
+    header("Cost per new process: %d short processes under a system-wide recording at "
+           "%d Hz" % (a.procs, a.hz), a.argv)
+    warm = 20
+    res = {}  # tool -> [(profiler us per process, seen, gone)]
+    for rnd in range(a.rounds):
+        order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+        for tool in order:
+            p = Profiler(tool, a.hz, a.work, "pc-%d-%d" % (a.tools.index(tool), rnd), a.scorch)
+            p.start()
+            try:
+                # what is done once per recording (libc's symbols and line tables)
+                run_procs(a.cpujob, warm, a.units)
+                r0 = settle(p)
+                run_procs(a.cpujob, a.procs, a.units)
+                r1 = settle(p)
+            except BenchError:
+                p.kill()
+                raise
+            p.stop()
+            p.check("job_a")
+            seen = gone = float("nan")
+            if p.kind.startswith("scorch"):
+                m = re.search(r"processes: (\d+) seen.*?(\d+) gone before", open(
+                    p.base + ".err", errors="replace").read())
+                if m:
+                    seen, gone = int(m.group(1)), int(m.group(2))
+            us = (r1 - r0) / 1e3 / a.procs
+            res.setdefault(tool, []).append((us, seen, gone))
+            log("proc-cost: round %d %s: %.0f us of its CPU per process" % (rnd + 1, tool, us))
+    print("Each round: %d processes `cpujob 1 %d` (about %d ms of CPU each, libc's frames on "
+          "their stacks) started one after another by a /bin/sh loop under each profiler in turn (order rotated each "
+          "round), which records the whole system at %d Hz and has "
+          "seen %d such processes before (what it does once, such as reading libc's "
+          "symbol and line tables, is left out). Profiler CPU per process: the profiler's threads' run time "
+          "(schedstat) from before the first process to when it is done with the last "
+          "(scorch symbolizes exited processes within a second or two once the CPUs are "
+          "idle: 5 s, then until its CPU time grows by less than 1 ms in half a second), "
+          "over "
+          "the processes. That is the work a recording does per process in its own process "
+          "(scorch: reading /proc/PID/maps and opening the mapped files while the process "
+          "lives, symbolizing its stacks and releasing it when it exits; perf record: "
+          "copying the kernel's records of it out of its ring buffers, which it does only "
+          "when one is half full; what it defers to its end, such as reading the samples "
+          "for build-ids, is not counted). Not counted either: what the kernel does in "
+          "the process itself for perf record (a record of each exec, mmap and exit into "
+          "every CPU's ring buffer) or for the BPF tools (the programs in its samples: "
+          "see handler-cost.sh). Medians of %d rounds (min..max).\n"
+          % (a.procs, a.units, a.units, a.hz, warm, a.rounds))
+    print("| profiler | profiler CPU per process, us | min..max | processes seen (gone "
+          "before read) |")
+    print("| --- | ---: | ---: | ---: |")
+    for tool in a.tools:
+        v = res[tool]
+        us = [x[0] for x in v]
+        seen = ("%d (%d)" % (med([x[1] for x in v]), med([x[2] for x in v]))
+                if v[0][1] == v[0][1] else "n/a")
+        print("| %s | %.0f | %.0f..%.0f | %s |"
+              % (tool_name(tool), med(us), min(us), max(us), seen))
+
+
 # ---------------------------------------------------------------- accuracy
 
 def shares(folded_lines):
@@ -946,7 +1038,7 @@ def accuracy(a):
 def main():
     ap = argparse.ArgumentParser(prog="bench.py")
     ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy", "bpfcost",
-                                      "handler"])
+                                      "handler", "proccost"])
     ap.add_argument("--scorch", required=True)
     ap.add_argument("--cpujob")
     ap.add_argument("--split")
@@ -957,6 +1049,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--churn", type=float, default=0,
                     help="short processes started a second during each job run")
+    ap.add_argument("--procs", type=int, default=200)
     ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])
     ap.add_argument("--hz", type=int, default=999)
     ap.add_argument("--seconds", type=float, default=30)
@@ -967,7 +1060,8 @@ def main():
     a.scorch = os.path.abspath(a.scorch)
     try:
         {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
-         "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost}[a.bench](a)
+         "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost,
+         "proccost": proc_cost}[a.bench](a)
     except (BenchError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1

@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench: what each new process costs a system-wide recording in the profiler's own
+# process (scorch reads its mappings while it lives and symbolizes and releases it when
+# it exits; perf record copies the kernel's records of it), beside perf record -g and
+# bpftrace, the tools one at a time, rounds interleaved, in one run.
+#
+# usage: sudo bench/proc-cost.sh [ROUNDS]        (default 5)
+# environment: PROCS (default 200) processes per run, each `cpujob 1 UNITS` (UNITS
+#   default 10, about 10 ms of CPU); HZ (default 999); TOOLS (default "scorch-fp
+#   scorch-dwarf perf bpftrace"; scorch-fp@PATH runs another scorch binary); SCORCH.
+# Prints a markdown table. Exits 1 only when it cannot run.
+set -eu
+. "$(dirname "$0")/lib.sh"
+need_root "$@"
+need_scorch
+need_tool perf linux-perf
+need_tool bpftrace bpftrace
+need_tool python3 python3
+rounds=${1:-5}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 5"
+make_work
+build_cpujob
+read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
+bench_py proccost --cpujob "$work/cpujob" --procs "${PROCS:-200}" --units "${UNITS:-10}" \
+	--hz "${HZ:-999}" --rounds "$rounds" --tools "${tools[@]}" --argv "$0" "$@"

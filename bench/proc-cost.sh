@@ -23,4 +23,4 @@ make_work
 build_cpujob
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
 bench_py proccost --cpujob "$work/cpujob" --procs "${PROCS:-200}" --units "${UNITS:-10}" \
-	--hz "${HZ:-999}" --rounds "$rounds" --tools "${tools[@]}" --argv "$0" "$@"
+	--hz "${HZ:-999}" --rounds "$rounds" --tools "${tools[@]}" --argv "PROCS=${PROCS:-200}" "HZ=${HZ:-999}" "$0" "$@"

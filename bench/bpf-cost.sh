@@ -17,8 +17,7 @@ need_root "$@"
 need_scorch
 need_tool bpftrace bpftrace
 need_tool python3 python3
-rounds=${1:-5}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 5"
+rounds_arg "$@"
 [ -w /proc/sys/kernel/bpf_stats_enabled ] || die "cannot write /proc/sys/kernel/bpf_stats_enabled" \
 	"run as root on a kernel with BPF statistics (5.8 or later)"
 make_work

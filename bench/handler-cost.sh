@@ -21,8 +21,7 @@ need_scorch
 need_tool perf linux-perf
 need_tool bpftrace bpftrace
 need_tool python3 python3
-rounds=${1:-5}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 5"
+rounds_arg "$@"
 grep -qw perf_swevent_hrtimer /proc/kallsyms ||
 	die "perf_swevent_hrtimer is not in /proc/kallsyms" "the meter needs the kernel's symbols (run as root; CONFIG_KALLSYMS_ALL)"
 make_work

@@ -30,6 +30,11 @@ need_flamegraph() { # sets $fgdir from FLAMEGRAPH_DIR
 	need_tool perl perl
 }
 
+rounds_arg() { # [ROUNDS]: sets $rounds (default 5), a positive count
+	rounds=${1:-5}
+	[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 5"
+}
+
 make_work() { # sets $work, removed at exit unless BENCH_KEEP=1
 	work=$(mktemp -d /tmp/scorch-bench.XXXXXX)
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then

@@ -17,8 +17,7 @@ need_scorch
 need_tool perf linux-perf
 need_tool bpftrace bpftrace
 need_tool python3 python3
-rounds=${1:-5}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 5"
+rounds_arg "$@"
 make_work
 build_cpujob
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"

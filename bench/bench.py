@@ -10,6 +10,7 @@ when it could not run (a tool failed or recorded nothing).
 """
 import argparse
 import collections
+import math
 import os
 import re
 import signal
@@ -968,8 +969,8 @@ def proc_cost(a):
     for tool in a.tools:
         v = res[tool]
         us = [x[0] for x in v]
-        seen = ("%d (%d)" % (med([x[1] for x in v]), med([x[2] for x in v]))
-                if v[0][1] == v[0][1] else "n/a")
+        seen = ("n/a" if math.isnan(v[0][1])  # not scorch
+                else "%d (%d)" % (med([x[1] for x in v]), med([x[2] for x in v])))
         print("| %s | %.0f | %.0f..%.0f | %s |"
               % (tool_name(tool), med(us), min(us), max(us), seen))
 

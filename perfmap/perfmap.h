@@ -13,14 +13,16 @@
  *
  *   perf map  /tmp/perf-NSPID.map, text lines "START SIZE name" (hex, "0x" optional),
  *             found as the process sees it: /proc/PID/root/tmp/perf-NSPID.map, NSPID
- *             being the innermost PID of "NSpid:" in /proc/PID/status (containers).
+ *             being PID for a process in our PID namespace (one stat of
+ *             /proc/PID/ns/pid tells), else the innermost PID of "NSpid:" in
+ *             /proc/PID/status (containers).
  *   jitdump   jit-NSPID.dump (perf's binary format: JIT_CODE_LOAD / MOVE / DEBUG_INFO /
  *             CLOSE records), found through the process's own mapping of it in
  *             /proc/PID/maps (runtimes mmap it for perf), opened under /proc/PID/root.
  *
  * Lifecycle, as `scorch record` drives it:
- *   perfmaps__track(pid)     when a process is first seen, while it is alive: reads its
- *                            uid and NSpid, opens whatever files exist and keeps the file
+ *   perfmaps__track(pid)     when a process is first seen, while it is alive: finds its
+ *                            NSpid, opens whatever files exist and keeps the file
  *                            descriptors, so the files stay readable after it exits;
  *   perfmaps__maps_changed(pid)  when told the process mapped executable memory (BPF
  *                            sees mm->exec_vm change): looks for a perf map and a jitdump
@@ -79,8 +81,9 @@ struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts);
 void perfmaps__free(struct perfmaps *pm);
 
 /*
- * Starts following process @pid: reads /proc/PID/status (uid, NSpid), opens its perf map
- * if it exists and scans /proc/PID/maps for a jitdump, then reads both. Tracking a PID
+ * Starts following process @pid: finds its NSpid (see above), opens its perf map if it
+ * exists and scans /proc/PID/maps for a jitdump, then reads both. Its uids (for the owner
+ * check) are read from /proc/PID/status when a file not owned by root is found. Tracking a PID
  * already tracked refreshes it. Returns 0 (also when the process has no JIT files yet:
  * later refreshes look again), -ESRCH if the process is gone (nothing is tracked then),
  * -ENOMEM, or another -errno from /proc.

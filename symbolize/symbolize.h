@@ -123,8 +123,8 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid);
  * uses stays parsed while it is among the 16 most recently released, then its tables
  * are freed (its few-hundred-byte identity stays, and it is parsed again if needed).
  * Cost, measured by tests/symbolize (test_elf "perf:" lines): one snapshot of a process
- * whose files are already cached is about a /proc/PID/maps read plus one fstat per
- * executable mapping (tens of microseconds).
+ * whose files are already cached is about a /proc/PID/maps read plus one stat per
+ * executable mapping, through /proc/PID/map_files (tens of microseconds).
  */
 int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
 void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen);

@@ -224,7 +224,15 @@ static __always_inline __u64 current_gen(struct task_struct *cur)
 	return cur->group_leader->start_time + cur->self_exec_id;
 }
 
-static __always_inline void emit(__u32 type, __u32 pid, __u64 gen)
+/*
+ * Sends event @type of (@pid, @gen) to user space. @flags: BPF_RB_FORCE_WAKEUP wakes user
+ * space (a new image's maps must be read while it lives), BPF_RB_NO_WAKEUP leaves the
+ * event for the next read (an exit: the reap waits for a period anyway; the wake-up
+ * would cost an interrupt here and a switch to scorch for nothing). Forced, because a
+ * plain submit wakes only a consumer that had read everything: it would not behind an
+ * exit left unread.
+ */
+static __always_inline void emit(__u32 type, __u32 pid, __u64 gen, __u64 flags)
 {
 	struct scorch_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -235,7 +243,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u64 gen)
 	e->type = type;
 	e->pid = pid;
 	e->gen = gen;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, flags);
 }
 
 /*
@@ -260,12 +268,12 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 			known->exec_vm = exec_vm;
 			known->next_ns = now + SCORCH_MAPS_EVENT_NS;
 			stat_inc(STAT_MAPS_CHANGED);
-			emit(SCORCH_EVENT_MAPS, pid, gen);
+			emit(SCORCH_EVENT_MAPS, pid, gen, BPF_RB_FORCE_WAKEUP);
 			return;
 		}
 		/* exec: a new image under the same PID; the old one can run no more (exec
 		 * ended its other threads), so user space may release it as on exit */
-		emit(SCORCH_EVENT_REPLACED, pid, known->gen);
+		emit(SCORCH_EVENT_REPLACED, pid, known->gen, BPF_RB_NO_WAKEUP);
 		known->gen = gen;
 		known->exec_vm = exec_vm;
 		known->next_ns = 0;
@@ -279,7 +287,7 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 			return;
 		}
 	}
-	emit(SCORCH_EVENT_NEW, pid, gen);
+	emit(SCORCH_EVENT_NEW, pid, gen, BPF_RB_FORCE_WAKEUP);
 }
 
 /* Does the thread @tid of process @pid pass the -p/-t filter? */
@@ -515,7 +523,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	if (!known)
 		return 0;
 	stat_inc(STAT_EXITS);
-	emit(SCORCH_EVENT_EXIT, pid, known->gen);
+	emit(SCORCH_EVENT_EXIT, pid, known->gen, BPF_RB_NO_WAKEUP);
 	bpf_map_delete_elem(&procs, &pid);
 	return 0;
 }

@@ -28,7 +28,7 @@
 #define DEFAULT_FREQ	 99
 #define MAX_TARGETS	 4096
 #define POLL_PERIOD_MS	 250 /* --unwind dwarf, or exits pending: wake up this often */
-#define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): events wake us up */
+#define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): new images wake us up, exits wait */
 #define PARTIAL_LOSS_PCT 5.0
 #define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
 #define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often, */

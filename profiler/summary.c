@@ -88,6 +88,13 @@ void summary__details(const struct summary *sm)
 			sm->ss->user_frames, sm->ss->user_unresolved,
 			pct(sm->ss->user_unresolved, sm->ss->user_frames), sm->ss->kernel_frames,
 			sm->ss->kernel_unresolved);
+	/* what symbolizing cost: a file's tables read again after it was dropped unused
+	 * (short-lived processes of many programs) cost as much as the first time */
+	if (sm->ss)
+		pr_debug("symbolize: %" PRIu64 " files read, %" PRIu64 " symbol tables, %" PRIu64
+			 " DWARF indexes; %" PRIu64 " dropped when unused\n",
+			 sm->ss->files_cached, sm->ss->files_symbols, sm->ss->dwarf_files,
+			 sm->ss->files_evicted);
 	if (sm->ss && sm->ss->files_unreadable)
 		pr_warn("mapped files unreadable: %" PRIu64
 			" (not ELF, corrupt, replaced since mapped, or not openable; their frames"

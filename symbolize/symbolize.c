@@ -478,17 +478,23 @@ cleanup:
 	return err;
 }
 
+/* "/proc/PID/map_files/START-END" of mapping @e: the kernel's link to the mapped file */
+static void map_files_path(char *buf, size_t size, pid_t pid, const struct map_entry *e)
+{
+	snprintf(buf, size, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)e->start,
+		 (unsigned long long)e->end);
+}
+
 /*
- * stat() of the file mapped at @e in @pid, through /proc/PID/map_files (the kernel's link
- * to the mapped file itself, not a path): 0 or -errno (no such mapping any more, or
- * map_files not readable: open_mapped() has the fallbacks).
+ * stat() of the file mapped at @e in @pid, through map_files (the file itself, not a
+ * path): 0 or -errno (no such mapping any more, or map_files not readable:
+ * open_mapped() has the fallbacks).
  */
 static int stat_mapped(pid_t pid, const struct map_entry *e, struct stat *st)
 {
 	char buf[64];
 
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
+	map_files_path(buf, sizeof(buf), pid, e);
 	return stat(buf, st) ? -errno : 0;
 }
 
@@ -507,8 +513,7 @@ static int open_mapped(pid_t pid, const struct map_entry *e)
 	struct stat st;
 	int fd, rootfd = -1, err;
 
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
+	map_files_path(buf, sizeof(buf), pid, e);
 	fd = open(buf, O_PATH | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;

@@ -1066,6 +1066,25 @@ cleanup:
 	return err;
 }
 
+int symbolizer__jit_hints(struct symbolizer *s, pid_t pid, uint64_t gen)
+{
+	const struct proc *p = proc_find(s, pid, gen);
+	int flags = 0;
+	size_t i;
+
+	if (!p)
+		return -ENOENT;
+	for (i = 0; i < p->nr_maps; i++) {
+		const struct proc_map *m = &p->maps[i];
+
+		if (m->name == s->s_anon)
+			flags |= SYMBOLIZER_JIT_ANON;
+		else if (m->path && !m->file && path__is_jitdump(m->path, strlen(m->path)))
+			flags |= SYMBOLIZER_JIT_DUMP;
+	}
+	return flags;
+}
+
 int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 {
 	return symbolizer__snapshot_gen(s, pid, 0);

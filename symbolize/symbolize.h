@@ -127,6 +127,18 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid);
  * executable mapping, through /proc/PID/map_files (tens of microseconds).
  */
 int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
+
+/*
+ * What the snapshot of (@pid, @gen) holds that only a JIT resolver can name: anonymous
+ * executable memory (SYMBOLIZER_JIT_ANON: symbolizer__user_gen() asks jit_lookup there,
+ * and for addresses outside every mapping) and jitdump files mapped for perf to see
+ * (SYMBOLIZER_JIT_DUMP). Returns the flags (0: neither), or -ENOENT when (@pid, @gen)
+ * has no snapshot. A caller may skip looking for a process's JIT files while this is 0,
+ * if it looks again when told of new executable mappings.
+ */
+#define SYMBOLIZER_JIT_ANON (1 << 0)
+#define SYMBOLIZER_JIT_DUMP (1 << 1)
+int symbolizer__jit_hints(struct symbolizer *s, pid_t pid, uint64_t gen);
 void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
 
 enum frame_kind {

@@ -339,8 +339,12 @@ static void test_refresh(void)
 
 	CHECK(s);
 	CHECK(!symbolizer__snapshot(s, self));
+	CHECK(symbolizer__jit_hints(s, self, 0) == 0); /* no JIT code in this process yet */
+	CHECK(symbolizer__jit_hints(s, self, 1) == -ENOENT);
 	late = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(late != MAP_FAILED);
+	CHECK(!symbolizer__snapshot_gen(s, self, 1));
+	CHECK(symbolizer__jit_hints(s, self, 1) == SYMBOLIZER_JIT_ANON);
 	/* a miss re-reads the maps, once per process */
 	fr = user(s, self, (uintptr_t)late + 8, false);
 	CHECK_STR(fr.name, "[jit]");
@@ -469,8 +473,10 @@ static void test_jitdump_marker(void)
 	write_file(path, img, sizeof(img));
 	CHECK(!symbolizer__snapshot(s, getpid()));
 	symbolizer__stats(s, &st0);
+	CHECK(!(symbolizer__jit_hints(s, getpid(), 0) & SYMBOLIZER_JIT_DUMP));
 	addr = map_exec(path, sizeof(img));
 	CHECK(!symbolizer__snapshot(s, getpid()));
+	CHECK(symbolizer__jit_hints(s, getpid(), 0) & SYMBOLIZER_JIT_DUMP);
 	fr = user(s, getpid(), addr + 0x10, false);
 	CHECK(fr.kind == FRAME_MODULE);
 	CHECK_STR(fr.name, "[jit-77.dump]");

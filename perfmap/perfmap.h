@@ -24,6 +24,8 @@
  *   perfmaps__track(pid)     when a process is first seen, while it is alive: finds its
  *                            NSpid, opens whatever files exist and keeps the file
  *                            descriptors, so the files stay readable after it exits;
+ *                            perfmaps__track_later(pid) instead when its mappings hold
+ *                            nothing a JIT file could name (most processes);
  *   perfmaps__maps_changed(pid)  when told the process mapped executable memory (BPF
  *                            sees mm->exec_vm change): looks for a perf map and a jitdump
  *                            again at once;
@@ -34,6 +36,7 @@
  *                            yet 1, 2, 4, 8 and then every 16 sweeps after the last look
  *                            (most processes never write one);
  *   perfmaps__refresh(pid)   when a tracked process exits (reads through the open fds);
+ *                            a process tracked for later and not looked at yet is skipped
  *   perfmaps__lookup()       at symbolization time, after the last refresh;
  *   perfmaps__forget(pid)    after its last stacks are symbolized.
  *
@@ -89,6 +92,18 @@ void perfmaps__free(struct perfmaps *pm);
  * -ENOMEM, or another -errno from /proc.
  */
 int perfmaps__track(struct perfmaps *pm, pid_t pid);
+
+/*
+ * Starts following process @pid without looking for its files now: for a caller that has
+ * just read its mappings and found nothing a JIT file could name (no anonymous executable
+ * memory, no jitdump mapped: symbolizer__jit_hints() 0), as most processes. Its perf map
+ * is looked for from the next sweep on, and by perfmaps__maps_changed(), which also scans
+ * for jitdumps (with scan_on_notice; else the next refresh does); its NSpid is found at
+ * the first look. Saves a short-lived process the look (an ns stat, an open under
+ * /proc/PID/root, a maps read). A PID already tracked is left as it is. Returns 0, -EINVAL
+ * or -ENOMEM.
+ */
+int perfmaps__track_later(struct perfmaps *pm, pid_t pid);
 
 /*
  * Reads what was appended to the files of @pid (0: of every tracked process) and opens

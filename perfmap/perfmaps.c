@@ -40,7 +40,8 @@ struct pm_file {
 struct pm_proc {
 	pid_t pid, nspid;
 	uid_t uid, euid, fsuid;
-	bool ids_read; /* uid, euid, fsuid (and nspid) read from status */
+	bool ids_known; /* nspid found (proc_ids()) */
+	bool ids_read;	/* uid, euid, fsuid (and nspid) read from status */
 	struct pm_file map;
 	bool map_refused;
 	struct pm_file dumps[MAX_DUMPS];
@@ -279,14 +280,18 @@ static int proc_ids(struct perfmaps *pm, struct pm_proc *p)
 {
 	char path[4096];
 	struct stat st;
+	int err;
 
 	snprintf(path, sizeof(path), "%s/%d/ns/pid", pm->proc_root, p->pid);
 	if (pm->pidns_ino && !stat(path, &st) && st.st_dev == pm->pidns_dev &&
 	    st.st_ino == pm->pidns_ino) {
 		p->nspid = p->pid;
+		p->ids_known = true;
 		return 0;
 	}
-	return read_status(pm, p);
+	err = read_status(pm, p);
+	p->ids_known = !err;
+	return err;
 }
 
 static void refuse(struct perfmaps *pm, struct pm_proc *p, const char *path, const char *why)
@@ -524,8 +529,14 @@ static const char *intern_fmt(struct perfmaps *pm, const char *fmt, int v)
 static int proc_open_map(struct perfmaps *pm, struct pm_proc *p)
 {
 	struct stat st;
-	int fd;
+	int fd, err;
 
+	/* tracked by perfmaps__track_later(): its NSpid is found at the first look */
+	if (!p->ids_known) {
+		err = proc_ids(pm, p);
+		if (err)
+			return err == -ENOMEM ? err : 0; /* gone: no file to find */
+	}
 	if (!p->map.path) {
 		p->map.path = intern_fmt(pm, "/tmp/perf-%d.map", p->nspid);
 		if (!p->map.path)
@@ -674,7 +685,9 @@ static int proc_refresh(struct perfmaps *pm, struct pm_proc *p, bool sweep)
 	size_t i;
 	int err = 0;
 
-	if (p->map.fd < 0 && !p->map_refused)
+	/* a process tracked for later and never looked at is looked at by sweeps (and
+	 * perfmaps__maps_changed()), not on its exit: its files are out of reach by then */
+	if (p->map.fd < 0 && !p->map_refused && (sweep || p->ids_known))
 		err = proc_look_for_map(pm, p, sweep);
 	else if (p->map.fd >= 0)
 		err = proc_check_replaced(pm, p);
@@ -692,6 +705,34 @@ static int proc_refresh(struct perfmaps *pm, struct pm_proc *p, bool sweep)
 	return err;
 }
 
+/* Adds process @pid, not tracked yet; its NSpid is found now unless @later. */
+static int proc_new(struct perfmaps *pm, pid_t pid, bool later, struct pm_proc **out)
+{
+	struct pm_proc *p;
+	int err;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	file_init(&p->map, PM_MAP);
+	if (!later) {
+		err = proc_ids(pm, p);
+		if (err)
+			goto cleanup;
+	}
+	err = proc_insert(pm, p);
+	if (err)
+		goto cleanup;
+	pm->st.procs_tracked++;
+	*out = p;
+	return 0;
+cleanup:
+	proc_free(p);
+	return err;
+}
+
 int perfmaps__track(struct perfmaps *pm, pid_t pid)
 {
 	struct pm_proc *p;
@@ -700,26 +741,37 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid)
 	if (pid <= 0)
 		return -EINVAL;
 	p = proc_find(pm, pid);
-	if (p)
-		return proc_refresh(pm, p, false);
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->pid = pid;
-	file_init(&p->map, PM_MAP);
-	err = proc_ids(pm, p);
-	if (err)
-		goto cleanup;
-	p->rescan_in = 1; /* scan now */
-	p->rescan_every = 1;
-	err = proc_insert(pm, p);
-	if (err)
-		goto cleanup;
-	pm->st.procs_tracked++;
+	if (!p) {
+		err = proc_new(pm, pid, false, &p);
+		if (err)
+			return err;
+		p->rescan_in = 1; /* scan now */
+		p->rescan_every = 1;
+	} else if (!p->ids_known) {
+		err = proc_ids(pm, p); /* tracked for later: look now */
+		if (err)
+			return err;
+	}
 	return proc_refresh(pm, p, false);
-cleanup:
-	proc_free(p);
-	return err;
+}
+
+int perfmaps__track_later(struct perfmaps *pm, pid_t pid)
+{
+	struct pm_proc *p;
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (proc_find(pm, pid))
+		return 0;
+	err = proc_new(pm, pid, true, &p);
+	if (err)
+		return err;
+	/* the first sweep looks for its perf map; jitdumps: the first refresh, or when told */
+	p->map_retry_in = 1;
+	p->rescan_in = pm->scan_on_notice ? 0 : 1;
+	p->rescan_every = 1;
+	return 0;
 }
 
 int perfmaps__refresh(struct perfmaps *pm, pid_t pid)

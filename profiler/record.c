@@ -803,6 +803,9 @@ static void maps_changed(struct record *r, struct proc_entry *p)
 	}
 	if (err && err != -ESRCH)
 		pr_debug("cannot read the mappings of %u again: %s\n", p->pid, strerror(-err));
+	/* new libraries only (ld.so mapping libc after the first sample): no JIT file yet */
+	if (!err && !symbolizer__jit_hints(r->sym, p->pid, p->gen))
+		return;
 	err = perfmaps__maps_changed(r->pm, p->pid);
 	if (err == -ENOMEM)
 		r->err = err;
@@ -855,8 +858,13 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	r->procs_seen++;
 	/* read the maps while the process is alive: after exit or exec they are gone */
 	err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
-	/* a runtime's perf map or jitdump: found now, read as it grows */
-	perfmaps__track(r->pm, e->pid);
+	/* a runtime's perf map or jitdump: found now, read as it grows; looked for later
+	 * (sweeps, new executable mappings) when nothing mapped needs one, as for most
+	 * processes: a look costs a short-lived process more than its snapshot's stats */
+	if (err || symbolizer__jit_hints(r->sym, e->pid, e->gen))
+		perfmaps__track(r->pm, e->pid);
+	else if (perfmaps__track_later(r->pm, e->pid) == -ENOMEM)
+		r->err = -ENOMEM;
 	if (!err) {
 		p->flags |= PROC_SNAPPED;
 		r->procs_held++;

@@ -279,6 +279,80 @@ static void test_schedule(void)
 	free(b.data);
 }
 
+/*
+ * perfmaps__track_later(): nothing looked for at tracking (status gone: its NSpid would
+ * fail a look), nor when the process exits; the first sweep looks, and so does a notice of
+ * new mappings, which also scans for jitdumps.
+ */
+static void test_track_later(void)
+{
+	static const char dump_rel[] = "root/tmp/jit-7.dump";
+	struct jd_buf b = {0};
+	struct perfmaps_opts o = {.sz = sizeof(o), .proc_root = dir, .scan_on_notice = true};
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	char line[256];
+	int ret;
+
+	/* the first sweep looks (its NSpid from status, read then) */
+	fake_proc(getuid());
+	puts_file(fpath(MAP), "w", "0x1000 0x10 found-by-sweep\n");
+	pm = new_pm(0);
+	sh("mv %s %s.away", fpath("status"), fpath("status"));
+	CHECK(!perfmaps__track_later(pm, FAKE_PID));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.procs_tracked, 1);
+	CHECK_U64(st.maps_opened, 0);
+	CHECK(!look(pm, 0x1000, &ret, NULL) && ret == -ENOENT); /* no "[perf-7.map]" label */
+	sh("mv %s.away %s", fpath("status"), fpath("status"));
+	/* its exit does not look: the process's files are out of reach by then */
+	CHECK(!perfmaps__refresh(pm, FAKE_PID));
+	/* tracking it again is a no-op */
+	CHECK(!perfmaps__track_later(pm, FAKE_PID));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.maps_opened, 0);
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK_STR(resolve(pm, 0x1000), "found-by-sweep");
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.procs_tracked, 1);
+	perfmaps__free(pm);
+
+	fake_proc(getuid());
+	puts_file(fpath(MAP), "w", "0x1000 0x10 found-by-track\n");
+	pm = new_pm(0);
+	CHECK(!perfmaps__track_later(pm, FAKE_PID));
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x1000), "found-by-track");
+	perfmaps__free(pm);
+
+	/* a runtime maps its JIT code and jitdump after the first sample: told, found */
+	jd_julia_fixture(&b, NSPID);
+	fake_proc(getuid());
+	pm = perfmaps__new(&o);
+	CHECK(pm);
+	CHECK(!perfmaps__track_later(pm, FAKE_PID));
+	puts_file(fpath(MAP), "w", "0x1000 0x10 found-when-told\n");
+	put(fpath(dump_rel), "w", b.data, b.len);
+	snprintf(line, sizeof(line), "7f3a2c300000-7f3a2c301000 r-xp 00000000 fd:01 97     %s\n",
+		 dump_rel + 4);
+	puts_file(fpath("maps"), "w", line);
+	CHECK(!perfmaps__maps_changed(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x1000), "found-when-told");
+	CHECK_STR(resolve(pm, JULIA_FIB_ADDR), "julia_fib_42");
+	perfmaps__free(pm);
+	free(b.data);
+
+	/* gone before any look: nothing found, no error */
+	fake_proc(getuid());
+	pm = new_pm(0);
+	CHECK(!perfmaps__track_later(pm, FAKE_PID));
+	sh("rm -rf %s/%d", dir, FAKE_PID);
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(!perfmaps__maps_changed(pm, FAKE_PID));
+	CHECK(perfmaps__track_later(pm, 0) == -EINVAL);
+	perfmaps__free(pm);
+}
+
 /* After the process is gone (no /proc/PID), the kept descriptor still reads new lines. */
 static void test_exit(void)
 {
@@ -640,6 +714,7 @@ int main(void)
 	test_rewrites();
 	test_schedule();
 	test_exit();
+	test_track_later();
 	test_cap();
 	test_security();
 	test_same_pidns();

@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -499,6 +500,26 @@ static int stat_mapped(pid_t pid, const struct map_entry *e, struct stat *st)
 }
 
 /*
+ * stat() of the file mapped at @e through the path the maps line shows, if that path
+ * names the very file mapped: the inode and device of the maps line (the mapping holds
+ * the file, so its inode number cannot have been reused). A path lookup costs a third of
+ * a map_files one. A symlink on the way is harmless: this only stats, and only the
+ * mapped inode is taken. 0, -ESTALE when the path names another file (replaced, another
+ * mount namespace, a device number stat() reports otherwise: btrfs, overlayfs), or -errno.
+ */
+static int stat_by_path(const struct map_entry *e, struct stat *st)
+{
+	if (e->deleted || e->path[0] != '/')
+		return -ENOENT;
+	if (fstatat(AT_FDCWD, e->path, st, AT_NO_AUTOMOUNT))
+		return -errno;
+	if (st->st_ino != e->inode || major(st->st_dev) != e->dev_major ||
+	    minor(st->st_dev) != e->dev_minor)
+		return -ESTALE;
+	return 0;
+}
+
+/*
  * An O_PATH descriptor of the file behind mapping @e of @pid: the map_files magic link
  * (the very file mapped, even deleted or in another mount namespace), else the path
  * resolved inside the process's root without following any symlink. Returns fd or -errno.
@@ -717,8 +738,9 @@ static int file_get(struct symbolizer *s, pid_t pid, const struct map_entry *e,
 	kfail.v[3] = (uintptr_t)e->path; /* interned: equal paths, equal pointers */
 	if (file_index__slot(&s->files, &kfail))
 		return 0;
-	/* a file parsed already (libc in every process): one stat through the mapping */
-	if (!stat_mapped(pid, e, &st) && S_ISREG(st.st_mode)) {
+	/* a file parsed already (libc in every process): one stat, by its path when that
+	 * names the mapped file, else through the mapping */
+	if ((!stat_by_path(e, &st) || !stat_mapped(pid, e, &st)) && S_ISREG(st.st_mode)) {
 		key_devino(&kdev, &st);
 		slot = file_index__slot(&s->files, &kdev);
 		if (slot && !slot->file->evicted) {

@@ -11,8 +11,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -485,6 +487,75 @@ static void test_jitdump_marker(void)
 	CHECK_U64(st.files_cached, st0.files_cached);
 	munmap((void *)(uintptr_t)addr, sizeof(img));
 	symbolizer__free(s);
+}
+
+static const char *name_gen(struct symbolizer *s, uint64_t gen, uint64_t ip)
+{
+	struct frame fr;
+
+	CHECK(symbolizer__user_gen(s, getpid(), gen, ip, false, &fr, 1) == 1);
+	return fr.name;
+}
+
+/*
+ * A parsed file is found again by one stat of the path the maps line shows, taken only
+ * when it names the mapped inode: with another file bind-mounted over that path (and
+ * parsed too), a new snapshot still gets the mapped file's symbols. Needs a mount
+ * namespace of its own (root): run in a child.
+ */
+static void test_shadowed_path(void)
+{
+	char a[4096], b[4096], *img;
+	struct symbolizer *s;
+	uint64_t base_a, base_b, off;
+	size_t len, i;
+	int status;
+	pid_t pid;
+
+	if (geteuid()) {
+		printf("test_shadowed_path: skipped (a bind mount needs root)\n");
+		return;
+	}
+	snprintf(a, sizeof(a), "%s/libsymfix.so", dir);
+	img = read_whole(a, &len);
+	snprintf(a, sizeof(a), "%s/shadow-a.so", dir);
+	write_file(a, img, len);
+	/* B: the same layout, another build-id and "symfix_lib_funX" for the function */
+	for (i = 0; i + 32 < len; i++)
+		if (!memcmp(img + i, "\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU", 16))
+			img[i + 16] ^= 0xff;
+	for (i = 0; i + 15 < len; i++)
+		if (!memcmp(img + i, "symfix_lib_func", 15))
+			img[i + 14] = 'X';
+	snprintf(b, sizeof(b), "%s/shadow-b.so", dir);
+	write_file(b, img, len);
+	free(img);
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		CHECK(!unshare(CLONE_NEWNS));
+		CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+		s = symbolizer__new(NULL);
+		CHECK(s);
+		base_a = map_exec(a, len);
+		base_b = map_exec(b, len);
+		CHECK(!symbolizer__snapshot_gen(s, getpid(), 1));
+		for (off = 0; off < len; off++)
+			if (!strcmp(name_gen(s, 1, base_a + off), "symfix_lib_func"))
+				break;
+		CHECK(off < len);
+		CHECK_STR(name_gen(s, 1, base_b + off), "symfix_lib_funX");
+		/* both parsed; B now sits on A's path */
+		CHECK(!mount(b, a, NULL, MS_BIND, NULL));
+		CHECK(!symbolizer__snapshot_gen(s, getpid(), 2));
+		CHECK_STR(name_gen(s, 2, base_a + off), "symfix_lib_func");
+		CHECK_STR(name_gen(s, 2, base_b + off), "symfix_lib_funX");
+		symbolizer__free(s);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /*
@@ -1005,6 +1076,7 @@ int main(int argc, char **argv)
 	test_jit();
 	test_corrupt();
 	test_jitdump_marker();
+	test_shadowed_path();
 	test_fuzz();
 	printf("ok\n");
 	return 0;

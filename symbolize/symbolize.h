@@ -124,7 +124,8 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid);
  * are freed (its few-hundred-byte identity stays, and it is parsed again if needed).
  * Cost, measured by tests/symbolize (test_elf "perf:" lines): one snapshot of a process
  * whose files are already cached is about a /proc/PID/maps read plus one stat per
- * executable mapping, through /proc/PID/map_files (tens of microseconds).
+ * executable mapping: of the path the maps line shows when that names the mapped inode
+ * and device, else through /proc/PID/map_files (tens of microseconds).
  */
 int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
 

@@ -86,10 +86,10 @@ void perfmaps__free(struct perfmaps *pm);
 /*
  * Starts following process @pid: finds its NSpid (see above), opens its perf map if it
  * exists and scans /proc/PID/maps for a jitdump, then reads both. Its uids (for the owner
- * check) are read from /proc/PID/status when a file not owned by root is found. Tracking a PID
- * already tracked refreshes it. Returns 0 (also when the process has no JIT files yet:
- * later refreshes look again), -ESRCH if the process is gone (nothing is tracked then),
- * -ENOMEM, or another -errno from /proc.
+ * check) are read from /proc/PID/status when a file not owned by root is found. Tracking
+ * a PID already tracked refreshes it (one tracked for later is looked at now). Returns 0
+ * (also when the process has no JIT files yet: later refreshes look again), -ESRCH if
+ * the process is gone (nothing is tracked then), -ENOMEM, or another -errno from /proc.
  */
 int perfmaps__track(struct perfmaps *pm, pid_t pid);
 

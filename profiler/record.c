@@ -860,7 +860,8 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
 	/* a runtime's perf map or jitdump: found now, read as it grows; looked for later
 	 * (sweeps, new executable mappings) when nothing mapped needs one, as for most
-	 * processes: a look costs a short-lived process more than its snapshot's stats */
+	 * processes: a look (ns stat, open under /proc/PID/root, a second maps read) was
+	 * about 17 of the ~150 us a short-lived process cost (bench/proc-cost.sh) */
 	if (err || symbolizer__jit_hints(r->sym, e->pid, e->gen))
 		perfmaps__track(r->pm, e->pid);
 	else if (perfmaps__track_later(r->pm, e->pid) == -ENOMEM)

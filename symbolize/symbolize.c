@@ -501,9 +501,10 @@ static int stat_mapped(pid_t pid, const struct map_entry *e, struct stat *st)
 
 /*
  * stat() of the file mapped at @e through the path the maps line shows, if that path
- * names the very file mapped: the inode and device of the maps line (the mapping holds
- * the file, so its inode number cannot have been reused). A path lookup costs a third of
- * a map_files one. A symlink on the way is harmless: this only stats, and only the
+ * names the very file mapped: the inode and device of the maps line (while mapped, the
+ * file's inode number cannot be reused; a process gone since its maps were read leaves
+ * the window open_mapped()'s path fallback has too). A path lookup costs a third of a
+ * map_files one. A symlink on the way is harmless: this only stats, and only the
  * mapped inode is taken. 0, -ESTALE when the path names another file (replaced, another
  * mount namespace, a device number stat() reports otherwise: btrfs, overlayfs), or -errno.
  */

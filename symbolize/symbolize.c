@@ -1089,6 +1089,37 @@ cleanup:
 	return err;
 }
 
+int symbolizer__snapshot_copy(struct symbolizer *s, pid_t pid, uint64_t gen, pid_t from_pid,
+			      uint64_t from_gen)
+{
+	const struct proc *from = proc_find(s, from_pid, from_gen);
+	struct proc_map *maps;
+	struct proc *p;
+	size_t i;
+	int err;
+
+	/* a snapshot that could not be read has no mappings: nothing to copy */
+	if (!from || !from->nr_maps || (from_pid == pid && from_gen == gen))
+		return -ENOENT;
+	if (proc_find(s, pid, gen))
+		return -EEXIST;
+	maps = malloc(from->nr_maps * sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	memcpy(maps, from->maps, from->nr_maps * sizeof(*maps));
+	err = proc_add(s, pid, gen, &p);
+	if (err) {
+		free(maps);
+		return err;
+	}
+	for (i = 0; i < from->nr_maps; i++)
+		file_ref(s, maps[i].file);
+	p->maps = maps;
+	p->nr_maps = from->nr_maps;
+	s->st.procs_copied++;
+	return 0;
+}
+
 int symbolizer__jit_hints(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
 	const struct proc *p = proc_find(s, pid, gen);

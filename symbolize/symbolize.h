@@ -130,6 +130,20 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid);
 int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
 
 /*
+ * Stores under (@pid, @gen) a copy of the snapshot of (@from_pid, @from_gen), without
+ * reading /proc: for a child that has not exec'd since it was forked (its mappings are
+ * its parent's at the fork), and whose maps may already show another image when read
+ * (fork, then exec before the read). The caller vouches that the mappings are the same;
+ * those mapped by either since differ as they would between two snapshots (see
+ * symbolizer__snapshot_gen: a later snapshot of (@pid, @gen) merges with the copy).
+ * Returns 0, -ENOENT when (@from_pid, @from_gen) has no snapshot or one that could not
+ * be read, -EEXIST when (@pid, @gen) has one already, -ENOMEM. Costs a copy of the
+ * mapping table and no system call.
+ */
+int symbolizer__snapshot_copy(struct symbolizer *s, pid_t pid, uint64_t gen, pid_t from_pid,
+			      uint64_t from_gen);
+
+/*
  * What the snapshot of (@pid, @gen) holds that only a JIT resolver can name: anonymous
  * executable memory (SYMBOLIZER_JIT_ANON: symbolizer__user_gen() asks jit_lookup there,
  * and for addresses outside every mapping) and jitdump files mapped for perf to see
@@ -301,6 +315,7 @@ struct symbolizer_stats {
 	uint64_t kernel_frames;	    /* kernel lookups */
 	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
 	uint64_t procs_missing;	    /* PIDs whose maps could not be read (exited) */
+	uint64_t procs_copied;	    /* snapshots copied from a parent's (snapshot_copy) */
 	uint64_t files_unreadable;  /* mapped files that could not be opened or parsed */
 	uint64_t files_cached;	    /* distinct ELF files read (their headers) */
 	uint64_t files_symbols;	    /* of those, symbol tables read at first lookup */

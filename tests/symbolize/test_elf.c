@@ -861,6 +861,52 @@ static void test_gen(void)
 }
 
 /*
+ * A forked child's snapshot copied from its parent's: named without reading the child's
+ * maps (the child here is a PID no process has), and still after the parent's entry is
+ * gone; nothing to copy from an image never read or one that could not be.
+ */
+static void test_copy(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	const pid_t child = 0x3ffffff0, other = 0x3ffffff1;
+	struct symbolizer_stats st;
+	struct fixture fx;
+	struct frame fr;
+	double t0, t1;
+	int i;
+
+	CHECK(s);
+	CHECK(kill(child, 0) && errno == ESRCH);
+	fixture_start("symfix-pie", &fx);
+	CHECK(!symbolizer__snapshot_gen(s, fx.pid, 7));
+	CHECK(symbolizer__snapshot_copy(s, child, 1, fx.pid, 8) == -ENOENT);
+	CHECK(!symbolizer__snapshot_copy(s, child, 1, fx.pid, 7));
+	CHECK(symbolizer__snapshot_copy(s, child, 1, fx.pid, 7) == -EEXIST);
+	CHECK(symbolizer__snapshot_copy(s, fx.pid, 7, fx.pid, 7) == -ENOENT);
+	t0 = now();
+	for (i = 0; i < 100; i++)
+		CHECK(!symbolizer__snapshot_copy(s, fx.pid, 100 + i, fx.pid, 7));
+	t1 = now();
+	printf("perf: copy of the fixture's snapshot: %.2f us\n", (t1 - t0) * 1e6 / 100);
+	fixture_stop(&fx);
+	symbolizer__forget_gen(s, fx.pid, 7);
+	CHECK(symbolizer__user_gen(s, child, 1, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	CHECK(symbolizer__user_gen(s, child, 1, fx.lib_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_lib_func");
+	/* a process gone before its maps were read: no mappings to hand down */
+	CHECK(symbolizer__snapshot_gen(s, fx.pid, 9) == -ESRCH);
+	CHECK(symbolizer__snapshot_copy(s, other, 1, fx.pid, 9) == -ENOENT);
+	symbolizer__stats(s, &st);
+	CHECK_U64(st.procs_copied, 101);
+	CHECK_U64(st.procs_missing, 1);
+	for (i = 0; i < 100; i++)
+		symbolizer__forget_gen(s, fx.pid, 100 + i);
+	symbolizer__forget_gen(s, child, 1);
+	symbolizer__free(s);
+}
+
+/*
  * libsymfix.so, for copies with build-ids of their own: loaded (*@h, to dlclose), its bytes
  * returned (*@len; malloc'ed), with the offset of symfix_lib_func from its load base (*@off)
  * and of its GNU build-id note (*@bid: the build-id is at *@bid + 16).
@@ -1071,6 +1117,7 @@ int main(int argc, char **argv)
 	test_self();
 	test_refresh();
 	test_gen();
+	test_copy();
 	test_evict();
 	test_deferred();
 	test_jit();

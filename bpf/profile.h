@@ -132,6 +132,16 @@ struct scorch_event {
 	__u32 type;
 	__u32 pid;
 	__u64 gen;
+	/*
+	 * SCORCH_EVENT_NEW of a child that has not exec'd since its fork (a worker of a
+	 * pool, the instant between fork and exec): the image (@ppid, @pgen) of its parent,
+	 * announced before it, whose mappings it still has (same layout, same executable
+	 * pages). User space may copy the parent's snapshot instead of reading the child's
+	 * maps, which show the next image already if it exec'd meanwhile. 0 otherwise.
+	 */
+	__u32 ppid;
+	__u32 pad;
+	__u64 pgen;
 };
 
 /*

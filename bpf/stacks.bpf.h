@@ -232,7 +232,8 @@ static __always_inline __u64 current_gen(struct task_struct *cur)
  * plain submit wakes only a consumer that had read everything: it would not behind an
  * exit left unread.
  */
-static __always_inline void emit(__u32 type, __u32 pid, __u64 gen, __u64 flags)
+static __always_inline void emit_from(__u32 type, __u32 pid, __u64 gen, __u32 ppid, __u64 pgen,
+				      __u64 flags)
 {
 	struct scorch_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -243,7 +244,47 @@ static __always_inline void emit(__u32 type, __u32 pid, __u64 gen, __u64 flags)
 	e->type = type;
 	e->pid = pid;
 	e->gen = gen;
+	e->ppid = ppid;
+	e->pad = 0;
+	e->pgen = pgen;
 	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void emit(__u32 type, __u32 pid, __u64 gen, __u64 flags)
+{
+	emit_from(type, pid, gen, 0, 0, flags);
+}
+
+/*
+ * For the SCORCH_EVENT_NEW of @cur's process, whose mm has @exec_vm executable pages:
+ * when the process is a child that has not exec'd since its fork, still has its
+ * parent's layout (stack, code and heap starts: fork copies them, an exec randomizes
+ * them) and executable pages, and the parent's image was announced with those pages,
+ * sets *@ppid and *@pgen to that image (struct scorch_event).
+ */
+static __always_inline void fork_parent(struct task_struct *cur, __u64 exec_vm, __u32 *ppid,
+					__u64 *pgen)
+{
+	struct task_struct *leader = cur->group_leader, *parent = leader->real_parent;
+	struct mm_struct *mm = cur->mm, *pmm = parent->mm;
+	struct proc_state *known;
+	__u64 fork_exec_id = leader->parent_exec_id, gen;
+	__u32 pid;
+
+	/* exec increments self_exec_id; fork copies the parent's to both fields */
+	if (leader->self_exec_id != fork_exec_id || parent->self_exec_id != fork_exec_id)
+		return;
+	if (!mm || !pmm || mm->start_stack != pmm->start_stack ||
+	    mm->start_code != pmm->start_code || mm->start_brk != pmm->start_brk ||
+	    pmm->exec_vm != exec_vm)
+		return;
+	pid = parent->tgid;
+	gen = parent->group_leader->start_time + fork_exec_id;
+	known = bpf_map_lookup_elem(&procs, &pid);
+	if (!known || known->gen != gen || known->exec_vm != exec_vm)
+		return;
+	*ppid = pid;
+	*pgen = gen;
 }
 
 /*
@@ -255,7 +296,8 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 {
 	struct proc_state *known = bpf_map_lookup_elem(&procs, &pid), init = {};
 	struct mm_struct *mm = cur->mm;
-	__u64 exec_vm = mm ? mm->exec_vm : 0, now;
+	__u64 exec_vm = mm ? mm->exec_vm : 0, now, pgen = 0;
+	__u32 ppid = 0;
 	long err;
 
 	if (known) {
@@ -287,7 +329,8 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 			return;
 		}
 	}
-	emit(SCORCH_EVENT_NEW, pid, gen, BPF_RB_FORCE_WAKEUP);
+	fork_parent(cur, exec_vm, &ppid, &pgen);
+	emit_from(SCORCH_EVENT_NEW, pid, gen, ppid, pgen, BPF_RB_FORCE_WAKEUP);
 }
 
 /* Does the thread @tid of process @pid pass the -p/-t filter? */

@@ -288,6 +288,7 @@ struct summary {
 	uint64_t ring_bytes;
 	uint64_t max_stacks;
 	uint64_t procs_seen, procs_released, procs_held_max, procs_missing;
+	uint64_t procs_copied;		   /* snapshots copied from the parent's (0: not known) */
 	const struct symbolizer_stats *ss; /* NULL: frames were not named (capture only) */
 	const struct perfmaps_stats *js;   /* NULL: no JIT maps line */
 	size_t stacks_written; /* --interval: stacks of the intervals already written */

@@ -856,8 +856,18 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	if (p->flags & (PROC_SNAPPED | PROC_MISSING))
 		return; /* announced by both programs (wall mode) */
 	r->procs_seen++;
-	/* read the maps while the process is alive: after exit or exec they are gone */
-	err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
+	/* a child that has not exec'd since its fork has its parent's mappings: copied
+	 * (no /proc read; its maps may show the next image already); else read the maps
+	 * while the process is alive: after exit or exec they are gone */
+	err = -ENOENT;
+	if (e->type == SCORCH_EVENT_NEW && e->ppid)
+		err = symbolizer__snapshot_copy(r->sym, e->pid, e->gen, e->ppid, e->pgen);
+	if (err == -ENOMEM) {
+		r->err = err;
+		return;
+	}
+	if (err)
+		err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
 	/* a runtime's perf map or jitdump: found now, read as it grows; looked for later
 	 * (sweeps, new executable mappings) when nothing mapped needs one, as for most
 	 * processes: a look (ns stat, open under /proc/PID/root, a second maps read) was
@@ -1470,6 +1480,7 @@ static double report_summary(struct record *r, const uint64_t *st)
 	symbolizer__stats(r->sym, &ss);
 	perfmaps__stats(r->pm, &js);
 	sm.procs_missing = ss.procs_missing;
+	sm.procs_copied = ss.procs_copied;
 	lost_pct = summary__counts(&sm);
 	if (o->unwind == UNWIND_DWARF && !o->quiet)
 		report_unwind(r, st);

@@ -67,6 +67,7 @@ void summary__details(const struct summary *sm)
 	const struct fold *f = sm->fold;
 	const uint64_t *st = sm->st;
 	const struct perfmaps_stats *js = sm->js;
+	char copied[96] = "";
 
 	if (sm->quiet)
 		return;
@@ -100,12 +101,16 @@ void summary__details(const struct summary *sm)
 			" (not ELF, corrupt, replaced since mapped, or not openable; their frames"
 			" are [file name], counted unresolved)\n",
 			sm->ss->files_unreadable);
+	if (sm->procs_copied)
+		snprintf(copied, sizeof(copied),
+			 "; %" PRIu64 " forked children given their parent's maps (not read)",
+			 sm->procs_copied);
 	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
 		" exited and released during the recording (at most %" PRIu64
 		" held at once), %" PRIu64 " gone before their maps were read; %" PRIu64
-		" notices of new executable mappings (maps read again)\n",
+		" notices of new executable mappings (maps read again)%s\n",
 		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing,
-		st[STAT_MAPS_CHANGED]);
+		st[STAT_MAPS_CHANGED], copied);
 	if (js && (js->maps_opened || js->dumps_opened || js->files_refused))
 		pr_warn("JIT maps: %" PRIu64 " perf maps and %" PRIu64 " jitdumps read (%" PRIu64
 			" entries, %" PRIu64 " bad lines, %" PRIu64

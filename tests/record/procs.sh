@@ -78,4 +78,30 @@ echo "many: $named of $many samples of burst name burst_burn"
 # read; the share is printed for the record, the floor only catches breakage.
 awk -v n="$named" -v a="$many" 'BEGIN { exit !(a > 0 && n >= 0.5 * a) }' ||
 	fail "many: only $named of $many samples name burst_burn"
+
+# 4. forked children (record -- cmd follows them): 3 children keep the parent's image
+#    for 100 ms (child_burn), then exec burst (burst_burn). Each child's mappings are
+#    taken from its parent's snapshot, not read (the summary counts them); after the
+#    exec the new image's are read: each function under its own comm, never the other's.
+"$SCORCH" record --unwind fp -F 499 -o "$TMP/forks.folded" -- "$FORKS" 3 100 "$BURST" 100 \
+	2>"$TMP/err" || fail "record of a forking command failed: $(cat "$TMP/err")"
+check_folded "$TMP/forks.folded"
+line=$(grep '^scorch: processes:' "$TMP/err") || fail "no processes line: $(cat "$TMP/err")"
+echo "forks: $line"
+copied=$(echo "$line" | sed -n "s/.*; \([0-9]*\) forked children given their parent's maps.*/\1/p")
+[ "${copied:-0}" -ge 3 ] || fail "forks: ${copied:-no} children given their parent's maps, want 3"
+child=$(frame_total "$TMP/forks.folded" forks child_burn)
+parent=$(frame_total "$TMP/forks.folded" forks parent_burn)
+after=$(comm_total "$TMP/forks.folded" burst)
+after_ok=$(frame_total "$TMP/forks.folded" burst burst_burn)
+echo "forks: $parent samples in parent_burn, $child in child_burn, $after_ok of $after" \
+	"after the exec in burst_burn"
+[ "$(frame_total "$TMP/forks.folded" burst child_burn)" -eq 0 ] ||
+	fail "forks: samples after the exec named with the parent's function"
+[ "$(frame_total "$TMP/forks.folded" forks burst_burn)" -eq 0 ] ||
+	fail "forks: samples before the exec named with burst's function"
+# 3 x 100 ms at 499 Hz: ~150 samples each side
+awk -v p="$parent" -v c="$child" -v a="$after" -v b="$after_ok" \
+	'BEGIN { exit !(p >= 25 && c >= 75 && a >= 75 && b >= 0.9 * a) }' ||
+	fail "forks: the children's functions are not resolved (see the counts above)"
 echo PASS

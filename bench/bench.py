@@ -885,13 +885,19 @@ def footprint(a):
 
 # ---------------------------------------------------------------- cost per new process
 
-def run_procs(cpujob, n, units):
+def run_procs(cpujob, n, units, spawn="exec"):
     """Runs @n processes `cpujob 1 @units` one after another, from a /bin/sh loop: the
     forks of this Python (a large libpython whose line tables a profiler would read the
-    first time one of them is sampled) would add a one-time cost to some runs only."""
-    loop = ('i=0; while [ $i -lt %d ]; do "$0" 1 %d >/dev/null || exit 1; i=$((i+1)); done'
-            % (n, units))
-    if subprocess.run(["/bin/sh", "-c", loop, cpujob]).returncode:
+    first time one of them is sampled) would add a one-time cost to some runs only.
+    @spawn "fork": @n children forked one after another by one cpujob, which do not exec
+    (`cpujob 1 @units -f @n`)."""
+    if spawn == "fork":
+        cmd = [cpujob, "1", str(units), "-f", str(n)]
+    else:
+        cmd = ["/bin/sh", "-c",
+               'i=0; while [ $i -lt %d ]; do "$0" 1 %d >/dev/null || exit 1; i=$((i+1)); '
+               'done' % (n, units), cpujob]
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode:
         raise BenchError("cpujob 1 %d failed" % units)
 
 
@@ -926,9 +932,9 @@ def proc_cost(a):
             p.start()
             try:
                 # what is done once per recording (libc's symbols and line tables)
-                run_procs(a.cpujob, warm, a.units)
+                run_procs(a.cpujob, warm, a.units, a.spawn)
                 r0 = settle(p)
-                run_procs(a.cpujob, a.procs, a.units)
+                run_procs(a.cpujob, a.procs, a.units, a.spawn)
                 r1 = settle(p)
             except BenchError:
                 p.kill()
@@ -944,8 +950,11 @@ def proc_cost(a):
             us = (r1 - r0) / 1e3 / a.procs
             res.setdefault(tool, []).append((us, seen, gone))
             log("proc-cost: round %d %s: %.0f us of its CPU per process" % (rnd + 1, tool, us))
+    how = ("forked one after another by one `cpujob 1 %d -f %d` (children that do not "
+           "exec: a worker pool's processes)" % (a.units, a.procs) if a.spawn == "fork"
+           else "started one after another by a /bin/sh loop")
     print("Each round: %d processes `cpujob 1 %d` (about %d ms of CPU each, libc's frames on "
-          "their stacks) started one after another by a /bin/sh loop under each profiler in turn (order rotated each "
+          "their stacks) %s under each profiler in turn (order rotated each "
           "round), which records the whole system at %d Hz and has "
           "seen %d such processes before (what it does once, such as reading libc's "
           "symbol and line tables, is left out). Profiler CPU per process: the profiler's threads' run time "
@@ -962,7 +971,7 @@ def proc_cost(a):
           "the process itself for perf record (a record of each exec, mmap and exit into "
           "every CPU's ring buffer) or for the BPF tools (the programs in its samples: "
           "see handler-cost.sh). Medians of %d rounds (min..max).\n"
-          % (a.procs, a.units, a.units, a.hz, warm, a.rounds))
+          % (a.procs, a.units, a.units, how, a.hz, warm, a.rounds))
     print("| profiler | profiler CPU per process, us | min..max | processes seen (gone "
           "before read) |")
     print("| --- | ---: | ---: | ---: |")
@@ -1051,6 +1060,7 @@ def main():
     ap.add_argument("--churn", type=float, default=0,
                     help="short processes started a second during each job run")
     ap.add_argument("--procs", type=int, default=200)
+    ap.add_argument("--spawn", choices=["exec", "fork"], default="exec")
     ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])
     ap.add_argument("--hz", type=int, default=999)
     ap.add_argument("--seconds", type=float, default=30)

@@ -8,6 +8,9 @@
  *                                 "cpujob: threads N units U wall_s W cpu_s C"
  *        cpujob THREADS -t SECONDS  the threads work until SECONDS of wall time passed
  *                                 (for recordings of a fixed length); same line
+ *        cpujob THREADS UNITS -f N  the job N times, in N children forked one after
+ *                                 another, which do not exec (a worker pool's
+ *                                 processes, for proc-cost.sh); each prints its line
  *
  * The line ends with what the scheduler did to the threads, summed over them (read by
  * each thread from /proc/thread-self at its end; 0 where the kernel lacks the file):
@@ -39,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -235,8 +239,15 @@ int main(int argc, char **argv)
 	unsigned long sink = 0;
 	struct sched_seen sum = {0};
 	char *end;
-	long n;
+	long n, forks = 0;
+	int status;
 
+	if (argc == 5 && !strcmp(argv[3], "-f")) {
+		forks = strtol(argv[4], &end, 10);
+		if (*end || forks < 1 || forks > 1000000)
+			goto usage;
+		argc = 3;
+	}
 	if (argc == 4 && !strcmp(argv[2], "-t")) {
 		seconds = strtod(argv[3], &end);
 		if (*end || !(seconds > 0 && seconds < 1e6))
@@ -252,6 +263,21 @@ int main(int argc, char **argv)
 	if (*end || n < 1 || n > 256)
 		goto usage;
 
+	for (long i = 0; i < forks; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("cpujob: fork");
+			return 1;
+		}
+		if (pid == 0)
+			goto job;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+	}
+	if (forks)
+		return 0;
+job:
 	start = now(CLOCK_MONOTONIC);
 	double cpu0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	for (long i = 0; i < n; i++)
@@ -280,6 +306,6 @@ int main(int argc, char **argv)
 	       hist_quantile(n, 0.50), hist_quantile(n, 0.75));
 	return 0;
 usage:
-	fprintf(stderr, "usage: cpujob THREADS UNITS | cpujob THREADS -t SECONDS\n");
+	fprintf(stderr, "usage: cpujob THREADS UNITS [-f N] | cpujob THREADS -t SECONDS\n");
 	return 2;
 }

@@ -8,7 +8,9 @@
 # usage: sudo bench/proc-cost.sh [ROUNDS]        (default 5)
 # environment: PROCS (default 200) processes per run, each `cpujob 1 UNITS` (UNITS
 #   default 10, about 10 ms of CPU); HZ (default 999); TOOLS (default "scorch-fp
-#   scorch-dwarf perf bpftrace"; scorch-fp@PATH runs another scorch binary); SCORCH.
+#   scorch-dwarf perf bpftrace"; scorch-fp@PATH runs another scorch binary); SCORCH;
+#   SPAWN=fork: the processes are children forked by one cpujob that do not exec (a
+#   worker pool's), instead of programs started by a shell loop.
 # Prints a markdown table. Exits 1 only when it cannot run.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -22,4 +24,5 @@ make_work
 build_cpujob
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
 bench_py proccost --cpujob "$work/cpujob" --procs "${PROCS:-200}" --units "${UNITS:-10}" \
-	--hz "${HZ:-999}" --rounds "$rounds" --tools "${tools[@]}" --argv "PROCS=${PROCS:-200}" "HZ=${HZ:-999}" "$0" "$@"
+	--hz "${HZ:-999}" --spawn "${SPAWN:-exec}" --rounds "$rounds" --tools "${tools[@]}" \
+	--argv "PROCS=${PROCS:-200}" "HZ=${HZ:-999}" "SPAWN=${SPAWN:-exec}" "$0" "$@"

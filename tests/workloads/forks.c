@@ -41,11 +41,21 @@ DEFINE_BURN(child_burn)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 0, i, status, failed = 0;
-	double ms = argc > 2 ? atof(argv[2]) : 0;
+	int i, status, failed = 0;
+	char *end = NULL;
+	double ms = 0;
+	long n = 0;
 	pid_t pid;
 
-	if (n < 1 || n > 64 || ms <= 0 || ms > 60000) {
+	if (argc > 2) {
+		n = strtol(argv[1], &end, 10);
+		if (*end)
+			n = 0;
+		ms = strtod(argv[2], &end);
+		if (*end)
+			ms = 0;
+	}
+	if (n < 1 || n > 64 || !(ms > 0 && ms <= 60000)) {
 		fprintf(stderr,
 			"usage: forks N MS [PROG [ARGS...]] (1 <= N <= 64, 0 < MS <= 60000)\n");
 		return 2;

@@ -17,6 +17,8 @@ const volatile __u32 state_mask = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE;
 const volatile bool with_runqueue = true;
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
+/* wall mode: map "last_tick" is oncpu's; every switch is marked in it */
+const volatile bool mark_switches = false;
 /* --unwind dwarf: scorch itself; its switches are not copied (each copy wakes it) */
 const volatile __u32 self_pid = 0;
 
@@ -221,11 +223,39 @@ done:
 	st->ts = 0;
 }
 
+/*
+ * Wall mode: counts the sample periods @prev_tid missed since its last sample or
+ * switch-in (none carries their time), and marks @next_tid's switch-in, from which
+ * oncpu counts the periods its first sample missed.
+ */
+static __always_inline void mark_switch(struct task_struct *prev, __u32 prev_tid, __u32 next_tid,
+					__u64 now)
+{
+	struct last_tick *t;
+	__u32 zero = 0;
+	__u64 n;
+
+	t = bpf_map_lookup_elem(&last_tick, &zero);
+	if (!t)
+		return;
+	if (prev_tid && t->tid == prev_tid && filter_match(BPF_CORE_READ(prev, tgid), prev_tid)) {
+		n = periods_between(t->ts, now);
+		if (n > 1)
+			stat_add(STAT_MISSED_TAIL, n - 1);
+	}
+	t->ts = now;
+	t->tid = next_tid;
+	t->switch_in = 1;
+}
+
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 next_tid = BPF_CORE_READ(next, pid), prev_tid = BPF_CORE_READ(prev, pid);
+
+	if (mark_switches)
+		mark_switch(prev, prev_tid, next_tid, now);
 
 	/* the idle task (TID 0) is never counted, on any CPU */
 	if (next_tid)

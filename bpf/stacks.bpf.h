@@ -19,6 +19,8 @@ const volatile __u32 stack_size = 16384; /* bytes copied from sp, <= SCORCH_MAX_
  * record). A wake-up per sample would switch to scorch 2,000 times a second at 999 Hz on two
  * CPUs, preempting the sampled threads; user space also reads the ring on a timer. */
 const volatile __u64 wakeup_bytes = 0;
+/* the cpu-clock event's period: 1e9 / -F, at least 10 us (perf_swevent_init_hrtimer) */
+const volatile __u64 period_ns = 0;
 
 /* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
 struct {
@@ -127,6 +129,34 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/*
+ * What the last sample on a CPU saw, or (wall mode) the last switch there: oncpu counts
+ * the sample periods its thread missed from it. In wall mode both objects share it
+ * (user space gives offcpu oncpu's map); otherwise offcpu's copy is unused.
+ */
+struct last_tick {
+	__u64 ts;  /* bpf_ktime_get_ns() */
+	__u64 nsw; /* the thread's voluntary + involuntary context switches (samples) */
+	__u32 tid; /* the thread on the CPU since @ts */
+	__u32 switch_in; /* @ts is @tid's switch-in, not a sample */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct last_tick);
+} last_tick SEC(".maps");
+
+/* Whole sample periods from @from to @to, rounded: the timer fires a little early or
+ * late, never half a period off. */
+static __always_inline __u64 periods_between(__u64 from, __u64 to)
+{
+	if (!from || to <= from || !period_ns)
+		return 0;
+	return (to - from + period_ns / 2) / period_ns;
+}
 
 static __always_inline void stat_inc(__u32 idx)
 {

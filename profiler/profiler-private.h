@@ -31,6 +31,7 @@ struct sampler_opts {
 	bool user_only;     /* no kernel stacks */
 	bool kernel_only;   /* no user stacks */
 	bool include_idle;  /* count the idle task */
+	bool credit_missed; /* a sample weighs the periods missed before it (wall mode) */
 	bool filter_pid;    /* only PIDs added with sampler__add_pid() */
 	bool filter_tid;    /* only TIDs added with sampler__add_tid() */
 	bool follow_forks;  /* children of filtered PIDs join the filter */

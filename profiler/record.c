@@ -166,9 +166,11 @@ static void usage(FILE *out)
 		"      --mode offcpu          time off CPU by the stack where threads blocked;\n"
 		"                             counts are microseconds; time waiting for a CPU\n"
 		"                             while runnable ends in a [runqueue] frame\n"
-		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ):\n"
-		"                             each thread's total is its wall time; off-CPU\n"
-		"                             stacks end in [off-cpu] or [runqueue]\n"
+		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ,\n"
+		"                             and the periods before it that the kernel did not\n"
+		"                             sample while its thread kept the CPU): each\n"
+		"                             thread's total is its wall time; off-CPU stacks\n"
+		"                             end in [off-cpu] or [runqueue]\n"
 		"\n"
 		"targets (default: the whole system):\n"
 		"  -p, --pid PID[,PID...]     processes (all their threads)\n"
@@ -1613,6 +1615,7 @@ static int record_run(struct record *r)
 		.user_only = o->user_only,
 		.kernel_only = o->kernel_only,
 		.include_idle = o->include_idle,
+		.credit_missed = o->mode == MODE_WALL,
 		.filter_pid = o->nr_pids || o->cmd,
 		.filter_tid = o->nr_tids > 0,
 		.follow_forks = o->cmd != NULL,

@@ -71,7 +71,14 @@ struct sampler {
 		(skel)->rodata->unwind_dwarf = (o)->unwind_dwarf;                                  \
 		(skel)->rodata->stack_size = (o)->stack_size;                                      \
 		(skel)->rodata->wakeup_bytes = (o)->ring_bytes / 4;                                \
+		(skel)->rodata->period_ns = period_ns((o)->freq);                                  \
 	} while (0)
+
+/* The kernel's cpu-clock period for sample_freq @freq (perf_swevent_init_hrtimer). */
+static uint64_t period_ns(long freq)
+{
+	return freq > 0 ? MAX(1000000000ULL / (uint64_t)freq, 10000ULL) : 0;
+}
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
@@ -138,6 +145,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		}
 		SET_COMMON_RODATA(s->on, opts);
 		s->on->rodata->include_idle = opts->include_idle;
+		s->on->rodata->credit_missed = opts->credit_missed;
 		s->sets[s->nr_sets] = PROG_SET(s->on, false);
 		size_maps(&s->sets[s->nr_sets++], opts);
 		err = oncpu_bpf__load(s->on);
@@ -161,6 +169,17 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->off->rodata->user_threads_only = opts->user_threads_only;
 		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
 		s->off->rodata->self_pid = getpid();
+		if (opts->credit_missed && s->on) {
+			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
+			s->off->rodata->mark_switches = true;
+			err = bpf_map__reuse_fd(s->off->maps.last_tick,
+						bpf_map__fd(s->on->maps.last_tick));
+			if (err) {
+				pr_err("cannot share map last_tick between the BPF objects: %s\n",
+				       strerror(-err));
+				goto cleanup;
+			}
+		}
 		s->sets[s->nr_sets] = PROG_SET(s->off, true);
 		size_maps(&s->sets[s->nr_sets++], opts);
 		/* about 2 KiB per thread off CPU at once, preallocated as above */

@@ -12,6 +12,35 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/*
+ * Sample periods that passed without a sample while a sampled thread kept its CPU: the
+ * kernel throttled the event (more than kernel.perf_event_max_sample_rate / HZ samples
+ * in a tick, a limit it lowers itself after slow interrupts), or the hypervisor did not
+ * run the vCPU (steal). Wall mode credits those a later sample of the thread ends to
+ * that sample; CPU mode counts samples taken.
+ */
+static void missed_periods(const struct summary *sm)
+{
+	const uint64_t *st = sm->st;
+	uint64_t missed = st[STAT_MISSED_PERIODS], tail = st[STAT_MISSED_TAIL];
+
+	if (!missed && !tail)
+		return;
+	if (sm->mode == MODE_WALL)
+		pr_warn("missed periods: %" PRIu64 " sample periods passed unsampled while the "
+			"thread kept its CPU: %" PRIu64 " credited to the sample that ended them, "
+			"%" PRIu64 " ended by a switch-out (not credited: %.3f s short)\n",
+			missed + tail, missed, tail, tail / (double)sm->freq);
+	else
+		pr_warn("missed periods: %" PRIu64 " sample periods passed unsampled while the "
+			"sampled thread kept its CPU (not counted: --mode cpu counts samples "
+			"taken)\n",
+			missed);
+	pr_hint("the kernel throttles sampling past kernel.perf_event_max_sample_rate (and "
+		"lowers it after slow interrupts: see dmesg), and a VM's CPUs miss periods "
+		"while the host runs others (steal in /proc/stat); a lower -F helps the former\n");
+}
+
 double summary__counts(const struct summary *sm)
 {
 	const uint64_t *st = sm->st;
@@ -30,6 +59,7 @@ double summary__counts(const struct summary *sm)
 			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
 			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
 			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
+	missed_periods(sm);
 	if (sm->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
 			" intervals counted (%.3f s off CPU), %" PRIu64

@@ -245,7 +245,6 @@ static __always_inline void mark_switch(struct task_struct *prev, __u32 prev_tid
 	}
 	t->ts = now;
 	t->tid = next_tid;
-	t->switch_in = 1;
 }
 
 SEC("raw_tp/sched_switch")

@@ -9,7 +9,8 @@
 
 const volatile bool include_idle = false;
 /* --mode wall: a sample weighs the periods since the CPU's last sample or switch-in when
- * its thread kept the CPU all along (the missed periods were its time); else 1 */
+ * its thread kept the CPU all along (the missed periods were its time); else 1. Needs
+ * offcpu's switch marks in map "last_tick". */
 const volatile bool credit_missed = false;
 
 struct scratch {
@@ -25,30 +26,28 @@ struct {
 } scratch_map SEC(".maps");
 
 /*
- * Periods since this CPU's last sample (or, wall mode, @task's switch-in) if @task (@tid)
- * ran on it all along, else 1. The cpu-clock timer fires once per period; when it does
- * not (the kernel throttles the event past kernel.perf_event_max_sample_rate per tick,
- * or the hypervisor did not run the vCPU: steal), the periods in between pass unsampled.
- * The same TID with the same switch count as at the last sample means no switch
- * happened on this CPU since: every one of those periods was @task's.
+ * Wall mode: sample periods since this CPU's last sample or switch, if @tid ran since
+ * (else 1). The cpu-clock timer fires once per period; when it does not (the kernel
+ * throttles the event past kernel.perf_event_max_sample_rate / HZ per tick, or the
+ * hypervisor did not run the vCPU: steal), the periods in between pass unsampled.
+ * offcpu marks every switch in the same map, so finding @tid there means it held the
+ * CPU all along: those periods were its. (Without the marks, cpu mode, a thread that
+ * blocked and woke on the same CPU would look the same: idle periods go unsampled.)
  */
-static __always_inline __u64 periods_since_last(struct task_struct *task, __u32 tid)
+static __always_inline __u64 periods_since_last(__u32 tid)
 {
 	struct last_tick *t;
 	__u32 zero = 0;
-	__u64 now, nsw, n = 1;
+	__u64 now, n = 1;
 
 	t = bpf_map_lookup_elem(&last_tick, &zero);
 	if (!t)
 		return 1;
 	now = bpf_ktime_get_ns();
-	nsw = task->nvcsw + task->nivcsw;
-	if (tid && t->tid == tid && (t->switch_in || t->nsw == nsw))
+	if (tid && t->tid == tid)
 		n = periods_between(t->ts, now);
 	t->ts = now;
-	t->nsw = nsw;
 	t->tid = tid;
-	t->switch_in = 0;
 	return n ? n : 1;
 }
 
@@ -60,14 +59,15 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct count_key key = {};
 	struct scratch *sc;
-	__u64 periods, value;
+	__u64 periods = 1;
 	long n;
 	bool in_kernel;
 
 	/* BTF pointer: its fields are read by plain loads, not bpf_probe_read_kernel() or
 	 * a helper (bpf_get_current_comm() costs a call per sample) */
 	task = bpf_get_current_task_btf();
-	periods = periods_since_last(task, tid);
+	if (credit_missed)
+		periods = periods_since_last(tid);
 	if (tid == 0) {
 		if (!include_idle) {
 			stat_inc(STAT_IDLE);
@@ -79,7 +79,6 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	stat_inc(STAT_SAMPLES);
 	if (periods > 1)
 		stat_add(STAT_MISSED_PERIODS, periods - 1);
-	value = credit_missed ? periods : 1;
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)
@@ -99,7 +98,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		b->hdr.pid = pid;
 		b->hdr.tid = tid;
 		b->hdr.gen = key.gen = current_gen(task);
-		b->hdr.value = value;
+		b->hdr.value = periods;
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && in_kernel)
 			sample_kernel_stack(ctx, b);
@@ -135,7 +134,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		announce(task, pid, key.gen);
 	}
 
-	if (!count_add(&key, value)) {
+	if (!count_add(&key, periods)) {
 		stat_inc(STAT_LOST_COUNTS);
 		return 0;
 	}

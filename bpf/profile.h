@@ -40,8 +40,9 @@ enum scorch_stat {
 	STAT_OFF_UNENDED,     /* switch-out of a thread whose last interval saw no switch-in */
 	STAT_STACK_TOP,       /* copies that ended at the thread's known stack top */
 	STAT_MAPS_CHANGED,    /* SCORCH_EVENT_MAPS sent: executable mappings changed */
-	/* sample periods that passed unsampled while a thread kept its CPU (throttling, steal) */
-	STAT_MISSED_PERIODS,  /* oncpu: ended by a sample of that thread */
+	/* wall mode: sample periods that passed unsampled while a thread kept its CPU
+	 * (throttling, steal) */
+	STAT_MISSED_PERIODS,  /* oncpu: ended by a sample of that thread (credited to it) */
 	STAT_MISSED_TAIL,     /* offcpu, wall mode: ended by its switch-out (no sample) */
 	SCORCH_NR_STATS,
 };

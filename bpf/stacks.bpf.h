@@ -131,15 +131,14 @@ struct {
 } stats SEC(".maps");
 
 /*
- * What the last sample on a CPU saw, or (wall mode) the last switch there: oncpu counts
- * the sample periods its thread missed from it. In wall mode both objects share it
- * (user space gives offcpu oncpu's map); otherwise offcpu's copy is unused.
+ * Wall mode: the last sample or switch on a CPU, from which oncpu counts the sample
+ * periods its thread missed. Both objects share it (user space gives offcpu oncpu's
+ * map); in other modes it is unused.
  */
 struct last_tick {
 	__u64 ts;  /* bpf_ktime_get_ns() */
-	__u64 nsw; /* the thread's voluntary + involuntary context switches (samples) */
 	__u32 tid; /* the thread on the CPU since @ts */
-	__u32 switch_in; /* @ts is @tid's switch-in, not a sample */
+	__u32 pad;
 };
 
 struct {

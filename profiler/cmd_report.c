@@ -593,6 +593,7 @@ static double summary(struct report *r)
 	struct symbolizer_stats ss;
 	uint64_t st[SCORCH_NR_STATS] = {};
 	struct summary sm = {
+		.steal_pct = -1, /* not in captures */
 		.fold = &r->fold,
 		.st = st,
 		.mode = r->fold.mode,

@@ -293,6 +293,8 @@ struct summary {
 	const struct symbolizer_stats *ss; /* NULL: frames were not named (capture only) */
 	const struct perfmaps_stats *js;   /* NULL: no JIT maps line */
 	size_t stacks_written; /* --interval: stacks of the intervals already written */
+	double steal_pct;      /* CPU time the hypervisor gave to others, % (< 0: unknown) */
+	long max_rate_end;     /* kernel.perf_event_max_sample_rate at the end (0: unknown) */
 };
 /* Samples and losses (also with quiet when something was lost). Returns the % lost. */
 double summary__counts(const struct summary *sm);

@@ -90,6 +90,8 @@ struct record_opts {
 
 struct record {
 	struct record_opts opts;
+	/* /proc/stat "cpu" at the attach and the detach, USER_HZ ticks (total 0: unread) */
+	uint64_t cpu_total[2], cpu_steal[2];
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct perfmaps *pm; /* JIT symbol files of the processes seen */
@@ -1453,6 +1455,29 @@ static void report_unwind(struct record *r, const uint64_t *st)
 		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
 }
 
+/* All CPUs' time and its steal from /proc/stat's "cpu" line, in USER_HZ ticks; both 0
+ * when it cannot be read (the steal report is then left out). */
+static void read_cpu_times(uint64_t *total, uint64_t *steal)
+{
+	unsigned long long v[8];
+	char line[256];
+	FILE *f;
+	int i;
+
+	*total = *steal = 0;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) &&
+	    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (i = 0; i < 8; i++)
+			*total += v[i];
+		*steal = v[7];
+	}
+	fclose(f);
+}
+
 /* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
 static double report_summary(struct record *r, const uint64_t *st)
 {
@@ -1476,8 +1501,17 @@ static double report_summary(struct record *r, const uint64_t *st)
 		.ss = o->named ? &ss : NULL,
 		.stacks_written = r->stacks_written,
 		.js = &js,
+		.steal_pct = -1,
 	};
+	struct probe_result pr;
 	double lost_pct;
+
+	if (r->cpu_total[0] && r->cpu_total[1] > r->cpu_total[0] &&
+	    r->cpu_steal[1] >= r->cpu_steal[0])
+		sm.steal_pct = 100.0 * (r->cpu_steal[1] - r->cpu_steal[0]) /
+			       (r->cpu_total[1] - r->cpu_total[0]);
+	if (o->mode != MODE_OFFCPU && !probe__run(PROBE_MAX_RATE, &pr) && pr.value >= 0)
+		sm.max_rate_end = pr.value;
 
 	symbolizer__stats(r->sym, &ss);
 	perfmaps__stats(r->pm, &js);
@@ -1746,6 +1780,7 @@ static int record_run(struct record *r)
 	err = sampler__attach(r->sampler);
 	if (err)
 		goto cleanup;
+	read_cpu_times(&r->cpu_total[0], &r->cpu_steal[0]);
 	timing__mark(&r->startup, "attach");
 	/* kallsyms (~80 ms) while sampling runs, not after the end */
 	err = symbolizer__load_kernel(r->sym);
@@ -1765,6 +1800,7 @@ static int record_run(struct record *r)
 
 	err = record_loop(r, &waitmask);
 	sampler__detach(r->sampler);
+	read_cpu_times(&r->cpu_total[1], &r->cpu_steal[1]);
 	/* samples written between the loop's last read and the detach */
 	if (!err) {
 		sampler__consume(r->sampler, on_event, on_sample, r);

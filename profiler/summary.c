@@ -13,32 +13,41 @@ static double pct(uint64_t part, uint64_t whole)
 }
 
 /*
- * Sample periods that passed without a sample while a sampled thread kept its CPU: the
- * kernel throttled the event (more than kernel.perf_event_max_sample_rate / HZ samples
- * in a tick, a limit it lowers itself after slow interrupts), or the hypervisor did not
- * run the vCPU (steal). Wall mode credits those a later sample of the thread ends to
- * that sample; CPU mode counts samples taken.
+ * Sample periods the kernel did not deliver: it throttles the cpu-clock event past
+ * kernel.perf_event_max_sample_rate / HZ samples in a tick (a limit it lowers itself
+ * after slow interrupts), and a VM's CPUs miss periods while the hypervisor runs
+ * something else (steal). Wall mode credits those a thread's later sample ends to that
+ * sample and counts the rest; cpu mode counts samples taken, as perf does: /proc/stat's
+ * steal and the limit at the end say how much to expect.
  */
 static void missed_periods(const struct summary *sm)
 {
 	const uint64_t *st = sm->st;
 	uint64_t missed = st[STAT_MISSED_PERIODS], tail = st[STAT_MISSED_TAIL];
+	bool wall = sm->mode == MODE_WALL;
+	bool throttled = sm->max_rate_end > 0 && sm->max_rate_end < sm->freq;
+	bool steal = sm->steal_pct >= 1.0;
 
-	if (!missed && !tail)
+	if (sm->mode == MODE_OFFCPU)
 		return;
-	if (sm->mode == MODE_WALL)
+	if (missed || tail)
 		pr_warn("missed periods: %" PRIu64 " sample periods passed unsampled while the "
 			"thread kept its CPU: %" PRIu64 " credited to the sample that ended them, "
 			"%" PRIu64 " ended by a switch-out (not credited: %.3f s short)\n",
 			missed + tail, missed, tail, tail / (double)sm->freq);
-	else
-		pr_warn("missed periods: %" PRIu64 " sample periods passed unsampled while the "
-			"sampled thread kept its CPU (not counted: --mode cpu counts samples "
-			"taken)\n",
-			missed);
-	pr_hint("the kernel throttles sampling past kernel.perf_event_max_sample_rate (and "
-		"lowers it after slow interrupts: see dmesg), and a VM's CPUs miss periods "
-		"while the host runs others (steal in /proc/stat); a lower -F helps the former\n");
+	if (throttled)
+		pr_warn("throttled: kernel.perf_event_max_sample_rate fell to %ld during the "
+			"recording (-F %ld): past that rate the kernel drops samples, tick by "
+			"tick, on each CPU%s\n",
+			sm->max_rate_end, sm->freq,
+			wall ? "" : " (not counted: --mode cpu counts samples taken)");
+	if (steal)
+		pr_warn("steal: the hypervisor ran something else on these CPUs for %.1f%% of the "
+			"recording (/proc/stat); periods then went unsampled%s\n",
+			sm->steal_pct, wall ? "" : " (--mode cpu counts samples taken)");
+	if (throttled)
+		pr_hint("the kernel lowers the limit after slow sample interrupts (dmesg: "
+			"'perf: interrupt took too long'): a lower -F avoids it\n");
 }
 
 double summary__counts(const struct summary *sm)

@@ -88,10 +88,16 @@ struct record_opts {
 	struct flamegraph_opts fg;
 };
 
+/* /proc/stat's "cpu" line, USER_HZ ticks of all CPUs (read_cpu_ticks()) */
+struct cpu_ticks {
+	uint64_t idle; /* idle + iowait */
+	uint64_t steal;
+	uint64_t total;
+};
+
 struct record {
 	struct record_opts opts;
-	/* /proc/stat "cpu" at the attach and the detach, USER_HZ ticks (total 0: unread) */
-	uint64_t cpu_total[2], cpu_steal[2];
+	struct cpu_ticks cpu_at[2]; /* at the attach and the detach (total 0: unread) */
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct perfmaps *pm; /* JIT symbol files of the processes seen */
@@ -1233,13 +1239,14 @@ static int reap_exited(struct record *r)
 	return 0;
 }
 
-/* idle + iowait ticks of all CPUs so far (/proc/stat); false when unreadable. */
-static bool read_idle_ticks(uint64_t *ticks)
+/* Ticks (USER_HZ) of all CPUs so far from /proc/stat's "cpu" line; false when
+ * unreadable. @idle: idle + iowait; @total: every field up to steal. */
+static bool read_cpu_ticks(struct cpu_ticks *t)
 {
-	unsigned long long v[5];
+	unsigned long long v[8] = {};
 	char buf[256];
 	ssize_t n;
-	int fd;
+	int fd, i;
 
 	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -1249,10 +1256,15 @@ static bool read_idle_ticks(uint64_t *ticks)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	/* cpu  user nice system idle iowait ... */
-	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5)
+	/* cpu  user nice system idle iowait irq softirq steal ... */
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) < 5)
 		return false;
-	*ticks = v[3] + v[4];
+	t->idle = v[3] + v[4];
+	t->steal = v[7];
+	t->total = 0;
+	for (i = 0; i < 8; i++)
+		t->total += v[i];
 	return true;
 }
 
@@ -1266,6 +1278,7 @@ static bool read_idle_ticks(uint64_t *ticks)
 static void idle_update(struct record *r)
 {
 	double now, elapsed;
+	struct cpu_ticks ct;
 	uint64_t ticks;
 
 	if (!r->pending_exits && !r->pending_replaced) {
@@ -1276,10 +1289,11 @@ static void idle_update(struct record *r)
 	elapsed = now - r->idle_at;
 	if (r->idle_at && elapsed < IDLE_WINDOW_SEC)
 		return; /* too short for clock ticks: the last verdict stands */
-	if (!read_idle_ticks(&ticks)) {
+	if (!read_cpu_ticks(&ct)) {
 		r->idle_lately = true; /* unknown counts as idle */
 		return;
 	}
+	ticks = ct.idle;
 	if (!r->idle_at) {
 		r->idle_lately = false;
 		r->idle_ticks = ticks;
@@ -1455,29 +1469,6 @@ static void report_unwind(struct record *r, const uint64_t *st)
 		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
 }
 
-/* All CPUs' time and its steal from /proc/stat's "cpu" line, in USER_HZ ticks; both 0
- * when it cannot be read (the steal report is then left out). */
-static void read_cpu_times(uint64_t *total, uint64_t *steal)
-{
-	unsigned long long v[8];
-	char line[256];
-	FILE *f;
-	int i;
-
-	*total = *steal = 0;
-	f = fopen("/proc/stat", "re");
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f) &&
-	    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7]) == 8) {
-		for (i = 0; i < 8; i++)
-			*total += v[i];
-		*steal = v[7];
-	}
-	fclose(f);
-}
-
 /* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
 static double report_summary(struct record *r, const uint64_t *st)
 {
@@ -1506,10 +1497,10 @@ static double report_summary(struct record *r, const uint64_t *st)
 	struct probe_result pr;
 	double lost_pct;
 
-	if (r->cpu_total[0] && r->cpu_total[1] > r->cpu_total[0] &&
-	    r->cpu_steal[1] >= r->cpu_steal[0])
-		sm.steal_pct = 100.0 * (r->cpu_steal[1] - r->cpu_steal[0]) /
-			       (r->cpu_total[1] - r->cpu_total[0]);
+	if (r->cpu_at[0].total && r->cpu_at[1].total > r->cpu_at[0].total &&
+	    r->cpu_at[1].steal >= r->cpu_at[0].steal)
+		sm.steal_pct = 100.0 * (r->cpu_at[1].steal - r->cpu_at[0].steal) /
+			       (r->cpu_at[1].total - r->cpu_at[0].total);
 	if (o->mode != MODE_OFFCPU && !probe__run(PROBE_MAX_RATE, &pr) && pr.value >= 0)
 		sm.max_rate_end = pr.value;
 
@@ -1780,7 +1771,7 @@ static int record_run(struct record *r)
 	err = sampler__attach(r->sampler);
 	if (err)
 		goto cleanup;
-	read_cpu_times(&r->cpu_total[0], &r->cpu_steal[0]);
+	read_cpu_ticks(&r->cpu_at[0]);
 	timing__mark(&r->startup, "attach");
 	/* kallsyms (~80 ms) while sampling runs, not after the end */
 	err = symbolizer__load_kernel(r->sym);
@@ -1800,7 +1791,7 @@ static int record_run(struct record *r)
 
 	err = record_loop(r, &waitmask);
 	sampler__detach(r->sampler);
-	read_cpu_times(&r->cpu_total[1], &r->cpu_steal[1]);
+	read_cpu_ticks(&r->cpu_at[1]);
 	/* samples written between the loop's last read and the detach */
 	if (!err) {
 		sampler__consume(r->sampler, on_event, on_sample, r);

@@ -6,8 +6,6 @@
 
 #include "symbolize-private.h"
 
-#define DELETED_SUFFIX " (deleted)"
-
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -64,6 +64,9 @@ enum {
 	MAP_PERM_SHARED = 1 << 3,
 };
 
+/* what the kernel appends to the path of a file deleted since it was mapped */
+#define DELETED_SUFFIX " (deleted)"
+
 struct map_entry {
 	uint64_t start, end, pgoff;
 	uint64_t inode;

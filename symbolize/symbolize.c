@@ -523,7 +523,11 @@ static int stat_by_path(const struct map_entry *e, struct stat *st)
 /*
  * An O_PATH descriptor of the file behind mapping @e of @pid: the map_files magic link
  * (the very file mapped, even deleted or in another mount namespace), else the path
- * resolved inside the process's root without following any symlink. Returns fd or -errno.
+ * resolved inside the process's root without following any symlink; a process gone
+ * (its mappings known from the kernel's mmap records) leaves the path resolved from
+ * scorch's own root. A path is taken only when it names the mapped inode (not the
+ * device: stat() reports another one than the mapping on btrfs and overlayfs).
+ * Returns fd or -errno.
  */
 static int open_mapped(pid_t pid, const struct map_entry *e)
 {
@@ -534,19 +538,24 @@ static int open_mapped(pid_t pid, const struct map_entry *e)
 	char buf[64];
 	struct stat st;
 	int fd, rootfd = -1, err;
+	bool gone = false;
 
 	map_files_path(buf, sizeof(buf), pid, e);
 	fd = open(buf, O_PATH | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	err = -errno;
-	if (e->deleted)
+	if (e->deleted || e->path[0] != '/')
 		return err;
 	snprintf(buf, sizeof(buf), "/proc/%d/root", (int)pid);
 	rootfd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return err;
-	fd = syscall(SYS_openat2, rootfd, e->path, &how, sizeof(how));
+	if (rootfd < 0) {
+		if (errno != ENOENT && errno != ESRCH)
+			return err;
+		gone = true;
+		how.resolve = RESOLVE_NO_SYMLINKS;
+	}
+	fd = syscall(SYS_openat2, gone ? AT_FDCWD : rootfd, e->path, &how, sizeof(how));
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;
@@ -558,7 +567,8 @@ static int open_mapped(pid_t pid, const struct map_entry *e)
 		err = -ESTALE;
 	}
 cleanup:
-	close(rootfd);
+	if (rootfd >= 0)
+		close(rootfd);
 	return fd >= 0 ? fd : err;
 }
 
@@ -1003,50 +1013,23 @@ static int maps_merge(struct proc_map **maps, size_t *n, const struct proc_map *
 	return 0;
 }
 
-int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
+/*
+ * Makes @ents[0..nr) the mappings of (@pid, @gen), merged with what an earlier snapshot
+ * of it saw (see symbolizer__snapshot_gen). Returns 0 or -ENOMEM.
+ */
+static int snapshot_install(struct symbolizer *s, pid_t pid, uint64_t gen,
+			    const struct map_entry *ents, size_t nr)
 {
-	struct map_entry *ents = NULL;
-	struct proc_map *maps = NULL;
+	struct proc_map *maps;
 	struct proc *p;
-	size_t nr = 0, bad = 0, i, n = 0, len;
-	char *text = NULL, path[32];
+	size_t i, n = 0;
 	uint64_t start_time;
 	bool sorted = true;
 	int err;
 
-	if (s->offline) {
-		/* only imported images exist: an unknown one is missing, not read from here */
-		if (proc_find(s, pid, gen))
-			return 0;
-		s->st.procs_missing++;
-		return proc_add(s, pid, gen, &p) ?: -ESRCH;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = file__read_bounded(AT_FDCWD, path, MAPS_MAX_BYTES, &text, &len);
-	if (err) {
-		if (err == -ENOMEM)
-			goto cleanup;
-		pr_debug("symbolize: cannot read %s: %s\n", path, strerror(-err));
-		if (err == -ENOENT)
-			err = -ESRCH;
-		/* keep what an earlier snapshot saw: the process may have just exited */
-		if (proc_find(s, pid, gen))
-			goto cleanup;
-		s->st.procs_missing++;
-		if (proc_add(s, pid, gen, &p))
-			err = -ENOMEM;
-		goto cleanup;
-	}
-	err = maps__parse(text, len, s->strs, &ents, &nr, &bad);
-	if (err)
-		goto cleanup;
-	if (bad)
-		pr_debug("symbolize: %s: %zu malformed lines skipped\n", path, bad);
 	maps = calloc(nr + 1, sizeof(*maps));
-	if (!maps) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	if (!maps)
+		return -ENOMEM;
 	p = proc_find(s, pid, gen);
 	for (i = 0; i < nr; i++) {
 		err = proc_map_init(s, pid, &ents[i], p, &maps[n]);
@@ -1084,8 +1067,93 @@ int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 	maps = NULL;
 cleanup:
 	free(maps);
+	return err;
+}
+
+int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
+{
+	struct map_entry *ents = NULL;
+	struct proc *p;
+	size_t nr = 0, bad = 0, len;
+	char *text = NULL, path[32];
+	int err;
+
+	if (s->offline) {
+		/* only imported images exist: an unknown one is missing, not read from here */
+		if (proc_find(s, pid, gen))
+			return 0;
+		s->st.procs_missing++;
+		return proc_add(s, pid, gen, &p) ?: -ESRCH;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = file__read_bounded(AT_FDCWD, path, MAPS_MAX_BYTES, &text, &len);
+	if (err) {
+		if (err == -ENOMEM)
+			goto cleanup;
+		pr_debug("symbolize: cannot read %s: %s\n", path, strerror(-err));
+		if (err == -ENOENT)
+			err = -ESRCH;
+		/* keep what an earlier snapshot saw: the process may have just exited */
+		if (proc_find(s, pid, gen))
+			goto cleanup;
+		s->st.procs_missing++;
+		if (proc_add(s, pid, gen, &p))
+			err = -ENOMEM;
+		goto cleanup;
+	}
+	err = maps__parse(text, len, s->strs, &ents, &nr, &bad);
+	if (err)
+		goto cleanup;
+	if (bad)
+		pr_debug("symbolize: %s: %zu malformed lines skipped\n", path, bad);
+	err = snapshot_install(s, pid, gen, ents, nr);
+cleanup:
 	free(ents);
 	free(text);
+	return err;
+}
+
+int symbolizer__snapshot_vmas(struct symbolizer *s, pid_t pid, uint64_t gen,
+			      const struct symbolizer_vma *v, size_t n)
+{
+	struct map_entry *ents;
+	size_t i, len;
+	int err;
+
+	ents = calloc(n + 1, sizeof(*ents));
+	if (!ents)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct map_entry *e = &ents[i];
+
+		if (v[i].end <= v[i].start) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		*e = (struct map_entry){
+			.start = v[i].start,
+			.end = v[i].end,
+			.pgoff = v[i].pgoff,
+			.inode = v[i].inode,
+			.dev_major = v[i].dev_major,
+			.dev_minor = v[i].dev_minor,
+			.perms = MAP_PERM_R | (v[i].exec ? MAP_PERM_X : 0),
+		};
+		len = strlen(v[i].path);
+		if (len > strlen(DELETED_SUFFIX) &&
+		    !strcmp(v[i].path + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX)) {
+			len -= strlen(DELETED_SUFFIX);
+			e->deleted = true;
+		}
+		e->path = strset__intern_len(s->strs, v[i].path, len);
+		if (!e->path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	err = snapshot_install(s, pid, gen, ents, n);
+cleanup:
+	free(ents);
 	return err;
 }
 

@@ -144,6 +144,32 @@ int symbolizer__snapshot_copy(struct symbolizer *s, pid_t pid, uint64_t gen, pid
 			      uint64_t from_gen);
 
 /*
+ * A mapping as the kernel describes it in a perf mmap record (or a maps line): @path
+ * the file's path as the process sees it (kernel d_path: may end in " (deleted)"),
+ * "[vdso]" and such for special mappings, "" for anonymous memory; @dev_major,
+ * @dev_minor and @inode the mapped file's; @exec whether it is executable.
+ */
+struct symbolizer_vma {
+	uint64_t start, end, pgoff;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	bool exec;
+	const char *path; /* copied (interned) by the call */
+};
+
+/*
+ * symbolizer__snapshot_gen() with the mappings @v[0..n) given instead of read from
+ * /proc/PID/maps (they must not overlap; any order). Files are found as a snapshot finds them (one
+ * stat() of the path for a file parsed already); a file new to the symbolizer is opened through
+ * /proc/PID/map_files or inside the process's root while @pid lives, else by its path from scorch's
+ * own root (no symlink followed), used only if it is the mapped inode and device. Merges with an
+ * earlier snapshot of (@pid, @gen) as a second snapshot does. Returns 0, -EINVAL (a mapping with
+ * end <= start), -ENOMEM.
+ */
+int symbolizer__snapshot_vmas(struct symbolizer *s, pid_t pid, uint64_t gen,
+			      const struct symbolizer_vma *v, size_t n);
+
+/*
  * What the snapshot of (@pid, @gen) holds that only a JIT resolver can name: anonymous
  * executable memory (SYMBOLIZER_JIT_ANON: symbolizer__user_gen() asks jit_lookup there,
  * and for addresses outside every mapping) and jitdump files mapped for perf to see

@@ -907,6 +907,78 @@ static void test_copy(void)
 }
 
 /*
+ * symbolizer__snapshot_vmas(): mappings given (as the kernel's mmap records give them),
+ * the process gone before the snapshot: its files are opened by path from here and
+ * taken only when the path names the mapped inode; a deleted file is not looked for.
+ */
+static void test_vmas(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct strset *strs = strset__new();
+	struct symbolizer_vma v[64], bad;
+	struct map_entry *ents = NULL;
+	size_t nr = 0, nbad = 0, len, i, n = 0;
+	char path[64], *text = NULL;
+	struct fixture fx;
+	struct frame fr;
+
+	CHECK(s && strs);
+	fixture_start("symfix-pie", &fx);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)fx.pid);
+	CHECK(!file__read_bounded(AT_FDCWD, path, 1 << 20, &text, &len));
+	CHECK(!maps__parse(text, len, strs, &ents, &nr, &nbad));
+	fixture_stop(&fx);
+	for (i = 0; i < nr && n < 64; i++) {
+		if (!(ents[i].perms & MAP_PERM_X))
+			continue;
+		v[n++] = (struct symbolizer_vma){
+			.start = ents[i].start,
+			.end = ents[i].end,
+			.pgoff = ents[i].pgoff,
+			.inode = ents[i].inode,
+			.dev_major = ents[i].dev_major,
+			.dev_minor = ents[i].dev_minor,
+			.exec = true,
+			.path = ents[i].path,
+		};
+	}
+	CHECK(n >= 3);
+	CHECK(kill(fx.pid, 0) && errno == ESRCH);
+	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 3, v, n));
+	CHECK(symbolizer__user_gen(s, fx.pid, 3, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	CHECK(symbolizer__user_gen(s, fx.pid, 3, fx.lib_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_lib_func");
+	/* another inode at the library's path (replaced since): not taken */
+	for (i = 0; i < n; i++) {
+		if (v[i].start <= fx.lib_func && fx.lib_func < v[i].end) {
+			v[i].inode++;
+			break;
+		}
+	}
+	CHECK(i < n);
+	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 4, v, n));
+	CHECK(symbolizer__user_gen(s, fx.pid, 4, fx.lib_func, false, &fr, 1) == 1);
+	CHECK(fr.kind == FRAME_MODULE && ends_with(fr.name, "libsymfix.so]"));
+	CHECK(symbolizer__user_gen(s, fx.pid, 4, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	/* deleted since it was mapped: never opened by a path that names another file */
+	bad = v[i];
+	bad.inode--;
+	snprintf(path, sizeof(path), "%s (deleted)", v[i].path);
+	bad.path = path;
+	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 5, &bad, 1));
+	CHECK(symbolizer__user_gen(s, fx.pid, 5, fx.lib_func, false, &fr, 1) == 1);
+	CHECK(fr.kind == FRAME_MODULE);
+	bad.end = bad.start;
+	CHECK(symbolizer__snapshot_vmas(s, fx.pid, 6, &bad, 1) == -EINVAL);
+	free(ents);
+	free(text);
+	strset__free(strs);
+	symbolizer__free(s);
+}
+
+/*
  * libsymfix.so, for copies with build-ids of their own: loaded (*@h, to dlclose), its bytes
  * returned (*@len; malloc'ed), with the offset of symfix_lib_func from its load base (*@off)
  * and of its GNU build-id note (*@bid: the build-id is at *@bid + 16).
@@ -1118,6 +1190,7 @@ int main(int argc, char **argv)
 	test_refresh();
 	test_gen();
 	test_copy();
+	test_vmas();
 	test_evict();
 	test_deferred();
 	test_jit();

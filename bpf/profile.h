@@ -146,6 +146,10 @@ struct scorch_event {
 	__u32 ppid;
 	__u32 pad;
 	__u64 pgen;
+	/* when it was sent (bpf_ktime_get_ns(): CLOCK_MONOTONIC): for SCORCH_EVENT_NEW and
+	 * SCORCH_EVENT_MAPS, a time at which the image was running, to find it among the
+	 * kernel's mmap records (profiler/sideband.c) */
+	__u64 ts;
 };
 
 /*

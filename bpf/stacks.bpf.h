@@ -21,6 +21,10 @@ const volatile __u32 stack_size = 16384; /* bytes copied from sp, <= SCORCH_MAX_
 const volatile __u64 wakeup_bytes = 0;
 /* the cpu-clock event's period: 1e9 / -F, at least 10 us (perf_swevent_init_hrtimer) */
 const volatile __u64 period_ns = 0;
+/* the kernel's mmap records are read from this time on (CLOCK_MONOTONIC ns; 0: not at
+ * all) by a process in the mount namespace @sideband_mntns (profiler/sideband.c) */
+const volatile __u64 sideband_since = 0;
+const volatile __u32 sideband_mntns = 0;
 
 /* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
 struct {
@@ -276,6 +280,7 @@ static __always_inline void emit_from(__u32 type, __u32 pid, __u64 gen, __u32 pp
 	e->ppid = ppid;
 	e->pad = 0;
 	e->pgen = pgen;
+	e->ts = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, flags);
 }
 
@@ -317,6 +322,24 @@ static __always_inline void fork_parent(struct task_struct *cur, __u64 exec_vm, 
 }
 
 /*
+ * Is the current image of @cur's process known from the kernel's mmap records alone?
+ * Its process was forked after they were first read and has exec'd since (exec bumps
+ * self_exec_id past the parent_exec_id fork set), so every executable mapping of the
+ * image is on record, and its files are found under the same paths as user space's
+ * (same mount namespace) after it exits. Then nothing about it needs reading while it
+ * lives, and its notifications need not wake user space.
+ */
+static __always_inline bool sideband_covers(struct task_struct *cur)
+{
+	struct task_struct *leader = cur->group_leader;
+
+	if (!sideband_since || leader->start_time <= sideband_since ||
+	    leader->self_exec_id == leader->parent_exec_id)
+		return false;
+	return BPF_CORE_READ(cur, nsproxy, mnt_ns, ns.inum) == sideband_mntns;
+}
+
+/*
  * Tells user space, once per process image, to read its mappings while it lives, and
  * again when its executable mappings have changed since (struct proc_state). @cur is
  * the current task (a BTF pointer), @pid and @gen its process and image.
@@ -339,7 +362,8 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 			known->exec_vm = exec_vm;
 			known->next_ns = now + SCORCH_MAPS_EVENT_NS;
 			stat_inc(STAT_MAPS_CHANGED);
-			emit(SCORCH_EVENT_MAPS, pid, gen, BPF_RB_FORCE_WAKEUP);
+			emit(SCORCH_EVENT_MAPS, pid, gen,
+			     sideband_covers(cur) ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 			return;
 		}
 		/* exec: a new image under the same PID; the old one can run no more (exec
@@ -357,6 +381,10 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 				stat_inc(STAT_PROCS_FULL);
 			return;
 		}
+	}
+	if (sideband_covers(cur)) {
+		emit(SCORCH_EVENT_NEW, pid, gen, BPF_RB_NO_WAKEUP);
+		return;
 	}
 	fork_parent(cur, exec_vm, &ppid, &pgen);
 	emit_from(SCORCH_EVENT_NEW, pid, gen, ppid, pgen, BPF_RB_FORCE_WAKEUP);

@@ -84,6 +84,11 @@ int parse__double(const char *s, double min, double max, double *out);
  */
 bool path__is_jitdump(const char *path, size_t len);
 
+/* Parses a CPU list file such as /sys/devices/system/cpu/online ("0-3,5") into
+ * @online[0..nr) (set to true; CPUs >= @nr ignored). Returns 0, -EINVAL (malformed),
+ * -errno of the read. */
+int cpu_list__parse(const char *path, bool *online, int nr);
+
 /*
  * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout).
  * An existing device or FIFO (/dev/null) is written in place. For a regular

@@ -144,3 +144,38 @@ bool path__is_jitdump(const char *path, size_t len)
 			return false;
 	return true;
 }
+
+int cpu_list__parse(const char *path, bool *online, int nr)
+{
+	char *buf = NULL, *p, *end;
+	size_t len;
+	long a, b;
+	int err;
+
+	err = file__read_bounded(AT_FDCWD, path, 64 * 1024, &buf, &len);
+	if (err)
+		return err;
+	for (p = buf; *p && *p != '\n';) {
+		errno = 0;
+		a = strtol(p, &end, 10);
+		if (end == p || errno || a < 0)
+			goto bad;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || errno || b < a)
+				goto bad;
+		}
+		for (; a <= b && a < nr; a++)
+			online[a] = true;
+		p = *end == ',' ? end + 1 : end;
+		if (end == p && *p && *p != '\n')
+			goto bad;
+	}
+	free(buf);
+	return 0;
+bad:
+	free(buf);
+	return -EINVAL;
+}

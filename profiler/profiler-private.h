@@ -19,6 +19,56 @@ struct out_file;
 struct perfmaps;
 struct perfmaps_stats;
 
+/* ---- sideband.c: the kernel's records of fork, exec and executable mmaps ---- */
+
+/*
+ * One dummy perf event per online CPU records every fork, exec and executable mmap
+ * of the system (as perf record's side-band, without the samples): a process image
+ * begun after sideband__open() is known from them alone, so it needs no read of
+ * /proc/PID/maps, names its mappings even after it exits or execs again, and maps
+ * added later (ld.so loading libc after the first sample) come without another read.
+ * Times are CLOCK_MONOTONIC ns, as bpf_ktime_get_ns().
+ */
+struct sideband;
+struct sideband_stats {
+	uint64_t records;	 /* read */
+	uint64_t lost;		 /* lost by the kernel (its rings full) */
+	uint64_t lost_records;	 /* PERF_RECORD_LOST: each marks the images then running */
+	uint64_t rings_full;	 /* drains that found a ring too full to be sure: the same */
+	uint64_t bad;		 /* malformed records skipped */
+	uint64_t execs, forks;	 /* images begun */
+	uint64_t mmaps;		 /* executable mappings recorded in a known image */
+	uint64_t mmaps_unknown;	 /* of processes begun before the events were opened */
+	uint64_t lookups;	 /* sideband__image() answers ... */
+	uint64_t lookups_missed; /* ... and not (begun before, or records lost) */
+};
+
+/*
+ * Opens the events, @ring_bytes of ring each (a power of 2, >= a page); user space is
+ * woken (the fds poll readable) when a quarter of one waits. Returns 0, -errno of
+ * perf_event_open or mmap (the caller goes on without: /proc is read instead).
+ */
+int sideband__open(size_t ring_bytes, struct sideband **out);
+/* When the events were enabled (CLOCK_MONOTONIC ns): a process forked later and exec'd
+ * since is on record whole (but for records lost). */
+uint64_t sideband__since(const struct sideband *sb);
+void sideband__free(struct sideband *sb);
+/* The fds to poll (0 for a NULL @sb). */
+int sideband__nr_fds(const struct sideband *sb);
+int sideband__fd(const struct sideband *sb, int i);
+/* Reads and applies every record written so far (NULL @sb: nothing). 0 or -ENOMEM. */
+int sideband__drain(struct sideband *sb);
+/*
+ * The executable mappings of the image @pid was running at @ts, as recorded up to the
+ * last drain: *@v[0..*@n) (sorted, not overlapping; paths as the kernel wrote them:
+ * "" anonymous), valid until the next sideband__drain(). Returns 0, or -ENOENT when
+ * that image is not known completely (begun before the events were opened, or records
+ * lost while it ran): read /proc instead.
+ */
+int sideband__image(struct sideband *sb, pid_t pid, uint64_t ts, const struct symbolizer_vma **v,
+		    size_t *n);
+void sideband__stats(const struct sideband *sb, struct sideband_stats *st);
+
 /* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
 
 struct sampler;
@@ -49,6 +99,11 @@ struct sampler_opts {
 	bool unwind_dwarf;
 	uint32_t stack_size;     /* bytes of stack copied from sp (multiple of 8) */
 	uint32_t ring_bytes;     /* size of the sample ring buffer (power of 2, >= 4096) */
+	/* the kernel's mmap records are read from this time on (sideband__since()) by a
+	 * process in mount namespace @sideband_mntns: the images they cover announce
+	 * themselves without waking user space (0: no side-band) */
+	uint64_t sideband_since;
+	uint32_t sideband_mntns;
 };
 
 /* Opens, configures and loads the BPF object. Returns 0 or -errno (logged, with hints). */
@@ -127,22 +182,24 @@ int sampler__stats(struct sampler *s, uint64_t *stats);
 /* ---- procs.c: the process images (pid, gen) a recording has seen ---- */
 
 enum proc_flags {
-	PROC_SNAPPED = 1 << 0,  /* its mappings were read while it lived */
-	PROC_MISSING = 1 << 1,  /* it was gone before they could be read */
-	PROC_EXITED = 1 << 2,   /* it exited; its counts wait to be reaped */
+	PROC_SNAPPED = 1 << 0,	/* its mappings were read while it lived */
+	PROC_MISSING = 1 << 1,	/* it was gone before they could be read */
+	PROC_EXITED = 1 << 2,	/* it exited; its counts wait to be reaped */
 	PROC_RELEASED = 1 << 3, /* reaped: its counts are symbolized, its mappings dropped */
 	PROC_REPLACED = 1 << 4, /* ended by an exec: the PID lives on in a new image */
+	PROC_SIDEBAND = 1 << 5, /* its mappings came from the kernel's mmap records */
 };
 
 struct proc_entry {
 	pid_t pid; /* > 0 */
 	uint32_t flags;
 	uint64_t gen;
+	uint64_t ts; /* PROC_SIDEBAND: a time it ran at (its SCORCH_EVENT_NEW's) */
 };
 
 /*
  * A hash table of proc_entry by (pid, gen). Entries are never removed: a released
- * process keeps 16 bytes, which stops a late count of it from being symbolized
+ * process keeps 24 bytes, which stops a late count of it from being symbolized
  * with the mappings of a process that reused its PID.
  */
 struct proctab;
@@ -290,6 +347,9 @@ struct summary {
 	uint64_t max_stacks;
 	uint64_t procs_seen, procs_released, procs_held_max, procs_missing;
 	uint64_t procs_copied;		   /* snapshots copied from the parent's (0: not known) */
+	uint64_t procs_sideband;	   /* mappings from the kernel's mmap records */
+	uint64_t procs_read;		   /* mappings read from /proc/PID/maps */
+	const struct sideband_stats *sbs;  /* NULL: no side-band events */
 	const struct symbolizer_stats *ss; /* NULL: frames were not named (capture only) */
 	const struct perfmaps_stats *js;   /* NULL: no JIT maps line */
 	size_t stacks_written; /* --interval: stacks of the intervals already written */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,9 @@
 #define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define MAX_OUTPUTS 16
+/* each CPU's ring of fork/exec/mmap records (~1.5 KiB a dynamically linked process): a
+ * quarter of it wakes scorch */
+#define SIDEBAND_RING_BYTES (512 * 1024)
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
 enum unwind_mode {
@@ -99,6 +103,7 @@ struct record {
 	struct record_opts opts;
 	struct cpu_ticks cpu_at[2]; /* at the attach and the detach (total 0: unread) */
 	struct sampler *sampler;
+	struct sideband *sb; /* NULL: every new process's maps are read from /proc */
 	struct symbolizer *sym;
 	struct perfmaps *pm; /* JIT symbol files of the processes seen */
 	struct unwinder *unw; /* --unwind dwarf */
@@ -146,6 +151,8 @@ struct record {
 	uint64_t procs_released; /* reaped during the recording */
 	uint64_t procs_held;     /* snapshotted and not released, now ... */
 	uint64_t procs_held_max; /* ... and at most */
+	uint64_t procs_sideband; /* named from the kernel's mmap records (no /proc read) */
+	uint64_t procs_read;	 /* named from /proc/PID/maps, read when first seen */
 	uint64_t reaped_counts;  /* count keys taken out early */
 	double elapsed;
 	struct timing startup, finish; /* --timing */
@@ -802,11 +809,34 @@ static void on_interval(struct record *r, const struct scorch_interval *iv);
  * code, a jitdump mapped): read its maps again, reusing the files already parsed, and
  * look for a new jitdump. A process gone meanwhile keeps its snapshot.
  */
-static void maps_changed(struct record *r, struct proc_entry *p)
+/*
+ * The mappings of (@pid, @gen), the image running at @ts, from the kernel's mmap
+ * records read so far: 0, -ENOENT (not known completely: read /proc), -ENOMEM.
+ */
+static int sideband_snapshot(struct record *r, pid_t pid, uint64_t gen, uint64_t ts)
 {
+	const struct symbolizer_vma *v;
+	size_t n;
 	int err;
 
-	err = symbolizer__snapshot_gen(r->sym, p->pid, p->gen);
+	if (!r->sb)
+		return -ENOENT;
+	err = sideband__drain(r->sb);
+	if (!err)
+		err = sideband__image(r->sb, pid, ts, &v, &n);
+	if (!err)
+		err = symbolizer__snapshot_vmas(r->sym, pid, gen, v, n);
+	return err;
+}
+
+static void maps_changed(struct record *r, struct proc_entry *p)
+{
+	int err = -ENOENT;
+
+	if (p->flags & PROC_SIDEBAND)
+		err = sideband_snapshot(r, p->pid, p->gen, p->ts);
+	if (err && err != -ENOMEM)
+		err = symbolizer__snapshot_gen(r->sym, p->pid, p->gen);
 	if (err == -ENOMEM) {
 		r->err = err;
 		return;
@@ -834,6 +864,12 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	if (e->type == SCORCH_EVENT_EXIT || e->type == SCORCH_EVENT_REPLACED) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
+			/* what it mapped since the last notice (no read while it lived) */
+			if ((p->flags & PROC_SIDEBAND) &&
+			    sideband_snapshot(r, p->pid, p->gen, p->ts) == -ENOMEM) {
+				r->err = -ENOMEM;
+				return;
+			}
 			p->flags |= PROC_EXITED;
 			/* images replaced by exec wait for the periodic reap: they must not
 			 * double the reaps of fork+exec loads (each reap reads every count) */
@@ -866,18 +902,27 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	if (p->flags & (PROC_SNAPPED | PROC_MISSING))
 		return; /* announced by both programs (wall mode) */
 	r->procs_seen++;
-	/* a child that has not exec'd since its fork has its parent's mappings: copied
-	 * (no /proc read; its maps may show the next image already); else read the maps
-	 * while the process is alive: after exit or exec they are gone */
-	err = -ENOENT;
-	if (e->type == SCORCH_EVENT_NEW && e->ppid)
+	/* an image begun during the recording is known from the kernel's mmap records
+	 * (sideband.c); else a child that has not exec'd since its fork has its parent's
+	 * mappings: copied (no /proc read; its maps may show the next image already); else
+	 * read the maps while the process is alive: after exit or exec they are gone */
+	err = sideband_snapshot(r, e->pid, e->gen, e->ts);
+	if (!err) {
+		p->flags |= PROC_SIDEBAND;
+		p->ts = e->ts;
+		r->procs_sideband++;
+	} else if (err != -ENOMEM && e->type == SCORCH_EVENT_NEW && e->ppid) {
 		err = symbolizer__snapshot_copy(r->sym, e->pid, e->gen, e->ppid, e->pgen);
+	}
 	if (err == -ENOMEM) {
 		r->err = err;
 		return;
 	}
-	if (err)
+	if (err) {
 		err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
+		if (!err)
+			r->procs_read++;
+	}
 	/* a runtime's perf map or jitdump: found now, read as it grows; looked for later
 	 * (sweeps, new executable mappings) when nothing mapped needs one, as for most
 	 * processes: a look (ns stat, open under /proc/PID/root, a second maps read) was
@@ -1327,12 +1372,14 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	double start = now_sec(), deadline = start + o->duration;
 	int nfds = 0, first_pid, n, err = 0;
 
-	pfds = calloc(2 + nr_targets, sizeof(*pfds));
+	pfds = calloc(2 + sideband__nr_fds(r->sb) + nr_targets, sizeof(*pfds));
 	if (!pfds)
 		return -ENOMEM;
 	pfds[nfds++] = (struct pollfd){ .fd = sampler__event_fd(r->sampler), .events = POLLIN };
 	if (r->launch.pid)
 		pfds[nfds++] = (struct pollfd){ .fd = r->launch.pidfd, .events = POLLIN };
+	for (i = 0; i < (size_t)sideband__nr_fds(r->sb); i++)
+		pfds[nfds++] = (struct pollfd){.fd = sideband__fd(r->sb, i), .events = POLLIN};
 	first_pid = nfds;
 	for (i = 0; i < o->nr_pids; i++)
 		pfds[nfds++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
@@ -1359,6 +1406,9 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			pr_err("poll failed: %s\n", strerror(errno));
 			break;
 		}
+		/* a quarter of a side-band ring waits: read it before it fills */
+		if (sideband__drain(r->sb) == -ENOMEM)
+			r->err = -ENOMEM;
 		sampler__consume(r->sampler, on_event, on_sample, r);
 		idle_update(r);
 		if (r->err) {
@@ -1494,6 +1544,7 @@ static double report_summary(struct record *r, const uint64_t *st)
 		.js = &js,
 		.steal_pct = -1,
 	};
+	struct sideband_stats sbs;
 	struct probe_result pr;
 	double lost_pct;
 
@@ -1508,6 +1559,10 @@ static double report_summary(struct record *r, const uint64_t *st)
 	perfmaps__stats(r->pm, &js);
 	sm.procs_missing = ss.procs_missing;
 	sm.procs_copied = ss.procs_copied;
+	sm.procs_sideband = r->procs_sideband;
+	sm.procs_read = r->procs_read;
+	sideband__stats(r->sb, &sbs);
+	sm.sbs = r->sb ? &sbs : NULL;
 	lost_pct = summary__counts(&sm);
 	if (o->unwind == UNWIND_DWARF && !o->quiet)
 		report_unwind(r, st);
@@ -1660,6 +1715,7 @@ static int record_run(struct record *r)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, waitmask;
 	uint64_t st[SCORCH_NR_STATS];
+	struct stat nst;
 	size_t i;
 	int err;
 
@@ -1747,6 +1803,17 @@ static int record_run(struct record *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	/* before the BPF programs: a process begun from now on needs no /proc read */
+	err = sideband__open(SIDEBAND_RING_BYTES, &r->sb);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		pr_debug("cannot open the mmap side-band events (maps read from /proc): %s\n",
+			 strerror(-err));
+	if (r->sb && !stat("/proc/self/ns/mnt", &nst)) {
+		sopts.sideband_since = sideband__since(r->sb);
+		sopts.sideband_mntns = nst.st_ino;
+	}
 	sopts.max_stacks = map_entries(r, libbpf_num_possible_cpus());
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
@@ -1857,6 +1924,7 @@ int cmd_record(int argc, char **argv)
 		capture_rec__close(r.cap, NULL, false); /* no-op once written */
 	capture_rec__free(r.cap);
 	sampler__free(r.sampler);
+	sideband__free(r.sb);
 	unwinder__free(r.unw);
 	copytab__free(r.copies);
 	ustacks__free(r.ustacks);

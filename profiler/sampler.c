@@ -72,6 +72,8 @@ struct sampler {
 		(skel)->rodata->stack_size = (o)->stack_size;                                      \
 		(skel)->rodata->wakeup_bytes = (o)->ring_bytes / 4;                                \
 		(skel)->rodata->period_ns = period_ns((o)->freq);                                  \
+		(skel)->rodata->sideband_since = (o)->sideband_since;                              \
+		(skel)->rodata->sideband_mntns = (o)->sideband_mntns;                              \
 	} while (0)
 
 /* The kernel's cpu-clock period for sample_freq @freq (perf_swevent_init_hrtimer). */
@@ -271,42 +273,6 @@ uint64_t sampler__bad_samples(const struct sampler *s)
 	return s->bad_samples;
 }
 
-/* Parses a CPU list such as "0-3,5" into a bool array of @nr entries. */
-static int parse_cpu_list(const char *path, bool *online, int nr)
-{
-	char *buf = NULL, *p, *end;
-	size_t len;
-	long a, b;
-	int err;
-
-	err = file__read_bounded(AT_FDCWD, path, 64 * 1024, &buf, &len);
-	if (err)
-		return err;
-	for (p = buf; *p && *p != '\n';) {
-		errno = 0;
-		a = strtol(p, &end, 10);
-		if (end == p || errno || a < 0)
-			goto bad;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || errno || b < a)
-				goto bad;
-		}
-		for (; a <= b && a < nr; a++)
-			online[a] = true;
-		p = *end == ',' ? end + 1 : end;
-		if (end == p && *p && *p != '\n')
-			goto bad;
-	}
-	free(buf);
-	return 0;
-bad:
-	free(buf);
-	return -EINVAL;
-}
-
 static int attach_perf_events(struct sampler *s)
 {
 	struct perf_event_attr attr = {
@@ -322,7 +288,7 @@ static int attach_perf_events(struct sampler *s)
 	online = calloc(nr_cpus, sizeof(*online));
 	if (!online)
 		return -ENOMEM;
-	err = parse_cpu_list("/sys/devices/system/cpu/online", online, nr_cpus);
+	err = cpu_list__parse("/sys/devices/system/cpu/online", online, nr_cpus);
 	if (err) {
 		pr_err("cannot read /sys/devices/system/cpu/online: %s\n", strerror(-err));
 		goto cleanup;

@@ -106,7 +106,7 @@ void summary__details(const struct summary *sm)
 	const struct fold *f = sm->fold;
 	const uint64_t *st = sm->st;
 	const struct perfmaps_stats *js = sm->js;
-	char copied[96] = "";
+	char maps[192] = "";
 
 	if (sm->quiet)
 		return;
@@ -140,16 +140,33 @@ void summary__details(const struct summary *sm)
 			" (not ELF, corrupt, replaced since mapped, or not openable; their frames"
 			" are [file name], counted unresolved)\n",
 			sm->ss->files_unreadable);
-	if (sm->procs_copied)
-		snprintf(copied, sizeof(copied),
-			 "; %" PRIu64 " forked children given their parent's maps (not read)",
-			 sm->procs_copied);
+	if (sm->procs_sideband || sm->procs_copied || sm->procs_read)
+		snprintf(maps, sizeof(maps),
+			 "; maps of %" PRIu64 " from the kernel's mmap records, %" PRIu64
+			 " copied from the parent (forked children), %" PRIu64 " read from /proc",
+			 sm->procs_sideband, sm->procs_copied, sm->procs_read);
 	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
 		" exited and released during the recording (at most %" PRIu64
-		" held at once), %" PRIu64 " gone before their maps were read; %" PRIu64
-		" notices of new executable mappings (maps read again)%s\n",
-		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing,
-		st[STAT_MAPS_CHANGED], copied);
+		" held at once), %" PRIu64 " gone before their maps were read%s; %" PRIu64
+		" notices of new executable mappings\n",
+		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing, maps,
+		st[STAT_MAPS_CHANGED]);
+	if (sm->sbs && (sm->sbs->lost || sm->sbs->rings_full)) {
+		pr_warn("mmap records: %" PRIu64 " lost by the kernel, rings found full %" PRIu64
+			" times: the processes then running were read from /proc instead\n",
+			sm->sbs->lost, sm->sbs->rings_full);
+		pr_hint("a storm of new processes outran scorch's reads (%" PRIu64
+			" records read in all)\n",
+			sm->sbs->records);
+	}
+	if (sm->sbs)
+		pr_debug("mmap records: %" PRIu64 " read (%" PRIu64 " execs, %" PRIu64
+			 " forks, %" PRIu64 " executable mappings, %" PRIu64
+			 " of processes begun before), %" PRIu64 " malformed; %" PRIu64
+			 " images found, %" PRIu64 " not known\n",
+			 sm->sbs->records, sm->sbs->execs, sm->sbs->forks, sm->sbs->mmaps,
+			 sm->sbs->mmaps_unknown, sm->sbs->bad, sm->sbs->lookups,
+			 sm->sbs->lookups_missed);
 	if (js && (js->maps_opened || js->dumps_opened || js->files_refused))
 		pr_warn("JIT maps: %" PRIu64 " perf maps and %" PRIu64 " jitdumps read (%" PRIu64
 			" entries, %" PRIu64 " bad lines, %" PRIu64

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # bench: what each new process costs a system-wide recording in the profiler's own
-# process (scorch reads its mappings while it lives and symbolizes and releases it when
-# it exits; perf record copies the kernel's records of it), beside perf record -g and
+# process (scorch reads the kernel's records of its mappings, or /proc for an image begun
+# before, and symbolizes and releases it when it exits; perf record copies the kernel's
+# records of it), beside perf record -g and
 # bpftrace, the tools one at a time, rounds interleaved, in one run.
 #
 # usage: sudo bench/proc-cost.sh [ROUNDS]        (default 5)

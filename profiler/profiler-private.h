@@ -61,12 +61,13 @@ int sideband__drain(struct sideband *sb);
 /*
  * The executable mappings of the image @pid was running at @ts, as recorded up to the
  * last drain: *@v[0..*@n) (sorted, not overlapping; paths as the kernel wrote them:
- * "" anonymous), valid until the next sideband__drain(). Returns 0, or -ENOENT when
+ * "" anonymous), valid until the next sideband__drain(), and *@version (NULL: not
+ * wanted), which changes with every mapping added (never 0). Returns 0, or -ENOENT when
  * that image is not known completely (begun before the events were opened, or records
  * lost while it ran): read /proc instead.
  */
 int sideband__image(struct sideband *sb, pid_t pid, uint64_t ts, const struct symbolizer_vma **v,
-		    size_t *n);
+		    size_t *n, uint32_t *version);
 void sideband__stats(const struct sideband *sb, struct sideband_stats *st);
 
 /* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
@@ -195,11 +196,12 @@ struct proc_entry {
 	uint32_t flags;
 	uint64_t gen;
 	uint64_t ts; /* PROC_SIDEBAND: a time it ran at (its SCORCH_EVENT_NEW's) */
+	uint32_t sb_version; /* PROC_SIDEBAND: of the mappings given (sideband__image()) */
 };
 
 /*
  * A hash table of proc_entry by (pid, gen). Entries are never removed: a released
- * process keeps 24 bytes, which stops a late count of it from being symbolized
+ * process keeps 32 bytes, which stops a late count of it from being symbolized
  * with the mappings of a process that reused its PID.
  */
 struct proctab;

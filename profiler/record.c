@@ -805,17 +805,14 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 static void on_interval(struct record *r, const struct scorch_interval *iv);
 
 /*
- * The executable mappings of a live process changed after its snapshot (dlopen, JIT
- * code, a jitdump mapped): read its maps again, reusing the files already parsed, and
- * look for a new jitdump. A process gone meanwhile keeps its snapshot.
+ * The mappings of the image @p, the one its PID ran at @p->ts, from the kernel's mmap
+ * records read so far (not given again when none was added since @p->sb_version):
+ * 0, -ENOENT (not known completely: read /proc), -ENOMEM.
  */
-/*
- * The mappings of (@pid, @gen), the image running at @ts, from the kernel's mmap
- * records read so far: 0, -ENOENT (not known completely: read /proc), -ENOMEM.
- */
-static int sideband_snapshot(struct record *r, pid_t pid, uint64_t gen, uint64_t ts)
+static int sideband_snapshot(struct record *r, struct proc_entry *p)
 {
 	const struct symbolizer_vma *v;
+	uint32_t version;
 	size_t n;
 	int err;
 
@@ -823,18 +820,26 @@ static int sideband_snapshot(struct record *r, pid_t pid, uint64_t gen, uint64_t
 		return -ENOENT;
 	err = sideband__drain(r->sb);
 	if (!err)
-		err = sideband__image(r->sb, pid, ts, &v, &n);
+		err = sideband__image(r->sb, p->pid, p->ts, &v, &n, &version);
+	if (err || version == p->sb_version)
+		return err;
+	err = symbolizer__snapshot_vmas(r->sym, p->pid, p->gen, v, n);
 	if (!err)
-		err = symbolizer__snapshot_vmas(r->sym, pid, gen, v, n);
+		p->sb_version = version;
 	return err;
 }
 
+/*
+ * The executable mappings of a live process changed after its snapshot (dlopen, JIT
+ * code, a jitdump mapped): read its maps again, reusing the files already parsed, and
+ * look for a new jitdump. A process gone meanwhile keeps its snapshot.
+ */
 static void maps_changed(struct record *r, struct proc_entry *p)
 {
 	int err = -ENOENT;
 
 	if (p->flags & PROC_SIDEBAND)
-		err = sideband_snapshot(r, p->pid, p->gen, p->ts);
+		err = sideband_snapshot(r, p);
 	if (err && err != -ENOMEM)
 		err = symbolizer__snapshot_gen(r->sym, p->pid, p->gen);
 	if (err == -ENOMEM) {
@@ -865,8 +870,7 @@ static void on_event(void *ctx, const struct scorch_event *e)
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
 			/* what it mapped since the last notice (no read while it lived) */
-			if ((p->flags & PROC_SIDEBAND) &&
-			    sideband_snapshot(r, p->pid, p->gen, p->ts) == -ENOMEM) {
+			if ((p->flags & PROC_SIDEBAND) && sideband_snapshot(r, p) == -ENOMEM) {
 				r->err = -ENOMEM;
 				return;
 			}
@@ -906,10 +910,10 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	 * (sideband.c); else a child that has not exec'd since its fork has its parent's
 	 * mappings: copied (no /proc read; its maps may show the next image already); else
 	 * read the maps while the process is alive: after exit or exec they are gone */
-	err = sideband_snapshot(r, e->pid, e->gen, e->ts);
+	p->ts = e->ts;
+	err = sideband_snapshot(r, p);
 	if (!err) {
 		p->flags |= PROC_SIDEBAND;
-		p->ts = e->ts;
 		r->procs_sideband++;
 	} else if (err != -ENOMEM && e->type == SCORCH_EVENT_NEW && e->ppid) {
 		err = symbolizer__snapshot_copy(r->sym, e->pid, e->gen, e->ppid, e->pgen);

@@ -35,6 +35,7 @@ struct sb_image {
 	uint64_t start; /* the exec or fork that began it */
 	uint64_t end;	/* the exec that replaced it or the exit; 0 while it runs */
 	bool complete;
+	uint32_t version;	     /* bumped by every mapping (sideband__image()) */
 	struct symbolizer_vma *vmas; /* sorted by start, not overlapping */
 	size_t nr, cap;
 };
@@ -278,7 +279,7 @@ static struct sb_image *image_new(struct sideband *sb, pid_t pid, uint64_t ts)
 	memmove(&p->imgs[i + 1], &p->imgs[i], (p->nr - i) * sizeof(*im));
 	p->nr++;
 	im = &p->imgs[i];
-	*im = (struct sb_image){.start = ts, .complete = true};
+	*im = (struct sb_image){.start = ts, .complete = true, .version = 1};
 	if (i > 0 && (!p->imgs[i - 1].end || p->imgs[i - 1].end > ts))
 		p->imgs[i - 1].end = ts;
 	if (i + 1 < p->nr)
@@ -332,6 +333,8 @@ static int image_map(struct sb_image *im, const struct symbolizer_vma *v)
 			has_right = true;
 		}
 	}
+	if (!++im->version)
+		im->version = 1;
 	/* [lo, j) is replaced by left, v, right */
 	nr_new = has_left + 1 + has_right;
 	memmove(&im->vmas[lo + nr_new], &im->vmas[j], (im->nr - j) * sizeof(*v));
@@ -657,7 +660,7 @@ int sideband__drain(struct sideband *sb)
 }
 
 int sideband__image(struct sideband *sb, pid_t pid, uint64_t ts, const struct symbolizer_vma **v,
-		    size_t *n)
+		    size_t *n, uint32_t *version)
 {
 	struct sb_image *im = sb ? image_at(sb, pid, ts) : NULL;
 
@@ -671,5 +674,7 @@ int sideband__image(struct sideband *sb, pid_t pid, uint64_t ts, const struct sy
 	sb->st.lookups++;
 	*v = im->vmas;
 	*n = im->nr;
+	if (version)
+		*version = im->version;
 	return 0;
 }

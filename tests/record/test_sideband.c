@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 	struct sideband_stats st;
 	struct sideband *sb = NULL;
 	uint64_t t_mid;
+	uint32_t version, version2;
 	size_t n, i, nr_a;
 	ssize_t sl;
 	pid_t pid;
@@ -169,7 +170,11 @@ int main(int argc, char **argv)
 	}
 	close(pfd[0]);
 	CHECK(sideband__drain(sb) == 0);
-	CHECK(sideband__image(sb, pid, now_ns(), &v, &n) == 0);
+	CHECK(sideband__image(sb, pid, now_ns(), &v, &n, &version) == 0);
+	CHECK(version != 0);
+	CHECK(sideband__drain(sb) == 0);
+	CHECK(sideband__image(sb, pid, now_ns(), &v, &n, &version2) == 0);
+	CHECK(version2 == version); /* nothing mapped since */
 	for (i = 1; i < n; i++)
 		CHECK(v[i - 1].end <= v[i].start); /* sorted, not overlapping */
 	CHECK(find_path(v, n, self) != NULL);	   /* the parent's text, by the fork */
@@ -210,8 +215,8 @@ int main(int argc, char **argv)
 	close(pfd[1]);
 	wait_child(pid);
 	CHECK(sideband__drain(sb) == 0);
-	CHECK(sideband__image(sb, pid, t_mid, &v, &n) == -ENOENT);
-	CHECK(sideband__image(sb, pid, now_ns(), &v, &n) == 0);
+	CHECK(sideband__image(sb, pid, t_mid, &v, &n, NULL) == -ENOENT);
+	CHECK(sideband__image(sb, pid, now_ns(), &v, &n, NULL) == 0);
 	a = find_path(v, n, "/true");
 	CHECK(a && a->exec && a->inode != 0);
 	CHECK(find_path(v, n, self) == NULL);
@@ -220,8 +225,8 @@ int main(int argc, char **argv)
 	CHECK(st.execs >= 2 && st.forks >= 3 && st.lost == 0);
 
 	/* 3. a process begun before the events were opened: not known */
-	CHECK(sideband__image(sb, getpid(), now_ns(), &v, &n) == -ENOENT);
-	CHECK(sideband__image(sb, 1, now_ns(), &v, &n) == -ENOENT);
+	CHECK(sideband__image(sb, getpid(), now_ns(), &v, &n, NULL) == -ENOENT);
+	CHECK(sideband__image(sb, 1, now_ns(), &v, &n, NULL) == -ENOENT);
 	sideband__free(sb);
 
 	/* 4. a ring of 4 pages: 5 mmaps of an image on record fit, 500 overflow it (not
@@ -239,7 +244,7 @@ int main(int argc, char **argv)
 		wait_child(pid);
 		CHECK(sideband__drain(sb) == 0);
 		sideband__stats(sb, &st);
-		err = sideband__image(sb, pid, now_ns(), &v, &n);
+		err = sideband__image(sb, pid, now_ns(), &v, &n, NULL);
 		if (!i) {
 			CHECK(err == 0 && st.rings_full == 0);
 			CHECK(find_path(v, n, fa) != NULL);

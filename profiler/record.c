@@ -37,9 +37,11 @@
 #define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define MAX_OUTPUTS 16
-/* each CPU's ring of fork/exec/mmap records (~1.5 KiB a dynamically linked process): a
- * quarter of it wakes scorch */
-#define SIDEBAND_RING_BYTES (512 * 1024)
+/* each CPU's ring of fork/exec/mmap records (~1.5 KiB a dynamically linked process; a
+ * quarter of it wakes scorch): 512 KiB, less past 16 CPUs (8 MiB in all), >= 64 KiB */
+#define SIDEBAND_RING_MAX   (512 * 1024)
+#define SIDEBAND_RING_MIN   (64 * 1024)
+#define SIDEBAND_RING_TOTAL (8 * 1024 * 1024)
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
 enum unwind_mode {
@@ -803,6 +805,16 @@ static uint32_t map_entries(const struct record *r, int nr_cpus)
 }
 
 static void on_interval(struct record *r, const struct scorch_interval *iv);
+
+static size_t sideband_ring_bytes(void)
+{
+	long nr = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t bytes = SIDEBAND_RING_MAX;
+
+	while (nr > 0 && bytes > SIDEBAND_RING_MIN && bytes * (size_t)nr > SIDEBAND_RING_TOTAL)
+		bytes /= 2;
+	return bytes;
+}
 
 /*
  * The mappings of the image @p, the one its PID ran at @p->ts, from the kernel's mmap
@@ -1811,7 +1823,7 @@ static int record_run(struct record *r)
 	sigaction(SIGTERM, &sa, NULL);
 
 	/* before the BPF programs: a process begun from now on needs no /proc read */
-	err = sideband__open(SIDEBAND_RING_BYTES, &r->sb);
+	err = sideband__open(sideband_ring_bytes(), &r->sb);
 	if (err == -ENOMEM)
 		return err;
 	if (err)

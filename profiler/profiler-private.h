@@ -156,11 +156,14 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
  * of the kernel maps (atomically per key, so nothing counted is lost or counted
  * twice) and passes each to @cb as sampler__drain() does. For processes that
  * exited: their stacks are symbolized and what is kept of them released early.
- * *nr_reaped is set to the number of keys taken. Returns 0, @cb's error, -errno.
+ * @final: the selected counts no longer change (their processes exited or exec'd):
+ * the values read in batches are kept and the keys deleted in one call, instead of
+ * one system call per key. *nr_reaped is set to the number of keys taken. Returns 0,
+ * @cb's error, -errno.
  */
 typedef bool (*sampler_select_fn)(void *ctx, const struct count_key *key);
-int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
-		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped);
+int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
+		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped);
 
 /*
  * --unwind dwarf, offcpu: is the interval of thread @tid that began at @ts (a copy's

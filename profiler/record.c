@@ -1265,8 +1265,8 @@ static int reap_exited(struct record *r)
 	size_t nr = 0;
 	int err;
 
-	err = sampler__reap(r->sampler, is_exited, add_stack, r, &r->drain_lost, &r->drain_lost_ns,
-			    &nr);
+	err = sampler__reap(r->sampler, is_exited, true, add_stack, r, &r->drain_lost,
+			    &r->drain_lost_ns, &nr);
 	if (err) {
 		pr_err("cannot read the stacks of exited processes: %s\n", strerror(-err));
 		return err;
@@ -1653,7 +1653,7 @@ static int write_interval(struct record *r)
 	size_t nr = 0;
 	int err;
 
-	err = sampler__reap(r->sampler, select_all, add_stack, r, &r->drain_lost,
+	err = sampler__reap(r->sampler, select_all, false, add_stack, r, &r->drain_lost,
 			    &r->drain_lost_ns, &nr);
 	if (!err && r->ustacks)
 		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);

@@ -18,9 +18,19 @@
 #include "offcpu.skel.h"
 
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
+/* kernel stacks read back, by id: the same few recur in every process (stack ids name
+ * their contents, and the stack map never drops one, so an id's stack never changes) */
+#define KSTACK_CACHE_SLOTS 256
+
+struct kstack_slot {
+	__u64 id; /* 0: empty */
+	struct stack_trace st;
+};
+
 struct prog_set {
 	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats, *samples, *bufs,
 		*tops;
+	struct kstack_slot *kcache; /* KSTACK_CACHE_SLOTS, allocated at the first reap */
 	struct bpf_program *fork, *exit;
 	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
@@ -205,6 +215,8 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__detach(s);
+	for (int i = 0; i < s->nr_sets; i++)
+		free(s->sets[i].kcache);
 	ring_buffer__free(s->rb);
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
@@ -551,6 +563,26 @@ cleanup:
 	return 0;
 }
 
+/* lookup_stack() of a kernel stack, through @ps's cache when it has one. */
+static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct stack_trace *st)
+{
+	struct kstack_slot *slot = ps->kcache ? &ps->kcache[id % KSTACK_CACHE_SLOTS] : NULL;
+	int err;
+
+	if (slot && slot->id == id) {
+		st->nr = slot->st.nr;
+		memcpy(st->ips, slot->st.ips, st->nr * sizeof(st->ips[0]));
+		return 0;
+	}
+	err = lookup_stack(fd, id, st);
+	if (!err && slot) {
+		slot->id = id;
+		slot->st.nr = st->nr;
+		memcpy(slot->st.ips, st->ips, st->nr * sizeof(st->ips[0]));
+	}
+	return err;
+}
+
 /* Reads back the stacks of @key and calls @cb; unreadable stacks add to *lost. */
 static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 value,
 		     sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
@@ -559,7 +591,7 @@ static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 val
 	int stacks_fd = bpf_map__fd(ps->stacks);
 
 	if ((key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
-	    (key->kernel_stack && lookup_stack(stacks_fd, key->kernel_stack, kernel))) {
+	    (key->kernel_stack && lookup_kernel_stack(ps, stacks_fd, key->kernel_stack, kernel))) {
 		*lost += value;
 		return 0;
 	}
@@ -568,18 +600,35 @@ static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 val
 }
 
 /*
+ * Deletes the keys @keys[0..n) whose values were read (sampler__reap() @final): in one
+ * call where the kernel can. Returns how many were deleted (0 without batch deletes).
+ */
+static size_t delete_read(int fd, struct count_key *keys, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = n;
+
+	if (!n || n > UINT32_MAX)
+		return 0;
+	if (bpf_map_delete_batch(fd, keys, &count, &opts))
+		return count <= n ? count : 0;
+	return n;
+}
+
+/*
  * Passes counts of @ps to @cb: every one as read (@select NULL: the final drain),
  * or those @select picks, each taken out of the map atomically, so a count added
- * after the read is taken too and none is lost or passed twice.
+ * after the read is taken too and none is lost or passed twice; with @final (their
+ * counts no longer change) the values read are kept and the keys deleted in one call.
  */
-static int take_counts(struct prog_set *ps, sampler_select_fn select, sampler_drain_fn cb,
-		       void *ctx, uint64_t *lost, struct stack_trace *user,
+static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final,
+		       sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
 		       struct stack_trace *kernel, size_t *nr_taken)
 {
 	int fd = bpf_map__fd(ps->counts), nr_cpus = libbpf_num_possible_cpus();
 	struct count_key *keys = NULL;
 	__u64 *vals = NULL, *pcpu = NULL, value;
-	size_t i, n = 0;
+	size_t i, n = 0, nr_sel = 0, nr_deleted = 0;
 	int err;
 
 	if (nr_cpus < 0)
@@ -587,11 +636,24 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, sampler_dr
 	pcpu = calloc(nr_cpus, sizeof(*pcpu));
 	if (!pcpu)
 		return -ENOMEM;
+	if (!ps->kcache)
+		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
 	err = read_counts(fd, nr_cpus, &keys, &vals, &n);
+	if (!err && select && final) {
+		/* the selected first, in place (their values with them) */
+		for (i = 0; i < n; i++) {
+			if (!select(ctx, &keys[i]))
+				continue;
+			keys[nr_sel] = keys[i];
+			vals[nr_sel++] = vals[i];
+		}
+		n = nr_sel;
+		nr_deleted = delete_read(fd, keys, n);
+	}
 	for (i = 0; i < n && !err; i++) {
 		value = vals[i];
-		if (select) {
-			if (!select(ctx, &keys[i]) ||
+		if (select && i >= nr_deleted) {
+			if ((!final && !select(ctx, &keys[i])) ||
 			    bpf_map_lookup_and_delete_elem(fd, &keys[i], pcpu))
 				continue;
 			value = percpu_sum(pcpu, nr_cpus);
@@ -606,8 +668,8 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, sampler_dr
 }
 
 /* take_counts() over every program set, with the stack buffers it needs. */
-static int take_all(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
-		    uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken)
+static int take_all(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
+		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken)
 {
 	struct stack_trace *user = NULL, *kernel = NULL;
 	int err = 0, i;
@@ -620,18 +682,18 @@ static int take_all(struct sampler *s, sampler_select_fn select, sampler_drain_f
 		goto cleanup;
 	}
 	for (i = 0; i < s->nr_sets && !err; i++)
-		err = take_counts(&s->sets[i], select, cb, ctx, s->sets[i].offcpu ? lost_ns : lost,
-				  user, kernel, nr_taken);
+		err = take_counts(&s->sets[i], select, final, cb, ctx,
+				  s->sets[i].offcpu ? lost_ns : lost, user, kernel, nr_taken);
 cleanup:
 	free(user);
 	free(kernel);
 	return err;
 }
 
-int sampler__reap(struct sampler *s, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
-		  uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped)
+int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
+		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped)
 {
-	return take_all(s, select, cb, ctx, lost, lost_ns, nr_reaped);
+	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped);
 }
 
 /* Threads still off CPU: their interval ends now. */
@@ -717,7 +779,7 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 		   uint64_t *lost_ns)
 {
 	size_t nr;
-	int err = take_all(s, NULL, cb, ctx, lost, lost_ns, &nr);
+	int err = take_all(s, NULL, false, cb, ctx, lost, lost_ns, &nr);
 
 	if (!err && s->off)
 		err = drain_open_intervals(s, cb, ctx);

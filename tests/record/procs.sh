@@ -70,6 +70,15 @@ read -r seen released held <<<"$(echo "$line" |
 	sed 's/.*processes: \([0-9]*\) seen, \([0-9]*\) exited and released.*at most \([0-9]*\) held.*/\1 \2 \3/')"
 [ "$released" -ge 600 ] || fail "only $released processes released during the recording"
 [ "$held" -le 300 ] || fail "$held processes held at once: memory follows every process seen"
+# every count taken once: by a reap (exited processes, deleted in one batch) or by the
+# final drain, never both, never neither
+counted=$(sed -n 's/^scorch: [0-9]* samples .*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
+lost=$(sed -n 's/^scorch: lost: \([0-9]*\) of .*/\1/p' "$TMP/err")
+written=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/many.folded")
+echo "many: $written samples written, $counted counted, ${lost:-?} lost"
+[ -n "$counted" ] && [ "$written" -le "$counted" ] &&
+	[ "$written" -ge "$((counted - ${lost:-0}))" ] ||
+	fail "many: $written samples written of $counted counted (${lost:-?} lost): counted twice or dropped"
 # each burst is forked and exec'd during the recording: known from the kernel's mmap
 # records, read after it exited (its announcement wakes no one); about 1,100 of the
 # 1,200 are sampled at all (2 ms of CPU at 999 Hz)

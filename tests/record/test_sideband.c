@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common.h"
 #include "profiler-private.h"
 
 #define BASE 0x7e0000000000ULL
@@ -127,12 +129,13 @@ int main(int argc, char **argv)
 	size_t n, i, nr_a;
 	ssize_t sl;
 	pid_t pid;
+	long num;
 	int err, pfd[2];
 
 	if (argc == 4 && !strcmp(argv[1], "forkmap"))
 		return forkmap(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "mapn"))
-		return mapn(atoi(argv[2]), argv[3]);
+		return parse__long(argv[2], 0, 100000, &num) ? 1 : mapn((int)num, argv[3]);
 	err = sideband__open(64 * 1024, &sb);
 	if (err == -EACCES || err == -EPERM || err == -ENOSYS || err == -ENOENT) {
 		fprintf(stderr, "SKIP: cannot open perf events: %s\n", strerror(-err));
@@ -165,8 +168,9 @@ int main(int argc, char **argv)
 		char line[32] = "";
 
 		CHECK(read(pfd[0], line, sizeof(line) - 1) > 0);
-		pid = atoi(line);
-		CHECK(pid > 0);
+		line[strcspn(line, "\n")] = '\0';
+		CHECK(!parse__long(line, 1, INT32_MAX, &num));
+		pid = (pid_t)num;
 	}
 	close(pfd[0]);
 	CHECK(sideband__drain(sb) == 0);

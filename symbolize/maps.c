@@ -54,7 +54,6 @@ static bool parse_line(const char *p, const char *end, struct map_entry *e, cons
 		       size_t *path_len)
 {
 	uint64_t major, minor;
-	const char *q;
 
 	memset(e, 0, sizeof(*e));
 	if (!parse_num(&p, end, 16, &e->start) || !expect(&p, end, '-') ||
@@ -95,14 +94,9 @@ static bool parse_line(const char *p, const char *end, struct map_entry *e, cons
 		return false;
 	while (p < end && *p == ' ')
 		p++;
-	q = end;
-	if ((size_t)(q - p) > strlen(DELETED_SUFFIX) &&
-	    !memcmp(q - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX))) {
-		q -= strlen(DELETED_SUFFIX);
-		e->deleted = true;
-	}
 	*path = p;
-	*path_len = q - p;
+	*path_len = end - p;
+	e->deleted = path__strip_deleted(p, path_len);
 	return true;
 }
 

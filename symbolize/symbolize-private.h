@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "common.h"
@@ -66,6 +67,17 @@ enum {
 
 /* what the kernel appends to the path of a file deleted since it was mapped */
 #define DELETED_SUFFIX " (deleted)"
+
+/* Does @path[0..*@len) end in DELETED_SUFFIX? If so *@len drops it. */
+static inline bool path__strip_deleted(const char *path, size_t *len)
+{
+	size_t n = sizeof(DELETED_SUFFIX) - 1;
+
+	if (*len <= n || memcmp(path + *len - n, DELETED_SUFFIX, n))
+		return false;
+	*len -= n;
+	return true;
+}
 
 struct map_entry {
 	uint64_t start, end, pgoff;

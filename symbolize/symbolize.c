@@ -1140,11 +1140,7 @@ int symbolizer__snapshot_vmas(struct symbolizer *s, pid_t pid, uint64_t gen,
 			.perms = MAP_PERM_R | (v[i].exec ? MAP_PERM_X : 0),
 		};
 		len = strlen(v[i].path);
-		if (len > strlen(DELETED_SUFFIX) &&
-		    !strcmp(v[i].path + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX)) {
-			len -= strlen(DELETED_SUFFIX);
-			e->deleted = true;
-		}
+		e->deleted = path__strip_deleted(v[i].path, &len);
 		e->path = strset__intern_len(s->strs, v[i].path, len);
 		if (!e->path) {
 			err = -ENOMEM;

@@ -47,20 +47,61 @@ struct dw_line {
 	uint32_t line;
 };
 
+/*
+ * A compile unit, read into the index on the first lookup inside it: its segments and
+ * line rows are the slices [seg_lo, seg_hi) of segs[] and [line_lo, line_hi) of lines[].
+ */
+struct dw_unit {
+	Dwarf_Off die; /* the unit's DIE in .debug_info */
+	size_t seg_lo, seg_hi;
+	size_t line_lo, line_hi;
+	bool read;
+};
+
+/* An address range of a unit's DIE (DW_AT_ranges, or low_pc..high_pc). */
+struct dw_span {
+	uint64_t lo, hi;
+	uint64_t max_hi; /* the highest hi of this span and those sorted before it */
+	uint32_t unit;
+};
+
+/* A string section's bounds, as libdw reads it: see dw_string() */
+struct dw_sec {
+	const char *lo, *hi;
+};
+
 struct dwarf_index {
 	struct strset *strs; /* names and file paths of this index only */
 	struct dw_scope *scopes;
 	size_t nr_scopes, cap_scopes;
-	struct dw_seg *segs;
+	struct dw_seg *segs; /* sorted within each unit's slice */
 	size_t nr_segs, cap_segs;
-	struct dw_line *lines;
+	struct dw_line *lines; /* sorted within each unit's slice */
 	size_t nr_lines, cap_lines;
 	const char **files;
 	size_t nr_files, cap_files;
-	size_t bytes;
+	/* units with address ranges, read when first looked up */
+	struct dw_unit *units;
+	size_t nr_units, cap_units, units_read;
+	struct dw_span *spans; /* by lo */
+	size_t nr_spans, cap_spans;
+	/* units whose DIE gives no range (partial units, odd producers): read at build */
+	struct dw_unit rest;
+	size_t nr_rest;
+	/* kept open for the units not read yet */
+	Elf *elf;
+	Dwarf *dw;
+	void **bufs; /* zstd sections decompressed here: libdw points into them */
+	size_t nr_bufs;
+	struct dw_sec secs[DW_MAX_STR_SECS];
+	size_t nr_secs;
+	const char *what; /* for messages (interned) */
+	bool lines_wanted;
+	bool bad;	/* something did not parse: counted, the rest is kept */
+	bool truncated; /* a bound was hit: warned once */
 };
 
-/* A range while the index is built: nesting is resolved by sorting and a sweep. */
+/* A range while a unit is read: nesting is resolved by sorting and a sweep. */
 struct dw_range {
 	uint64_t lo, hi;
 	uint32_t scope, depth;
@@ -70,14 +111,10 @@ struct dw_build {
 	struct dwarf_index *idx;
 	struct dw_range *ranges;
 	size_t nr_ranges, cap_ranges;
+	size_t line_lo;	    /* the first row of the unit being read */
 	Dwarf_Files *files; /* the current CU's file table */
 	size_t nr_cu_files;
 	bool bad; /* something did not parse: counted, the rest is kept */
-	/* the file's non-allocated sections, as libdw reads them: see dw_string() */
-	struct dw_sec {
-		const char *lo, *hi;
-	} secs[DW_MAX_STR_SECS];
-	size_t nr_secs;
 };
 
 #define GROW(arr, nr, cap, max)                                                                    \
@@ -98,15 +135,35 @@ struct dw_build {
 		err_;                                                                              \
 	})
 
+/* Releases the file's DWARF (libdw's state, the sections read and decompressed). */
+static void dw_close(struct dwarf_index *idx)
+{
+	size_t i;
+
+	dwarf_end(idx->dw);
+	elf_end(idx->elf);
+	for (i = 0; i < idx->nr_bufs; i++)
+		free(idx->bufs[i]);
+	free(idx->bufs);
+	idx->dw = NULL;
+	idx->elf = NULL;
+	idx->bufs = NULL;
+	idx->nr_bufs = 0;
+	idx->nr_secs = 0;
+}
+
 void dwarf_index__free(struct dwarf_index *idx)
 {
 	if (!idx)
 		return;
+	dw_close(idx);
 	strset__free(idx->strs);
 	free(idx->scopes);
 	free(idx->segs);
 	free(idx->lines);
 	free(idx->files);
+	free(idx->units);
+	free(idx->spans);
 	free(idx);
 }
 
@@ -115,7 +172,14 @@ size_t dwarf_index__bytes(const struct dwarf_index *idx)
 	if (!idx)
 		return 0;
 	return idx->cap_scopes * sizeof(*idx->scopes) + idx->cap_segs * sizeof(*idx->segs) +
-	       idx->cap_lines * sizeof(*idx->lines) + idx->cap_files * sizeof(*idx->files);
+	       idx->cap_lines * sizeof(*idx->lines) + idx->cap_files * sizeof(*idx->files) +
+	       idx->cap_units * sizeof(*idx->units) + idx->cap_spans * sizeof(*idx->spans);
+}
+
+void dwarf_index__units(const struct dwarf_index *idx, size_t *read, size_t *total)
+{
+	*read = idx ? idx->units_read : 0;
+	*total = idx ? idx->nr_units : 0;
 }
 
 /*
@@ -142,7 +206,7 @@ static bool is_str_section(const char *name)
  * corrupt file marked its .debug_str SHF_ALLOC, which went unchecked once). Returns false
  * for such a file, or one with more of them than can be checked (its DWARF is not used).
  */
-static bool dw_sections(struct dw_build *b, Elf *elf)
+static bool dw_sections(struct dwarf_index *idx, Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *d;
@@ -163,23 +227,24 @@ static bool dw_sections(struct dw_build *b, Elf *elf)
 			continue;
 		if (is_str_section(name) && ((const char *)d->d_buf)[d->d_size - 1] != '\0')
 			return false;
-		if (b->nr_secs == DW_MAX_STR_SECS)
+		if (idx->nr_secs == DW_MAX_STR_SECS)
 			return false;
-		b->secs[b->nr_secs++] = (struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
+		idx->secs[idx->nr_secs++] = (struct dw_sec){d->d_buf, (char *)d->d_buf + d->d_size};
 	}
 	return true;
 }
 
 static const char *dw_string(struct dw_build *b, const char *s)
 {
+	const struct dw_sec *secs = b->idx->secs;
 	size_t i;
 
 	if (!s)
 		return NULL;
-	for (i = 0; i < b->nr_secs; i++) {
-		if (s < b->secs[i].lo || s >= b->secs[i].hi)
+	for (i = 0; i < b->idx->nr_secs; i++) {
+		if (s < secs[i].lo || s >= secs[i].hi)
 			continue;
-		if (memchr(s, '\0', (size_t)(b->secs[i].hi - s)))
+		if (memchr(s, '\0', (size_t)(secs[i].hi - s)))
 			return s;
 		b->bad = true;
 		return NULL;
@@ -346,7 +411,7 @@ static int add_lines(struct dw_build *b, Dwarf_Die *cu)
 			continue;
 		}
 		/* rows of a sequence ascend; at one address the last row is the one in force */
-		if (idx->nr_lines && idx->lines[idx->nr_lines - 1].addr == addr &&
+		if (idx->nr_lines > b->line_lo && idx->lines[idx->nr_lines - 1].addr == addr &&
 		    idx->lines[idx->nr_lines - 1].file != UINT32_MAX)
 			idx->nr_lines--;
 		src = dw_string(b, dwarf_linesrc(l, NULL, NULL));
@@ -628,107 +693,218 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 	return dwarf_index__build_lines(fd, what, true, out);
 }
 
-int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out)
+/* Notes that a bound was hit: what was read so far is kept. */
+static void truncated(struct dwarf_index *idx)
 {
-	struct dw_build b = {0};
-	struct dwarf_index *idx = NULL;
-	void **bufs = NULL;
-	size_t nr_bufs = 0, i, hsize;
-	Dwarf_Off off = 0, next;
-	Dwarf *dw = NULL;
-	Elf *elf = NULL;
-	uint8_t utype;
+	if (!idx->truncated)
+		pr_warn("symbolize: %s: DWARF too large, index truncated\n", idx->what);
+	idx->truncated = true;
+}
+
+/*
+ * Reads the units whose DIEs are at @dies (@n of them) into the index: their functions
+ * and inlined calls (nesting resolved over all of them together) and their line rows,
+ * which become @u's slices of segs[] and lines[]. @u counts as read whatever happens.
+ * Returns 0 (a bound hit truncates the unit) or -ENOMEM.
+ */
+static int units_read(struct dwarf_index *idx, const Dwarf_Off *dies, size_t n, struct dw_unit *u)
+{
+	struct dw_build b = {.idx = idx, .line_lo = idx->nr_lines};
+	size_t i;
 	int err = 0;
 
-	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -EINVAL;
-		goto cleanup;
-	}
-	drop_unused(elf, lines);
-	err = inflate_zstd(elf, &bufs, &nr_bufs, what);
-	if (err)
-		goto cleanup;
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw) {
-		pr_debug("symbolize: %s: %s\n", what, dwarf_errmsg(-1));
-		err = -ENOENT;
-		goto cleanup;
-	}
-	idx = calloc(1, sizeof(*idx));
-	if (!idx || !(idx->strs = strset__new())) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	b.idx = idx;
-	if (!dw_sections(&b, elf)) {
-		pr_debug("symbolize: %s: a DWARF string section is not NUL-terminated\n", what);
-		err = -EINVAL;
-		goto cleanup;
-	}
-	while (!err &&
-	       dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, &utype, NULL, NULL) == 0) {
+	u->read = true;
+	u->seg_lo = idx->nr_segs;
+	u->line_lo = idx->nr_lines;
+	for (i = 0; i < n && !err; i++) {
 		Dwarf_Die cu;
 
-		if (utype != DW_UT_compile && utype != DW_UT_partial && utype != DW_UT_skeleton) {
-			off = next;
-			continue;
-		}
-		if (!dwarf_offdie(dw, off + hsize, &cu)) {
+		if (!dwarf_offdie(idx->dw, dies[i], &cu)) {
 			b.bad = true;
-			off = next;
 			continue;
 		}
 		b.files = NULL;
 		b.nr_cu_files = 0;
-		/* libdw decodes the whole line program for either: most of the build's time
-		 * on large files (libc: 185k rows), so only when lines are asked for */
-		if (lines) {
+		/* libdw decodes the whole line program for either: most of a unit's time,
+		 * so only when lines are asked for */
+		if (idx->lines_wanted) {
 			if (dwarf_getsrcfiles(&cu, &b.files, &b.nr_cu_files))
 				b.files = NULL;
 			err = add_lines(&b, &cu);
 		}
 		if (!err)
 			err = walk(&b, &cu, 0, 0);
-		off = next;
 	}
 	if (err == -E2BIG) {
-		pr_warn("symbolize: %s: DWARF too large, index truncated\n", what);
-		b.bad = true;
+		truncated(idx);
 		err = 0;
 	}
-	if (err)
-		goto cleanup;
-	err = build_segs(&b);
-	if (err == -E2BIG)
+	if (!err)
+		err = build_segs(&b);
+	if (err == -E2BIG) {
+		truncated(idx);
 		err = 0;
+	}
+	u->seg_hi = idx->nr_segs;
+	u->line_hi = idx->nr_lines;
+	if (u->line_hi > u->line_lo)
+		qsort(idx->lines + u->line_lo, u->line_hi - u->line_lo, sizeof(*idx->lines),
+		      line_cmp);
+	if (b.bad)
+		idx->bad = true;
+	free(b.ranges);
+	return err;
+}
+
+/* Adds the address ranges of unit @cu (the next of units[]) to spans[]; none is fine. */
+static int unit_spans(struct dwarf_index *idx, Dwarf_Die *cu)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	int err;
+
+	while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0) {
+		if (end <= start)
+			continue;
+		err = GROW(idx->spans, idx->nr_spans, idx->cap_spans, DW_MAX_SEGS);
+		if (err)
+			return err;
+		idx->spans[idx->nr_spans++] =
+			(struct dw_span){.lo = start, .hi = end, .unit = (uint32_t)idx->nr_units};
+	}
+	if (off < 0)
+		idx->bad = true;
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct dw_span *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->unit < y->unit ? -1 : x->unit > y->unit;
+}
+
+/*
+ * Lists the units and their address ranges (one DIE each), and reads the units that
+ * give no range (partial units, producers that omit them) now: those may hold any
+ * address. The others are read on the first lookup inside them.
+ */
+static int units_list(struct dwarf_index *idx)
+{
+	Dwarf_Off off = 0, next, *rest = NULL;
+	size_t nr_rest = 0, cap_rest = 0, hsize, i;
+	uint64_t max_hi = 0;
+	uint8_t utype;
+	int err = 0;
+
+	while (dwarf_next_unit(idx->dw, off, &next, &hsize, NULL, NULL, NULL, &utype, NULL, NULL) ==
+	       0) {
+		size_t before = idx->nr_spans;
+		Dwarf_Off die = off + hsize;
+		Dwarf_Die cu;
+
+		off = next;
+		if (utype != DW_UT_compile && utype != DW_UT_partial && utype != DW_UT_skeleton)
+			continue;
+		if (!dwarf_offdie(idx->dw, die, &cu)) {
+			idx->bad = true;
+			continue;
+		}
+		err = unit_spans(idx, &cu);
+		if (!err && idx->nr_spans > before)
+			err = GROW(idx->units, idx->nr_units, idx->cap_units, DW_MAX_SEGS);
+		else if (!err)
+			err = GROW(rest, nr_rest, cap_rest, DW_MAX_SEGS);
+		if (err == -E2BIG) {
+			idx->nr_spans = before;
+			truncated(idx);
+			err = 0;
+			break;
+		}
+		if (err)
+			goto cleanup;
+		if (idx->nr_spans > before)
+			idx->units[idx->nr_units++] = (struct dw_unit){.die = die};
+		else
+			rest[nr_rest++] = die;
+	}
+	if (idx->nr_spans)
+		qsort(idx->spans, idx->nr_spans, sizeof(*idx->spans), span_cmp);
+	for (i = 0; i < idx->nr_spans; i++) {
+		max_hi = MAX(max_hi, idx->spans[i].hi);
+		idx->spans[i].max_hi = max_hi;
+	}
+	idx->nr_rest = nr_rest;
+	err = units_read(idx, rest, nr_rest, &idx->rest);
+	if (!err && !idx->nr_units)
+		dw_close(idx);
+cleanup:
+	free(rest);
+	return err;
+}
+
+int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out)
+{
+	struct dwarf_index *idx = NULL;
+	int err = 0;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	idx = calloc(1, sizeof(*idx));
+	if (!idx || !(idx->strs = strset__new()) ||
+	    !(idx->what = strset__intern(idx->strs, what))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	idx->lines_wanted = lines;
+	idx->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!idx->elf || elf_kind(idx->elf) != ELF_K_ELF) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	drop_unused(idx->elf, lines);
+	err = inflate_zstd(idx->elf, &idx->bufs, &idx->nr_bufs, what);
 	if (err)
 		goto cleanup;
-	if (idx->nr_lines) /* lines NULL without any (qsort's pointer must not be NULL) */
-		qsort(idx->lines, idx->nr_lines, sizeof(*idx->lines), line_cmp);
-	if (b.bad)
+	idx->dw = dwarf_begin_elf(idx->elf, DWARF_C_READ, NULL);
+	if (!idx->dw) {
+		pr_debug("symbolize: %s: %s\n", what, dwarf_errmsg(-1));
+		err = -ENOENT;
+		goto cleanup;
+	}
+	if (!dw_sections(idx, idx->elf)) {
+		pr_debug("symbolize: %s: a DWARF string section is not NUL-terminated\n", what);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	/* libdw read every section it uses when it opened the file: @fd is not read again */
+	elf_cntl(idx->elf, ELF_C_FDDONE);
+	err = units_list(idx);
+	if (err)
+		goto cleanup;
+	if (idx->bad)
 		pr_debug("symbolize: %s: parts of the DWARF could not be read\n", what);
-	pr_debug("symbolize: %s: %zu scopes, %zu ranges, %zu line rows\n", what, idx->nr_scopes,
-		 idx->nr_segs, idx->nr_lines);
+	pr_debug("symbolize: %s: %zu units read when first looked up (%zu address ranges); %zu "
+		 "read now: %zu scopes, %zu ranges, %zu line rows\n",
+		 what, idx->nr_units, idx->nr_spans, idx->nr_rest, idx->nr_scopes, idx->nr_segs,
+		 idx->nr_lines);
 	*out = idx;
 	idx = NULL;
 cleanup:
 	dwarf_index__free(idx);
-	free(b.ranges);
-	dwarf_end(dw);
-	elf_end(elf);
-	for (i = 0; i < nr_bufs; i++)
-		free(bufs[i]);
-	free(bufs);
 	return err;
 }
 
-static const struct dw_seg *seg_find(const struct dwarf_index *idx, uint64_t addr)
+/* The segment holding @addr in @u's slice, or NULL. */
+static const struct dw_seg *seg_find(const struct dwarf_index *idx, const struct dw_unit *u,
+				     uint64_t addr)
 {
-	size_t lo = 0, hi = idx->nr_segs;
+	size_t lo = u->seg_lo, hi = u->seg_hi;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -738,15 +914,15 @@ static const struct dw_seg *seg_find(const struct dwarf_index *idx, uint64_t add
 		else
 			hi = mid;
 	}
-	if (lo && addr < idx->segs[lo - 1].hi)
+	if (lo > u->seg_lo && addr < idx->segs[lo - 1].hi)
 		return &idx->segs[lo - 1];
 	return NULL;
 }
 
-static bool line_find(const struct dwarf_index *idx, uint64_t addr, const char **file,
-		      uint32_t *line)
+static bool line_find(const struct dwarf_index *idx, const struct dw_unit *u, uint64_t addr,
+		      const char **file, uint32_t *line)
 {
-	size_t lo = 0, hi = idx->nr_lines;
+	size_t lo = u->line_lo, hi = u->line_hi;
 	const struct dw_line *l;
 
 	while (lo < hi) {
@@ -757,7 +933,7 @@ static bool line_find(const struct dwarf_index *idx, uint64_t addr, const char *
 		else
 			hi = mid;
 	}
-	if (!lo)
+	if (lo == u->line_lo)
 		return false;
 	l = &idx->lines[lo - 1];
 	if (l->file == UINT32_MAX || !l->line)
@@ -767,21 +943,86 @@ static bool line_find(const struct dwarf_index *idx, uint64_t addr, const char *
 	return true;
 }
 
-int dwarf_index__lookup(const struct dwarf_index *idx, uint64_t addr, struct dw_frame *out,
-			size_t cap)
+/* Bounds on the units asked about one address when their ranges overlap (bogus DWARF). */
+#define DW_MAX_UNITS_TRIED   16
+#define DW_MAX_SPANS_SCANNED 4096
+
+/*
+ * The segment of @addr and its unit: the units whose ranges hold @addr are read (once)
+ * and asked in turn, then those read at build. With no segment, *@u is where a line
+ * may still be found (the first unit holding @addr). Returns 0 or -ENOMEM.
+ */
+static int unit_find(struct dwarf_index *idx, uint64_t addr, const struct dw_unit **u,
+		     const struct dw_seg **seg)
 {
-	const struct dw_seg *seg;
+	size_t lo = 0, hi = idx->nr_spans, tried = 0, scanned = 0;
+	int err;
+
+	*u = NULL;
+	*seg = NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (idx->spans[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* spans[0..lo) start at or below @addr; max_hi ends the walk back through them */
+	while (lo-- > 0 && idx->spans[lo].max_hi > addr) {
+		const struct dw_span *sp = &idx->spans[lo];
+		struct dw_unit *unit = &idx->units[sp->unit];
+
+		if (++scanned > DW_MAX_SPANS_SCANNED || tried == DW_MAX_UNITS_TRIED) {
+			idx->bad = true;
+			break;
+		}
+		if (sp->hi <= addr)
+			continue;
+		tried++;
+		if (!unit->read) {
+			idx->units_read++;
+			err = units_read(idx, &unit->die, 1, unit);
+			if (err)
+				return err;
+			/* all read: what they need was copied out, the sections can go */
+			if (idx->units_read == idx->nr_units)
+				dw_close(idx);
+		}
+		if (!*u)
+			*u = unit;
+		*seg = seg_find(idx, unit, addr);
+		if (*seg) {
+			*u = unit;
+			return 0;
+		}
+	}
+	*seg = seg_find(idx, &idx->rest, addr);
+	if (*seg || !*u)
+		*u = &idx->rest;
+	return 0;
+}
+
+int dwarf_index__lookup(struct dwarf_index *idx, uint64_t addr, struct dw_frame *out, size_t cap)
+{
+	const struct dw_unit *u = NULL;
+	const struct dw_seg *seg = NULL;
 	uint32_t chain[DW_MAX_DEPTH + 1], sc;
 	size_t n = 0, i, keep;
+	int err;
 
 	if (!cap)
 		return 0;
-	seg = idx ? seg_find(idx, addr) : NULL;
+	if (idx) {
+		err = unit_find(idx, addr, &u, &seg);
+		if (err)
+			return err;
+	}
 	if (!seg) {
 		/* no function, maybe a line: the caller may still use it */
 		out[0] = (struct dw_frame){0};
-		if (idx)
-			line_find(idx, addr, &out[0].file, &out[0].line);
+		if (u)
+			line_find(idx, u, addr, &out[0].file, &out[0].line);
 		return 0;
 	}
 	/* innermost first, then reversed into the caller's outermost-first order */
@@ -805,7 +1046,7 @@ int dwarf_index__lookup(const struct dwarf_index *idx, uint64_t addr, struct dw_
 			out[i].file = inner->call_file;
 			out[i].line = inner->call_line;
 		} else {
-			line_find(idx, addr, &out[i].file, &out[i].line);
+			line_find(idx, u, addr, &out[i].file, &out[i].line);
 		}
 	}
 	return (int)keep;

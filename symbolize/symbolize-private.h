@@ -186,13 +186,17 @@ struct dw_frame {
 };
 
 /*
- * Reads the DWARF of the ELF file @fd once into a compact index: function and inlined
- * ranges (nesting resolved into disjoint segments) and the line table. zstd-compressed
- * sections are decompressed here (libdw 0.188 cannot); zlib ones by libdw. Returns 0
- * and *@out (free with dwarf_index__free), -ENOENT when @fd has no DWARF, -EINVAL for
- * something that is not ELF or has a string section (.debug_str, .debug_line_str) not
- * ending in NUL (libdw would read past it), -ENOMEM. Other bogus DWARF gives a partial
- * index (strings checked to end inside their section), never a crash.
+ * Opens the DWARF of the ELF file @fd as a compact index: function and inlined ranges
+ * (nesting resolved into disjoint segments) and the line table. A compile unit is read
+ * into it on the first lookup of an address inside the unit's ranges (libc's debug file
+ * has 4,000 units; a profile touches a few dozen); units whose DIE gives no range are
+ * read now. The index keeps the file's DWARF sections (decompressed) in memory until
+ * freed; @fd is not read after the return. zstd-compressed sections are decompressed
+ * here (libdw 0.188 cannot); zlib ones by libdw. Returns 0 and *@out (free with
+ * dwarf_index__free), -ENOENT when @fd has no DWARF, -EINVAL for something that is not
+ * ELF or has a string section (.debug_str, .debug_line_str) not ending in NUL (libdw
+ * would read past it), -ENOMEM. Other bogus DWARF gives a partial index (strings
+ * checked to end inside their section), never a crash.
  */
 int dwarf_index__build(int fd, const char *what, struct dwarf_index **out);
 /*
@@ -202,13 +206,16 @@ int dwarf_index__build(int fd, const char *what, struct dwarf_index **out);
 int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out);
 void dwarf_index__free(struct dwarf_index *idx);
 size_t dwarf_index__bytes(const struct dwarf_index *idx);
+/* How many of the units read on demand have been read, of how many. */
+void dwarf_index__units(const struct dwarf_index *idx, size_t *read, size_t *total);
 /*
  * The inline chain at @addr (ELF virtual address), outermost (the function) first, at
  * most @cap frames (beyond: the function and the innermost cap - 1). Returns how many;
- * 0 when no function covers @addr (out[0].file/line may still hold a line). No allocation.
+ * 0 when no function covers @addr (out[0].file/line may still hold a line); -ENOMEM
+ * when the unit holding @addr could not be read. Reads that unit on first use; the
+ * strings returned live as long as the index.
  */
-int dwarf_index__lookup(const struct dwarf_index *idx, uint64_t addr, struct dw_frame *out,
-			size_t cap);
+int dwarf_index__lookup(struct dwarf_index *idx, uint64_t addr, struct dw_frame *out, size_t cap);
 /* True when @fd is an ELF file with a (possibly compressed) .debug_info of its own. */
 bool dwarf__has_debug_info(int fd);
 

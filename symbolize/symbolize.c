@@ -1360,6 +1360,8 @@ static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 
 	if (idx) {
 		n = dwarf_index__lookup(idx, vaddr, dwf, s->no_inline ? 1 : MIN(cap, CHAIN_MAX));
+		if (n < 0)
+			return n;
 		for (i = 0; i < n; i++) {
 			/* a symbol starting where the function does is its canonical name */
 			const char *raw = !i && sym && sym->start == dwf[0].entry

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <sched.h>
@@ -1173,6 +1174,123 @@ static void test_deferred(void)
 	free(lib);
 }
 
+/* One lookup's answer, copied out of its index. */
+struct dw_answer {
+	int n;
+	char text[1024];
+};
+
+static void dw_answer(struct dwarf_index *idx, uint64_t addr, struct dw_answer *a)
+{
+	struct dw_frame fr[8];
+	size_t len = 0;
+	int i;
+
+	a->n = dwarf_index__lookup(idx, addr, fr, ARRAY_SIZE(fr));
+	CHECK(a->n >= 0);
+	a->text[0] = '\0';
+	for (i = 0; i < (a->n ? a->n : 1) && len < sizeof(a->text); i++)
+		len += (size_t)snprintf(a->text + len, sizeof(a->text) - len,
+					"%s@%" PRIx64 "%s %s:%u;", fr[i].name ? fr[i].name : "-",
+					fr[i].entry, fr[i].inlined ? "[i]" : "",
+					fr[i].file ? fr[i].file : "-", fr[i].line);
+}
+
+/*
+ * A compile unit is read on the first lookup inside it (libc's debug file: a lookup
+ * reads one of ~2,000), and what a lookup answers does not depend on which units were
+ * read before it: the same addresses asked in opposite orders of two indexes, and the
+ * frames of a few ones that are known. Needs Debian's libc6-dbg (installed by
+ * scripts/setup.sh): required under CI=true.
+ */
+static void test_dwarf_lazy(void)
+{
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct dwarf_index *a = NULL, *b = NULL;
+	struct strset *strs = strset__new();
+	struct elf_file *f = NULL;
+	struct dw_answer *ans, one;
+	char path[4096];
+	size_t read, total, i, n = 4000, inlined = 0, named = 0, len;
+	uint64_t *addrs, text = 0, text_size = 0, x = 88172645463325252ull;
+	int fd, dfd = -1;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	CHECK(strs);
+	fd = open(libc, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		f = elf_file__parse(fd, NULL, 0, strs, libc);
+	if (f && f->build_id_len) {
+		len = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
+				       f->build_id[0]);
+		for (i = 1; i < f->build_id_len; i++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x",
+						f->build_id[i]);
+		snprintf(path + len, sizeof(path) - len, ".debug");
+		dfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (dfd < 0) {
+		CHECK(!getenv("CI") || strcmp(getenv("CI"), "true"));
+		printf("note: libc6-dbg not installed, lazy DWARF units not tested\n");
+		goto cleanup;
+	}
+	/* .text's addresses (NOBITS in the debug file, its header kept) */
+	CHECK(elf_version(EV_CURRENT) != EV_NONE);
+	elf = elf_begin(dfd, ELF_C_READ, NULL);
+	CHECK(elf && !elf_getshdrstrndx(elf, &shstrndx));
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".text")) {
+			text = sh.sh_addr;
+			text_size = sh.sh_size;
+		}
+	elf_end(elf);
+	CHECK(text_size > 0x10000);
+
+	CHECK(!dwarf_index__build_lines(dfd, path, true, &a));
+	CHECK(!dwarf_index__build_lines(dfd, path, true, &b));
+	dwarf_index__units(a, &read, &total);
+	CHECK(read == 0 && total > 500);
+	dw_answer(a, text + text_size / 2, &one);
+	dwarf_index__units(a, &read, &total);
+	CHECK(read >= 1 && read <= 2);
+
+	addrs = calloc(n, sizeof(*addrs));
+	ans = calloc(n, sizeof(*ans));
+	CHECK(addrs && ans);
+	for (i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		addrs[i] = text + x % text_size;
+	}
+	for (i = 0; i < n; i++)
+		dw_answer(a, addrs[i], &ans[i]);
+	for (i = n; i-- > 0;) {
+		dw_answer(b, addrs[i], &one);
+		CHECK(one.n == ans[i].n);
+		CHECK_STR(one.text, ans[i].text);
+		named += one.n > 0;
+		inlined += one.n > 1;
+	}
+	/* DWARF names most of libc's text, inline chains a good part of it */
+	CHECK(named > n * 9 / 10 && inlined > n / 10);
+	dwarf_index__units(b, &read, &total);
+	CHECK(read > 100 && read <= total);
+	free(addrs);
+	free(ans);
+cleanup:
+	dwarf_index__free(a);
+	dwarf_index__free(b);
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0)
+		close(fd);
+	elf_file__free(f);
+	strset__free(strs);
+}
+
 int main(int argc, char **argv)
 {
 	struct symbolizer *s;
@@ -1198,6 +1316,7 @@ int main(int argc, char **argv)
 	test_jitdump_marker();
 	test_shadowed_path();
 	test_fuzz();
+	test_dwarf_lazy();
 	printf("ok\n");
 	return 0;
 }

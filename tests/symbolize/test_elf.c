@@ -1210,8 +1210,7 @@ static void test_dwarf_lazy(void)
 	struct strset *strs = strset__new();
 	struct elf_file *f = NULL;
 	struct dw_answer *ans, one;
-	char path[4096];
-	size_t read, total, i, n = 4000, inlined = 0, named = 0, len;
+	size_t read, total, i, n = 4000, inlined = 0, named = 0;
 	uint64_t *addrs, text = 0, text_size = 0, x = 88172645463325252ull;
 	int fd, dfd = -1;
 	Elf *elf;
@@ -1223,15 +1222,8 @@ static void test_dwarf_lazy(void)
 	fd = open(libc, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		f = elf_file__parse(fd, NULL, 0, strs, libc);
-	if (f && f->build_id_len) {
-		len = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
-				       f->build_id[0]);
-		for (i = 1; i < f->build_id_len; i++)
-			len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x",
-						f->build_id[i]);
-		snprintf(path + len, sizeof(path) - len, ".debug");
-		dfd = open(path, O_RDONLY | O_CLOEXEC);
-	}
+	if (f)
+		dfd = debuginfo__open(f, "/usr/lib/debug");
 	if (dfd < 0) {
 		CHECK(!getenv("CI") || strcmp(getenv("CI"), "true"));
 		printf("note: libc6-dbg not installed, lazy DWARF units not tested\n");
@@ -1250,8 +1242,8 @@ static void test_dwarf_lazy(void)
 	elf_end(elf);
 	CHECK(text_size > 0x10000);
 
-	CHECK(!dwarf_index__build_lines(dfd, path, true, &a));
-	CHECK(!dwarf_index__build_lines(dfd, path, true, &b));
+	CHECK(!dwarf_index__build_lines(dfd, libc, true, &a));
+	CHECK(!dwarf_index__build_lines(dfd, libc, true, &b));
 	dwarf_index__units(a, &read, &total);
 	CHECK(read == 0 && total > 500);
 	dw_answer(a, text + text_size / 2, &one);

@@ -87,7 +87,6 @@ struct dwarf_index {
 	size_t nr_spans, cap_spans;
 	/* units whose DIE gives no range (partial units, odd producers): read at build */
 	struct dw_unit rest;
-	size_t nr_rest;
 	/* kept open for the units not read yet */
 	Elf *elf;
 	Dwarf *dw;
@@ -838,8 +837,11 @@ static int units_list(struct dwarf_index *idx)
 		max_hi = MAX(max_hi, idx->spans[i].hi);
 		idx->spans[i].max_hi = max_hi;
 	}
-	idx->nr_rest = nr_rest;
 	err = units_read(idx, rest, nr_rest, &idx->rest);
+	pr_debug("symbolize: %s: %zu units read when first looked up (%zu address ranges); %zu "
+		 "read now: %zu scopes, %zu ranges, %zu line rows\n",
+		 idx->what, idx->nr_units, idx->nr_spans, nr_rest, idx->nr_scopes, idx->nr_segs,
+		 idx->nr_lines);
 	if (!err && !idx->nr_units)
 		dw_close(idx);
 cleanup:
@@ -889,10 +891,6 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_
 		goto cleanup;
 	if (idx->bad)
 		pr_debug("symbolize: %s: parts of the DWARF could not be read\n", what);
-	pr_debug("symbolize: %s: %zu units read when first looked up (%zu address ranges); %zu "
-		 "read now: %zu scopes, %zu ranges, %zu line rows\n",
-		 what, idx->nr_units, idx->nr_spans, idx->nr_rest, idx->nr_scopes, idx->nr_segs,
-		 idx->nr_lines);
 	*out = idx;
 	idx = NULL;
 cleanup:

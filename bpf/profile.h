@@ -44,6 +44,7 @@ enum scorch_stat {
 	 * (throttling, steal) */
 	STAT_MISSED_PERIODS,  /* oncpu: ended by a sample of that thread (credited to it) */
 	STAT_MISSED_TAIL,     /* offcpu, wall mode: ended by its switch-out (no sample) */
+	STAT_COUNT_KEYS,      /* keys created in "counts" (user space deletes those it reaps) */
 	SCORCH_NR_STATS,
 };
 

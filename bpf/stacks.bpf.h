@@ -413,8 +413,10 @@ static __always_inline bool count_add(struct count_key *key, __u64 val)
 
 	if (!cnt) {
 		err = bpf_map_update_elem(&counts, key, &val, BPF_NOEXIST);
-		if (!err)
+		if (!err) {
+			stat_inc(STAT_COUNT_KEYS);
 			return true;
+		}
 		if (err != -EEXIST)
 			return false;
 		cnt = bpf_map_lookup_elem(&counts, key);

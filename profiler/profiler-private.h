@@ -182,6 +182,8 @@ int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64
 
 /* Sums the per-CPU counters of every program into @stats[SCORCH_NR_STATS]. */
 int sampler__stats(struct sampler *s, uint64_t *stats);
+/* One of them (@k < SCORCH_NR_STATS), summed the same way: 0 or -ENOMEM. */
+int sampler__stat(struct sampler *s, enum scorch_stat k, uint64_t *val);
 
 /* ---- procs.c: the process images (pid, gen) a recording has seen ---- */
 
@@ -354,6 +356,10 @@ struct summary {
 	uint64_t procs_copied;		   /* snapshots copied from the parent's (0: not known) */
 	uint64_t procs_sideband;	   /* mappings from the kernel's mmap records */
 	uint64_t procs_read;		   /* mappings read from /proc/PID/maps */
+	uint64_t reaps, reaps_deferred;	   /* exited processes reaped; periods put off */
+	uint64_t reaps_held, reaps_keys;   /* reaps forced on busy CPUs: images, count keys, */
+	uint64_t reaps_tables;		   /* ... unwind tables */
+	uint64_t reaps_left;		   /* exited images not reaped at the end */
 	const struct sideband_stats *sbs;  /* NULL: no side-band events */
 	const struct symbolizer_stats *ss; /* NULL: frames were not named (capture only) */
 	const struct perfmaps_stats *js;   /* NULL: no JIT maps line */

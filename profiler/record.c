@@ -31,9 +31,12 @@
 #define POLL_PERIOD_MS	 250 /* --unwind dwarf, or exits pending: wake up this often */
 #define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): new images wake us up, exits wait */
 #define PARTIAL_LOSS_PCT 5.0
-#define REAP_PENDING	 64  /* exited processes that trigger a reap at once */
-#define REAP_PERIOD_SEC	 1.0 /* else exited processes are reaped this often, */
-#define REAP_IDLE_CPUS	 0.5 /* ... when the CPUs were this idle lately (IDLE_WINDOW_SEC) */
+/* reaps of exited processes (reap_due()) */
+#define REAP_PERIOD_SEC	 1.0	    /* once a period, */
+#define REAP_IDLE_CPUS	 0.5	    /* if the CPUs were this idle lately (IDLE_WINDOW_SEC); */
+#define REAP_HELD	 1024	    /* else once this many exited images wait, */
+#define REAP_KEYS_DIV	 8	    /* or keys were added to 1/8 of a count map, */
+#define REAP_TABLE_BYTES (64 << 20) /* or unwind tables grew by 64 MiB */
 #define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define MAX_OUTPUTS 16
@@ -101,6 +104,23 @@ struct cpu_ticks {
 	uint64_t total;
 };
 
+/* Why reap_due() reaps: a period on idle CPUs, or forced on busy ones. */
+enum reap_why {
+	REAP_NOT_YET = 0,
+	REAP_IDLE,
+	REAP_FORCED_HELD,   /* REAP_HELD exited images wait */
+	REAP_FORCED_KEYS,   /* keys added to 1/REAP_KEYS_DIV of a count map */
+	REAP_FORCED_TABLES, /* unwind tables grew by REAP_TABLE_BYTES */
+	REAP_WHY_MAX,
+};
+
+/* What the reaps bound, read after the last one (reap_mark()) and at each look. */
+struct reap_mark {
+	uint64_t keys;	      /* STAT_COUNT_KEYS: keys created in the count maps */
+	size_t ukeys;	      /* --unwind dwarf: ustacks__nr() */
+	uint64_t table_bytes; /* --unwind dwarf: unwind_stats.table_bytes */
+};
+
 struct record {
 	struct record_opts opts;
 	struct cpu_ticks cpu_at[2]; /* at the attach and the detach (total 0: unread) */
@@ -148,7 +168,11 @@ struct record {
 	double idle_at;	       /* when idle_ticks was read (CLOCK_MONOTONIC s) */
 	bool idle_lately;      /* the CPUs were REAP_IDLE_CPUS idle from idle_at back */
 	uint64_t idle_ticks;   /* idle + iowait of all CPUs in /proc/stat, USER_HZ */
-	uint64_t reaps_deferred; /* periodic reaps put off: no idle CPU */
+	uint64_t reaps;	       /* reaps of exited processes during the recording */
+	uint64_t reaps_forced[REAP_WHY_MAX]; /* by why: on busy CPUs, for what waits */
+	uint64_t reaps_deferred;	     /* periodic reaps put off: no idle CPU */
+	uint32_t map_entries;		     /* of each count map (map_entries()) */
+	struct reap_mark mark;		     /* after the last reap (or --interval's drain) */
 	uint64_t procs_seen;
 	uint64_t procs_released; /* reaped during the recording */
 	uint64_t procs_held;     /* snapshotted and not released, now ... */
@@ -1254,6 +1278,24 @@ static bool is_exited(void *ctx, const struct count_key *key)
 	return p && (p->flags & PROC_EXITED) && !(p->flags & PROC_RELEASED);
 }
 
+/* What waits for a reap, now. 0 or -ENOMEM. */
+static int reap_mark__read(struct record *r, struct reap_mark *m)
+{
+	struct unwind_stats us = {};
+
+	if (r->unw)
+		unwinder__stats(r->unw, &us);
+	m->table_bytes = us.table_bytes;
+	m->ukeys = r->ustacks ? ustacks__nr(r->ustacks) : 0;
+	return sampler__stat(r->sampler, STAT_COUNT_KEYS, &m->keys);
+}
+
+/* Counts what is added from now on (after a reap, or an interval's drain). */
+static int reap_mark(struct record *r)
+{
+	return reap_mark__read(r, &r->mark);
+}
+
 /*
  * Processes that exited: their counts are taken out of the kernel maps and
  * symbolized now, then their mappings are released, so memory follows the
@@ -1300,7 +1342,8 @@ static int reap_exited(struct record *r)
 	r->pending_exits = 0;
 	r->pending_replaced = 0;
 	r->last_reap = now_sec();
-	return 0;
+	r->reaps++;
+	return reap_mark(r);
 }
 
 /* Ticks (USER_HZ) of all CPUs so far from /proc/stat's "cpu" line; false when
@@ -1372,14 +1415,46 @@ static void idle_update(struct record *r)
 }
 
 /*
- * Were the CPUs idle enough lately to symbolize exited processes now? That work
- * (reading their stacks, building DWARF indexes of their files: tens of ms for libc)
- * would otherwise take CPU from the programs being profiled; on a busy machine it waits
- * for REAP_PENDING exits or the end.
+ * Is it time to reap the processes that exited (and the images exec replaced)? That
+ * work (reading their counts, symbolizing their stacks, building DWARF indexes of their
+ * files: tens of ms for libc's) takes CPU from the programs being profiled: it is done
+ * once a period when the CPUs were idle lately, else put off, as perf leaves its
+ * symbolizing to perf report, until the end or until what waits costs too much:
+ * - REAP_HELD exited images: their mappings, about 1 KiB each for a small program
+ *   (DESIGN.md), and their files' descriptors and headers;
+ * - keys added to 1/REAP_KEYS_DIV of a count map since the last reap: keys of exited
+ *   processes, which a reap deletes, never fill much more than that share of the map,
+ *   whose fill loses samples. --unwind dwarf's table of stacks (ustacks.c) likewise;
+ * - --unwind dwarf: REAP_TABLE_BYTES more unwind tables loaded (files of exited
+ *   processes stay loaded until a reap, unwinder__trim()).
+ * Returns why, or REAP_NOT_YET; -ENOMEM.
  */
-static bool cpus_idle(struct record *r)
+static int reap_due(struct record *r)
 {
-	return r->idle_lately;
+	const struct reap_mark *was = &r->mark;
+	struct reap_mark now;
+	int err;
+
+	if (!r->pending_exits && !r->pending_replaced)
+		return REAP_NOT_YET;
+	if (now_sec() - r->last_reap >= REAP_PERIOD_SEC) {
+		if (r->idle_lately)
+			return REAP_IDLE;
+		r->reaps_deferred++;
+		r->last_reap = now_sec(); /* look again in a period */
+	}
+	if (r->pending_exits + r->pending_replaced >= REAP_HELD)
+		return REAP_FORCED_HELD;
+	err = reap_mark__read(r, &now);
+	if (err)
+		return err;
+	/* an interval's drain deletes keys: ustacks__nr() may be below the mark */
+	if (now.keys - was->keys + (now.ukeys > was->ukeys ? now.ukeys - was->ukeys : 0) >=
+	    r->map_entries / REAP_KEYS_DIV)
+		return REAP_FORCED_KEYS;
+	if (now.table_bytes > was->table_bytes + REAP_TABLE_BYTES)
+		return REAP_FORCED_TABLES;
+	return REAP_NOT_YET;
 }
 
 /* Waits until the duration ends, a signal arrives, or the targets exit. */
@@ -1445,18 +1520,13 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			if (err)
 				break;
 		}
-		if (r->pending_exits >= REAP_PENDING ||
-		    ((r->pending_exits || r->pending_replaced) &&
-		     now_sec() - r->last_reap >= REAP_PERIOD_SEC)) {
-			if (r->pending_exits < REAP_PENDING && !cpus_idle(r)) {
-				r->reaps_deferred++;
-				r->last_reap = now_sec(); /* look again in a period */
-			} else {
-				err = reap_exited(r);
-				if (err)
-					break;
-			}
+		err = reap_due(r);
+		if (err > REAP_NOT_YET) {
+			r->reaps_forced[err]++;
+			err = reap_exited(r);
 		}
+		if (err)
+			break;
 		if (r->launch.pid) {
 			bool exited = r->launch.pidfd >= 0 ? n > 0 && (pfds[1].revents & POLLIN)
 							   : launch__wait(&r->launch, true) != -EAGAIN;
@@ -1469,9 +1539,6 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		}
 	}
 	r->elapsed = now_sec() - start;
-	if (r->reaps_deferred)
-		pr_debug("exited processes: %" PRIu64 " periodic reaps put off while the CPUs were "
-			 "busy (done at %d exits or the end)\n", r->reaps_deferred, REAP_PENDING);
 	timing__start(&r->finish, o->timing);
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);
@@ -1580,6 +1647,12 @@ static double report_summary(struct record *r, const uint64_t *st)
 	sm.procs_copied = ss.procs_copied;
 	sm.procs_sideband = r->procs_sideband;
 	sm.procs_read = r->procs_read;
+	sm.reaps = r->reaps;
+	sm.reaps_deferred = r->reaps_deferred;
+	sm.reaps_held = r->reaps_forced[REAP_FORCED_HELD];
+	sm.reaps_keys = r->reaps_forced[REAP_FORCED_KEYS];
+	sm.reaps_tables = r->reaps_forced[REAP_FORCED_TABLES];
+	sm.reaps_left = r->pending_exits + r->pending_replaced;
 	sideband__stats(r->sb, &sbs);
 	sm.sbs = r->sb ? &sbs : NULL;
 	lost_pct = summary__counts(&sm);
@@ -1657,6 +1730,8 @@ static int write_interval(struct record *r)
 			    &r->drain_lost_ns, &nr);
 	if (!err && r->ustacks)
 		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
+	if (!err)
+		err = reap_mark(r);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		return err;
@@ -1833,7 +1908,7 @@ static int record_run(struct record *r)
 		sopts.sideband_since = sideband__since(r->sb);
 		sopts.sideband_mntns = nst.st_ino;
 	}
-	sopts.max_stacks = map_entries(r, libbpf_num_possible_cpus());
+	sopts.max_stacks = r->map_entries = map_entries(r, libbpf_num_possible_cpus());
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
 		return err;

@@ -786,24 +786,47 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 	return err;
 }
 
+/* Counter @k of every program set, each summed over the CPUs, added to *@val. */
+static void stat_sum(struct sampler *s, __u32 k, __u64 *vals, int nr_cpus, uint64_t *val)
+{
+	int i;
+
+	for (i = 0; i < s->nr_sets; i++) {
+		if (!bpf_map_lookup_elem(bpf_map__fd(s->sets[i].stats), &k, vals))
+			*val += percpu_sum(vals, nr_cpus);
+	}
+}
+
 int sampler__stats(struct sampler *s, uint64_t *stats)
 {
-	int nr_cpus = libbpf_num_possible_cpus(), i;
+	int nr_cpus = libbpf_num_possible_cpus();
 	__u64 *vals;
 	__u32 k;
 
+	if (nr_cpus < 0)
+		return nr_cpus;
 	memset(stats, 0, sizeof(*stats) * SCORCH_NR_STATS);
 	vals = calloc(nr_cpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (i = 0; i < s->nr_sets; i++) {
-		int fd = bpf_map__fd(s->sets[i].stats);
+	for (k = 0; k < SCORCH_NR_STATS; k++)
+		stat_sum(s, k, vals, nr_cpus, &stats[k]);
+	free(vals);
+	return 0;
+}
 
-		for (k = 0; k < SCORCH_NR_STATS; k++) {
-			if (!bpf_map_lookup_elem(fd, &k, vals))
-				stats[k] += percpu_sum(vals, nr_cpus);
-		}
-	}
+int sampler__stat(struct sampler *s, enum scorch_stat k, uint64_t *val)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	*val = 0;
+	if (nr_cpus < 0)
+		return nr_cpus;
+	vals = calloc(nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	stat_sum(s, k, vals, nr_cpus, val);
 	free(vals);
 	return 0;
 }

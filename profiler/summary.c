@@ -151,6 +151,16 @@ void summary__details(const struct summary *sm)
 		" notices of new executable mappings\n",
 		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing, maps,
 		st[STAT_MAPS_CHANGED]);
+	/* record.c's reap_due() */
+	if (sm->reaps_deferred || sm->reaps_held || sm->reaps_keys || sm->reaps_tables)
+		pr_warn("reaps of exited processes during the recording: %" PRIu64
+			"; put off while the CPUs were busy: %" PRIu64
+			"; forced then by the images held: %" PRIu64
+			", by the count keys added: %" PRIu64
+			", by the unwind tables loaded: %" PRIu64
+			"; exited images left for the end: %" PRIu64 "\n",
+			sm->reaps, sm->reaps_deferred, sm->reaps_held, sm->reaps_keys,
+			sm->reaps_tables, sm->reaps_left);
 	if (sm->sbs && (sm->sbs->lost || sm->sbs->rings_full)) {
 		pr_warn("mmap records: %" PRIu64 " lost by the kernel, rings found full %" PRIu64
 			" times: the processes then running were read from /proc instead\n",

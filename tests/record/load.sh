@@ -64,20 +64,29 @@ seen, released, held, gone = grab(r"^scorch: processes: (\d+) seen, (\d+) exited
 b_seen, _, b_held, _ = grab(r"^scorch: processes: (\d+) seen, (\d+) exited and released "
                             r"during the recording \(at most (\d+) held at once\), (\d+) gone", base_err)
 assert seen >= rate * dur / 2, f"only {seen} processes seen of about {rate * dur} started"
-# exited processes are released within a reap period (1 s, or 64 pending): what
-# is held is what lives plus one period of exits; what is never released is what
-# still lives at the end (the machine's other processes, as in the baseline)
+# exited processes are released by a reap within a period (1 s) when the CPUs are idle,
+# else once 1,024 exited images are held (REAP_HELD in profiler/record.c; the count
+# keys' bound comes later here: about one key per child): what is held is what lives
+# plus 1,024 and the exits until the next look (about 3,000 if none were released);
+# what is never released is what still lives at the end (the machine's other
+# processes, as in the baseline)
 # Under AddressSanitizer scorch needs several times the CPU and competes for it with the
 # load on this 2-CPU machine: a stretch without CPU lets more exits pile up (29 runs of
 # session 8's and 9's ASan builds: 290 to 1,224 held, 8 over the normal bound; the normal
-# build: under 100). There the bound is 5 s of exits: still far below never releasing.
+# build: under 100, when 64 exits forced a reap). There the bound allows 5 s of exits
+# beyond the 1,024 (about 2,700 here, near the 3,000 seen): what catches a release that
+# never comes is the count of processes never released below.
 import os
-limit = b_held + (5 if os.environ.get("ASAN") == "1" else 2) * rate + 64
+limit = b_held + 1024 + (5 if os.environ.get("ASAN") == "1" else 2) * rate + 64
 assert held <= limit, f"{held} processes held at once (baseline {b_held}, bound {limit})"
 # (plus 5 % for other users' processes started meanwhile on a shared machine;
-# before exec released the pre-exec image, 14 % were never released)
-assert seen - released <= b_seen + 64 + seen // 20, \
-    f"{seen - released} of {seen} never released (baseline saw {b_seen})"
+# before exec released the pre-exec image, 14 % were never released); those that
+# exited while reaps were put off are left for the end (the reaps line counts them)
+left = re.search(r"^scorch: reaps of .*; exited images left for the end: (\d+)$", err, re.M)
+left = int(left.group(1)) if left else 0
+assert seen - released - left <= b_seen + 64 + seen // 20, \
+    f"{seen - released - left} of {seen} never released ({left} left for the end; " \
+    f"baseline saw {b_seen})"
 print(f"processes: {seen} seen, {released} released, at most {held} held (baseline {b_held})")
 
 # memory: the baseline (kernel symbols, the files of what runs here) plus what

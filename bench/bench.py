@@ -726,6 +726,10 @@ def time_to_result(a):
     rows = []
     # scorch: one command records for -d seconds and writes the SVG
     job = start_job_for(a.cpujob, a.threads, a.seconds + 30)
+    churn = None
+    if a.churn:
+        churn = Churn(a.cpujob, a.churn)
+        churn.start()
     try:
         svg = os.path.join(a.work, "scorch.svg")
         p = Profiler("scorch-fp", a.hz, a.work, "ttr-scorch", a.scorch, duration=a.seconds,
@@ -778,12 +782,18 @@ def time_to_result(a):
             stages.append("%s %.0f ms" % (name, 1e3 * (time.monotonic() - t0)))
         log("time-to-result: perf %.1f ms, %d samples" % (rows[-1][2], n))
     finally:
+        if churn:
+            churn.halt.set()
+            churn.join()
         job.kill()
         job.wait()
     print("Workload: cpujob, %d threads busy through both recordings (plus whatever else "
-          "runs on the machine). Time to result: from the end of the recording (scorch: "
+          "runs on the machine)%s. Time to result: from the end of the recording (scorch: "
           "its -d deadline, %g s after sampling started; perf: the SIGINT) to the SVG on "
-          "disk (scorch also fsyncs it before the rename).\n" % (a.threads, a.seconds))
+          "disk (scorch also fsyncs it before the rename).\n"
+          % (a.threads, ", and %g short processes a second (`cpujob 1 5`) beside it, through "
+             "both recordings and both ends: %d started" % (a.churn, churn.started)
+             if churn else "", a.seconds))
     print("| pipeline | samples | time to result | breakdown |")
     print("| --- | ---: | ---: | --- |")
     for r in rows:

@@ -7,7 +7,9 @@
 # usage: sudo FLAMEGRAPH_DIR=/path/to/FlameGraph bench/time-to-result.sh [SECONDS]
 #   SECONDS  length of each recording (default 30; 5 for a quick run)
 # environment: HZ (default 999), THREADS (default 2) busy threads of bench/cpujob.c
-#   running through both recordings; SCORCH the binary.
+#   running through both recordings; CHURN (default 0) short processes started a
+#   second beside them (exited processes scorch symbolizes during the recording or,
+#   while the CPUs are busy, at the end); SCORCH the binary.
 # scorch's figure is measured from outside (its -d deadline, counted from the moment
 # it says it samples, to its exit) and printed beside its own --timing phases; perf's
 # from the SIGINT to perf record's exit plus the pipeline to the SVG. Also prints
@@ -26,4 +28,4 @@ seconds=${1:-30}
 make_work
 build_cpujob
 bench_py ttr --cpujob "$work/cpujob" --threads "${THREADS:-2}" --seconds "$seconds" \
-	--hz "${HZ:-999}" --flamegraph-dir "$fgdir" --argv "$0" "$@"
+	--hz "${HZ:-999}" --churn "${CHURN:-0}" --flamegraph-dir "$fgdir" --argv "$0" "$@"

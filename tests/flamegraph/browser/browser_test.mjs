@@ -61,7 +61,7 @@ const browser = spawn(chromium, [
 	"--disable-background-networking", "--disable-component-update", "--disable-sync",
 	"--remote-debugging-port=0", "--user-data-dir=" + join(dir, "profile"),
 	"--window-size=1300,400", "about:blank",
-], { stdio: ["ignore", "ignore", "pipe"] });
+], { stdio: ["ignore", "ignore", "pipe"], detached: true }); // its own group: see the end
 
 const port = await new Promise((resolve, reject) => {
 	let err = "";
@@ -265,9 +265,15 @@ try {
 	console.log("FAIL " + e.stack);
 } finally {
 	ws.close();
-	browser.kill();
-	await new Promise((res) => (browser.exitCode !== null ? res() : browser.on("exit", res)));
-	// chromium's helper processes may still be writing the profile for a moment
+	const exited = new Promise((res) => (browser.exitCode !== null ? res() : browser.on("exit", res)));
+	// chromium and its helper processes (its process group), which would otherwise go on
+	// writing the profile after it is removed
+	try {
+		process.kill(-browser.pid, "SIGKILL");
+	} catch (e) {
+		browser.kill("SIGKILL");
+	}
+	await exited;
 	try {
 		rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	} catch (e) {

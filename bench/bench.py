@@ -13,6 +13,7 @@ import collections
 import math
 import os
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -900,7 +901,9 @@ def run_procs(cpujob, n, units, spawn="exec"):
     forks of this Python (a large libpython whose line tables a profiler would read the
     first time one of them is sampled) would add a one-time cost to some runs only.
     @spawn "fork": @n children forked one after another by one cpujob, which do not exec
-    (`cpujob 1 @units -f @n`)."""
+    (`cpujob 1 @units -f @n`). Returns the CPU time the processes took, ns (their own
+    and the kernel's work in them: wait4's rusage of the waited-for descendants)."""
+    t0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if spawn == "fork":
         cmd = [cpujob, "1", str(units), "-f", str(n)]
     else:
@@ -909,6 +912,8 @@ def run_procs(cpujob, n, units, spawn="exec"):
                'done' % (n, units), cpujob]
     if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode:
         raise BenchError("cpujob 1 %d failed" % units)
+    t1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return 1e9 * (t1.ru_utime + t1.ru_stime - t0.ru_utime - t0.ru_stime)
 
 
 def settle(p, quiet_ns=1e6, timeout=15):
@@ -934,9 +939,11 @@ def proc_cost(a):
     header("Cost per new process: %d short processes under a system-wide recording at "
            "%d Hz" % (a.procs, a.hz), a.argv)
     warm = 20
-    res = {}  # tool -> [(profiler us per process, seen, gone)]
+    res = {}  # tool -> [(profiler us per process, seen, gone, the processes' extra us)]
     for rnd in range(a.rounds):
         order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+        # the processes' own CPU time without a profiler, in this round
+        alone = run_procs(a.cpujob, a.procs, a.units, a.spawn)
         for tool in order:
             p = Profiler(tool, a.hz, a.work, "pc-%d-%d" % (a.tools.index(tool), rnd), a.scorch)
             p.start()
@@ -944,7 +951,7 @@ def proc_cost(a):
                 # what is done once per recording (libc's symbols and line tables)
                 run_procs(a.cpujob, warm, a.units, a.spawn)
                 r0 = settle(p)
-                run_procs(a.cpujob, a.procs, a.units, a.spawn)
+                own = run_procs(a.cpujob, a.procs, a.units, a.spawn)
                 r1 = settle(p)
             except BenchError:
                 p.kill()
@@ -958,8 +965,10 @@ def proc_cost(a):
                 if m:
                     seen, gone = int(m.group(1)), int(m.group(2))
             us = (r1 - r0) / 1e3 / a.procs
-            res.setdefault(tool, []).append((us, seen, gone))
-            log("proc-cost: round %d %s: %.0f us of its CPU per process" % (rnd + 1, tool, us))
+            extra = (own - alone) / 1e3 / a.procs
+            res.setdefault(tool, []).append((us, seen, gone, extra))
+            log("proc-cost: round %d %s: %.0f us of its CPU per process; the processes "
+                "took %+.0f us each more than alone" % (rnd + 1, tool, us, extra))
     how = ("forked one after another by one `cpujob 1 %d -f %d` (children that do not "
            "exec: a worker pool's processes)" % (a.units, a.procs) if a.spawn == "fork"
            else "started one after another by a /bin/sh loop")
@@ -978,22 +987,26 @@ def proc_cost(a):
           "symbolizing its stacks and releasing it when it exits; perf record: "
           "copying the kernel's records of it out of its ring buffers, which it does only "
           "when one is half full; what it defers to its end, such as reading the samples "
-          "for build-ids, is not counted). Not counted either: what the kernel does in "
-          "the process itself for perf record and scorch (a record of each exec, "
-          "executable mmap and exit into a CPU's ring buffer) or for the BPF tools (the "
-          "programs in its samples: see handler-cost.sh). Medians of %d rounds "
-          "(min..max).\n"
-          % (a.procs, a.units, a.units, how, a.hz, warm, a.rounds))
+          "for build-ids, is not counted). What the kernel does in the process itself for "
+          "perf record and scorch (a record of each exec, executable mmap and exit into a "
+          "CPU's ring buffer; scorch's BPF programs at its fork, exec and exit) and for "
+          "every tool in its samples is in the last columns: what the %d processes took "
+          "(wait4's rusage of them) profiled minus alone, each round's run of them alone "
+          "just before its profiled runs, per process. "
+          "Medians of %d rounds (min..max).\n"
+          % (a.procs, a.units, a.units, how, a.hz, warm, a.procs, a.rounds))
     print("| profiler | profiler CPU per process, us | min..max | processes seen (gone "
-          "before read) |")
-    print("| --- | ---: | ---: | ---: |")
+          "before read) | the processes' CPU per process, profiled minus alone, us | min..max |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for tool in a.tools:
         v = res[tool]
         us = [x[0] for x in v]
         seen = ("n/a" if math.isnan(v[0][1])  # not scorch
                 else "%d (%d)" % (med([x[1] for x in v]), med([x[2] for x in v])))
-        print("| %s | %.0f | %.0f..%.0f | %s |"
-              % (tool_name(tool), med(us), min(us), max(us), seen))
+        extra = [x[3] for x in v]
+        print("| %s | %.0f | %.0f..%.0f | %s | %+.0f | %+.0f..%+.0f |"
+              % (tool_name(tool), med(us), min(us), max(us), seen, med(extra), min(extra),
+                 max(extra)))
 
 
 # ---------------------------------------------------------------- accuracy

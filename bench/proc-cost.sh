@@ -4,7 +4,8 @@
 # process (scorch reads the kernel's records of its mappings, or /proc for an image begun
 # before, and symbolizes and releases it when it exits; perf record copies the kernel's
 # records of it), beside perf record -g and
-# bpftrace, the tools one at a time, rounds interleaved, in one run.
+# bpftrace, the tools one at a time, rounds interleaved, in one run; and what the
+# processes themselves took more than alone (the kernel's work in them for each tool).
 #
 # usage: sudo bench/proc-cost.sh [ROUNDS]        (default 5)
 # environment: PROCS (default 200) processes per run, each `cpujob 1 UNITS` (UNITS
@@ -26,4 +27,4 @@ build_cpujob
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
 bench_py proccost --cpujob "$work/cpujob" --procs "${PROCS:-200}" --units "${UNITS:-10}" \
 	--hz "${HZ:-999}" --spawn "${SPAWN:-exec}" --rounds "$rounds" --tools "${tools[@]}" \
-	--argv "PROCS=${PROCS:-200}" "HZ=${HZ:-999}" "SPAWN=${SPAWN:-exec}" "$0" "$@"
+	--argv "PROCS=${PROCS:-200}" "UNITS=${UNITS:-10}" "HZ=${HZ:-999}" "SPAWN=${SPAWN:-exec}" "$0" "$@"

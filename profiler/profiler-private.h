@@ -158,12 +158,15 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
  * exited: their stacks are symbolized and what is kept of them released early.
  * @final: the selected counts no longer change (their processes exited or exec'd):
  * the values read in batches are kept and the keys deleted in one call, instead of
- * one system call per key. *nr_reaped is set to the number of keys taken. Returns 0,
- * @cb's error, -errno.
+ * one system call per key, and the user stacks only they used are deleted from the
+ * stack map (a live process's key stored with one of them in the meantime is counted
+ * lost when read back). *nr_reaped is set to the number of keys taken, *nr_forgot to
+ * the stacks deleted. Returns 0, @cb's error, -errno.
  */
 typedef bool (*sampler_select_fn)(void *ctx, const struct count_key *key);
 int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
-		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped);
+		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped,
+		  size_t *nr_forgot);
 
 /*
  * --unwind dwarf, offcpu: is the interval of thread @tid that began at @ts (a copy's

@@ -180,6 +180,7 @@ struct record {
 	uint64_t procs_sideband; /* named from the kernel's mmap records (no /proc read) */
 	uint64_t procs_read;	 /* named from /proc/PID/maps, read when first seen */
 	uint64_t reaped_counts;  /* count keys taken out early */
+	uint64_t reaped_stacks;	 /* user stacks deleted with them (sampler__reap()) */
 	double elapsed;
 	struct timing startup, finish; /* --timing */
 	int err;
@@ -1304,16 +1305,17 @@ static int reap_mark(struct record *r)
 static int reap_exited(struct record *r)
 {
 	struct proc_entry *p = NULL;
-	size_t nr = 0;
+	size_t nr = 0, nr_stacks = 0;
 	int err;
 
 	err = sampler__reap(r->sampler, is_exited, true, add_stack, r, &r->drain_lost,
-			    &r->drain_lost_ns, &nr);
+			    &r->drain_lost_ns, &nr, &nr_stacks);
 	if (err) {
 		pr_err("cannot read the stacks of exited processes: %s\n", strerror(-err));
 		return err;
 	}
 	r->reaped_counts += nr;
+	r->reaped_stacks += nr_stacks;
 	if (r->ustacks) {
 		err = ustacks__take(r->ustacks, is_exited, add_stack, r, r->ubuf, r->kbuf);
 		if (err)
@@ -1539,6 +1541,9 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		}
 	}
 	r->elapsed = now_sec() - start;
+	pr_debug("reaps: %" PRIu64 " count keys of exited processes and %" PRIu64
+		 " user stacks only they used taken out of the kernel maps\n",
+		 r->reaped_counts, r->reaped_stacks);
 	timing__start(&r->finish, o->timing);
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);
@@ -1723,11 +1728,11 @@ static bool select_all(void *ctx, const struct count_key *key)
 
 static int write_interval(struct record *r)
 {
-	size_t nr = 0;
+	size_t nr = 0, nr_stacks;
 	int err;
 
 	err = sampler__reap(r->sampler, select_all, false, add_stack, r, &r->drain_lost,
-			    &r->drain_lost_ns, &nr);
+			    &r->drain_lost_ns, &nr, &nr_stacks);
 	if (!err && r->ustacks)
 		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
 	if (!err)

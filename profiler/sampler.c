@@ -19,7 +19,8 @@
 
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
 /* kernel stacks read back, by id: the same few recur in every process (stack ids name
- * their contents, and the stack map never drops one, so an id's stack never changes) */
+ * their contents, and the stack map never drops a kernel stack, so an id's kernel stack
+ * never changes: forget_stacks() deletes user stacks only) */
 #define KSTACK_CACHE_SLOTS 256
 
 struct kstack_slot {
@@ -615,20 +616,63 @@ static size_t delete_read(int fd, struct count_key *keys, size_t n)
 	return n;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After a reap: deletes from the stack map @fd the user stacks @gone[0..nr_gone) of the
+ * keys taken, but those a key left in the map uses (@kept[0..nr_kept), its user and
+ * kernel stacks), so that the stacks of exited processes (each one's own under ASLR)
+ * do not fill the map. Kernel stacks stay: shared by every process, and cached by id.
+ * A live process whose sample stores one of the same stacks between the read and the
+ * delete finds it there, and its key's stack is then gone when read back: counted as
+ * lost, never named wrong (a stack is stored again when not found). Sorts both arrays.
+ * Returns how many were deleted.
+ */
+static size_t forget_stacks(int fd, __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t i, n = 0, nr_deleted = 0;
+	__u32 count;
+
+	qsort(kept, nr_kept, sizeof(*kept), id_cmp);
+	qsort(gone, nr_gone, sizeof(*gone), id_cmp);
+	for (i = 0; i < nr_gone; i++) {
+		if ((n && gone[n - 1] == gone[i]) ||
+		    bsearch(&gone[i], kept, nr_kept, sizeof(*kept), id_cmp))
+			continue;
+		gone[n++] = gone[i];
+	}
+	count = n; /* n <= the map's entries */
+	if (!n || !bpf_map_delete_batch(fd, gone, &count, &opts))
+		return n;
+	/* one stack missing (unreadable, counted lost) stopped the batch after @count, or
+	 * no batch deletes (@count not written): the rest one by one */
+	for (i = 0; i < n; i++)
+		nr_deleted += !bpf_map_delete_elem(fd, &gone[i]);
+	return MIN(n, (count < n ? count : 0) + nr_deleted);
+}
+
 /*
  * Passes counts of @ps to @cb: every one as read (@select NULL: the final drain),
  * or those @select picks, each taken out of the map atomically, so a count added
  * after the read is taken too and none is lost or passed twice; with @final (their
- * counts no longer change) the values read are kept and the keys deleted in one call.
+ * counts no longer change) the values read are kept and the keys deleted in one call,
+ * and the user stacks no key left uses are deleted too (forget_stacks(), counted into
+ * *@nr_forgot).
  */
 static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final,
 		       sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
-		       struct stack_trace *kernel, size_t *nr_taken)
+		       struct stack_trace *kernel, size_t *nr_taken, size_t *nr_forgot)
 {
 	int fd = bpf_map__fd(ps->counts), nr_cpus = libbpf_num_possible_cpus();
 	struct count_key *keys = NULL;
-	__u64 *vals = NULL, *pcpu = NULL, value;
-	size_t i, n = 0, nr_sel = 0, nr_deleted = 0;
+	__u64 *vals = NULL, *pcpu = NULL, *kept = NULL, *gone = NULL, value;
+	size_t i, n = 0, nr_sel = 0, nr_deleted = 0, nr_kept = 0, nr_gone = 0;
 	int err;
 
 	if (nr_cpus < 0)
@@ -640,10 +684,18 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
 	err = read_counts(fd, nr_cpus, &keys, &vals, &n);
 	if (!err && select && final) {
+		/* the stacks of the keys left, and of those taken (none: no stack deleted) */
+		kept = malloc((2 * n + 1) * sizeof(*kept));
+		gone = malloc((n + 1) * sizeof(*gone));
 		/* the selected first, in place (their values with them) */
 		for (i = 0; i < n; i++) {
-			if (!select(ctx, &keys[i]))
+			if (!select(ctx, &keys[i])) {
+				if (kept && keys[i].user_stack)
+					kept[nr_kept++] = keys[i].user_stack;
+				if (kept && keys[i].kernel_stack)
+					kept[nr_kept++] = keys[i].kernel_stack;
 				continue;
+			}
 			keys[nr_sel] = keys[i];
 			vals[nr_sel++] = vals[i];
 		}
@@ -659,8 +711,14 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 			value = percpu_sum(pcpu, nr_cpus);
 		}
 		(*nr_taken)++;
+		if (gone && keys[i].user_stack)
+			gone[nr_gone++] = keys[i].user_stack;
 		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
 	}
+	if (!err && kept && gone)
+		*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), kept, nr_kept, gone, nr_gone);
+	free(kept);
+	free(gone);
 	free(keys);
 	free(vals);
 	free(pcpu);
@@ -669,12 +727,14 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 
 /* take_counts() over every program set, with the stack buffers it needs. */
 static int take_all(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
-		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken)
+		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken,
+		    size_t *nr_forgot)
 {
 	struct stack_trace *user = NULL, *kernel = NULL;
 	int err = 0, i;
 
 	*nr_taken = 0;
+	*nr_forgot = 0;
 	user = malloc(sizeof(*user));
 	kernel = malloc(sizeof(*kernel));
 	if (!user || !kernel) {
@@ -683,7 +743,8 @@ static int take_all(struct sampler *s, sampler_select_fn select, bool final, sam
 	}
 	for (i = 0; i < s->nr_sets && !err; i++)
 		err = take_counts(&s->sets[i], select, final, cb, ctx,
-				  s->sets[i].offcpu ? lost_ns : lost, user, kernel, nr_taken);
+				  s->sets[i].offcpu ? lost_ns : lost, user, kernel, nr_taken,
+				  nr_forgot);
 cleanup:
 	free(user);
 	free(kernel);
@@ -691,9 +752,10 @@ cleanup:
 }
 
 int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
-		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped)
+		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped,
+		  size_t *nr_forgot)
 {
-	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped);
+	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped, nr_forgot);
 }
 
 /* Threads still off CPU: their interval ends now. */
@@ -778,8 +840,8 @@ cleanup:
 int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
 		   uint64_t *lost_ns)
 {
-	size_t nr;
-	int err = take_all(s, NULL, false, cb, ctx, lost, lost_ns, &nr);
+	size_t nr, nr_forgot;
+	int err = take_all(s, NULL, false, cb, ctx, lost, lost_ns, &nr, &nr_forgot);
 
 	if (!err && s->off)
 		err = drain_open_intervals(s, cb, ctx);

@@ -80,14 +80,17 @@ read_processes many
 [ "$released" -ge 1000 ] || fail "only $released processes released during the recording"
 [ "$held" -le 1300 ] || fail "$held processes held at once: memory follows every process seen"
 # every count taken once: by a reap (exited processes, deleted in one batch) or by the
-# final drain, never both, never neither
-counted=$(sed -n 's/^scorch: [0-9]* samples .*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
-lost=$(sed -n 's/^scorch: lost: \([0-9]*\) of .*/\1/p' "$TMP/err")
-written=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/many.folded")
-echo "many: $written samples written, $counted counted, ${lost:-?} lost"
-[ -n "$counted" ] && [ "$written" -le "$counted" ] &&
-	[ "$written" -ge "$((counted - ${lost:-0}))" ] ||
-	fail "many: $written samples written of $counted counted (${lost:-?} lost): counted twice or dropped"
+# final drain, never both, never neither: "$1" names the output
+check_counted() {
+	counted=$(sed -n 's/^scorch: [0-9]* samples .*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
+	lost=$(sed -n 's/^scorch: lost: \([0-9]*\) of .*/\1/p' "$TMP/err")
+	written=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/$1.folded")
+	echo "$1: $written samples written, $counted counted, ${lost:-?} lost"
+	[ -n "$counted" ] && [ "$written" -le "$counted" ] &&
+		[ "$written" -ge "$((counted - ${lost:-0}))" ] ||
+		fail "$1: $written samples written of $counted counted (${lost:-?} lost): counted twice or dropped"
+}
+check_counted many
 # each burst is forked and exec'd during the recording: known from the kernel's mmap
 # records, read after it exited (its announcement wakes no one); about 1,100 of the
 # 1,200 are sampled at all (2 ms of CPU at 999 Hz)
@@ -103,14 +106,16 @@ awk -v n="$named" -v a="$many" 'BEGIN { exit !(a > 0 && n >= 0.5 * a) }' ||
 	fail "many: only $named of $many samples name burst_burn"
 
 # 3b. The same while split's two threads keep both CPUs busy, so that no reap is due on
-#     idle CPUs, with count maps of 4,096 entries: a reap is forced once keys were added
-#     to an eighth of them (512; each sampled process adds at least one), before 1,024
-#     images are held, so that exited processes' keys never fill the map.
+#     idle CPUs, with count and stack maps of 4,096 entries: a reap is forced once keys
+#     were added to an eighth of them (512; each sampled process adds at least one),
+#     before 1,024 images are held, so that exited processes' keys never fill the map;
+#     and it deletes the user stacks only their keys used (each process's own under
+#     ASLR), which filled the stack map before (35 % of the samples lost).
 start_ready "$SPLIT" --threads 2 --seconds 120
 start_recording -F 999 --max-stacks 4096 -o "$TMP/keys.folded"
 storm=()
 for l in 1 2; do
-	(for i in $(seq 600); do "$BURST" 2; done) &
+	(for i in $(seq 1200); do "$BURST" 2; done) &
 	storm+=($!)
 done
 wait "${storm[@]}"
@@ -125,8 +130,10 @@ read -r by_held by_keys <<<"$reaps"
 [ "$by_keys" -ge 1 ] && [ "$by_held" -eq 0 ] ||
 	fail "keys: reaps forced $by_keys times by count keys, $by_held by images held"
 [ "$held" -le 700 ] || fail "keys: $held processes held at once, want about 512 at most"
-full=$(sed -n 's/^scorch: lost: .*, \([0-9]*\) count map full,.*/\1/p' "$TMP/err")
-[ "${full:-0}" -eq 0 ] || fail "keys: $full samples lost with the count map full"
+read -r sfull cfull <<<"$(sed -n 's/^scorch: lost: \([0-9]*\) stack map full, \([0-9]*\) count map full,.*/\1 \2/p' "$TMP/err")"
+[ "${cfull:-0}" -eq 0 ] || fail "keys: $cfull samples lost with the count map full"
+[ "${sfull:-0}" -eq 0 ] || fail "keys: $sfull samples lost with the stack map full"
+check_counted keys
 
 # 4. forked children (record -- cmd follows them): 3 children keep the parent's image
 #    for 100 ms (child_burn), then exec burst (burst_burn). Every image (forks, the

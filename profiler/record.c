@@ -114,7 +114,7 @@ enum reap_why {
 	REAP_WHY_MAX,
 };
 
-/* What the reaps bound, read after the last one (reap_mark()) and at each look. */
+/* What the reaps bound, read after the last one (reap_mark__reset()) and at each look. */
 struct reap_mark {
 	uint64_t keys;	      /* STAT_COUNT_KEYS: keys created in the count maps */
 	size_t ukeys;	      /* --unwind dwarf: ustacks__nr() */
@@ -1292,7 +1292,7 @@ static int reap_mark__read(struct record *r, struct reap_mark *m)
 }
 
 /* Counts what is added from now on (after a reap, or an interval's drain). */
-static int reap_mark(struct record *r)
+static int reap_mark__reset(struct record *r)
 {
 	return reap_mark__read(r, &r->mark);
 }
@@ -1345,7 +1345,7 @@ static int reap_exited(struct record *r)
 	r->pending_replaced = 0;
 	r->last_reap = now_sec();
 	r->reaps++;
-	return reap_mark(r);
+	return reap_mark__reset(r);
 }
 
 /* Ticks (USER_HZ) of all CPUs so far from /proc/stat's "cpu" line; false when
@@ -1736,7 +1736,7 @@ static int write_interval(struct record *r)
 	if (!err && r->ustacks)
 		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
 	if (!err)
-		err = reap_mark(r);
+		err = reap_mark__reset(r);
 	if (err) {
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		return err;

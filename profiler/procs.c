@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* profiler: the process images (pid, gen) a recording has seen, and what became of them. */
+/* profiler: the process images (pid, gen) a recording has seen, and what became of them
+ * (and when those that exited are reaped: reap_mark__exceeded()). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -117,4 +118,18 @@ struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *pre
 			return &t->slots[i];
 	}
 	return NULL;
+}
+
+enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap_mark *now,
+				  uint32_t map_entries)
+{
+	/* an interval's drain deletes keys: ustacks__nr() may be below the mark */
+	uint64_t added = (now->keys > was->keys ? now->keys - was->keys : 0) +
+			 (now->ukeys > was->ukeys ? now->ukeys - was->ukeys : 0);
+
+	if (added >= map_entries / REAP_KEYS_DIV)
+		return REAP_FORCED_KEYS;
+	if (now->table_bytes > was->table_bytes + REAP_TABLE_BYTES)
+		return REAP_FORCED_TABLES;
+	return REAP_NOT_YET;
 }

@@ -223,6 +223,38 @@ size_t proctab__nr(const struct proctab *t);
 /* Iteration: pass NULL first, then the previous entry; NULL at the end. */
 struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *prev);
 
+/*
+ * Reaps of exited processes during a recording (record.c's reap_due()): why one runs.
+ * On busy CPUs they are put off until what waits costs too much: REAP_HELD (record.c)
+ * exited images, or what reap_mark__exceeded() checks.
+ */
+enum reap_why {
+	REAP_NOT_YET = 0,
+	REAP_IDLE,	    /* a period passed, on idle CPUs */
+	REAP_FORCED_HELD,   /* REAP_HELD exited images wait */
+	REAP_FORCED_KEYS,   /* keys added to 1/REAP_KEYS_DIV of a count map */
+	REAP_FORCED_TABLES, /* unwind tables grew by more than REAP_TABLE_BYTES */
+	REAP_WHY_MAX,
+};
+
+#define REAP_KEYS_DIV	 8	    /* keys of exited processes fill at most ~1/8 of a map */
+#define REAP_TABLE_BYTES (64 << 20) /* --unwind dwarf: files of exited processes loaded */
+
+/* What the reaps bound, read after the last one and at each look. */
+struct reap_mark {
+	uint64_t keys;	      /* STAT_COUNT_KEYS: keys created in the count maps, so far */
+	size_t ukeys;	      /* --unwind dwarf: ustacks__nr() (an interval's drain lowers it) */
+	uint64_t table_bytes; /* --unwind dwarf: unwind_stats.table_bytes */
+};
+/*
+ * Has what waits grown too much from @was (after the last reap) to @now, with count maps
+ * of @map_entries each? REAP_FORCED_KEYS: keys (kernel, and --unwind dwarf's table)
+ * added to at least map_entries / REAP_KEYS_DIV; REAP_FORCED_TABLES: unwind tables
+ * grew by more than REAP_TABLE_BYTES; else REAP_NOT_YET.
+ */
+enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap_mark *now,
+				  uint32_t map_entries);
+
 /* ---- copies.c: --unwind dwarf off CPU, stacks waiting for their interval ---- */
 
 /*

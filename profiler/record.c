@@ -31,12 +31,10 @@
 #define POLL_PERIOD_MS	 250 /* --unwind dwarf, or exits pending: wake up this often */
 #define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): new images wake us up, exits wait */
 #define PARTIAL_LOSS_PCT 5.0
-/* reaps of exited processes (reap_due()) */
-#define REAP_PERIOD_SEC	 1.0	    /* once a period, */
-#define REAP_IDLE_CPUS	 0.5	    /* if the CPUs were this idle lately (IDLE_WINDOW_SEC); */
-#define REAP_HELD	 1024	    /* else once this many exited images wait, */
-#define REAP_KEYS_DIV	 8	    /* or keys were added to 1/8 of a count map, */
-#define REAP_TABLE_BYTES (64 << 20) /* or unwind tables grew by 64 MiB */
+/* reaps of exited processes (reap_due(); the other limits: reap_mark__exceeded()) */
+#define REAP_PERIOD_SEC	 1.0  /* once a period, */
+#define REAP_IDLE_CPUS	 0.5  /* if the CPUs were this idle lately (IDLE_WINDOW_SEC); */
+#define REAP_HELD	 1024 /* else once this many exited images wait */
 #define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 #define MAX_OUTPUTS 16
@@ -102,23 +100,6 @@ struct cpu_ticks {
 	uint64_t idle; /* idle + iowait */
 	uint64_t steal;
 	uint64_t total;
-};
-
-/* Why reap_due() reaps: a period on idle CPUs, or forced on busy ones. */
-enum reap_why {
-	REAP_NOT_YET = 0,
-	REAP_IDLE,
-	REAP_FORCED_HELD,   /* REAP_HELD exited images wait */
-	REAP_FORCED_KEYS,   /* keys added to 1/REAP_KEYS_DIV of a count map */
-	REAP_FORCED_TABLES, /* unwind tables grew by REAP_TABLE_BYTES */
-	REAP_WHY_MAX,
-};
-
-/* What the reaps bound, read after the last one (reap_mark__reset()) and at each look. */
-struct reap_mark {
-	uint64_t keys;	      /* STAT_COUNT_KEYS: keys created in the count maps */
-	size_t ukeys;	      /* --unwind dwarf: ustacks__nr() */
-	uint64_t table_bytes; /* --unwind dwarf: unwind_stats.table_bytes */
 };
 
 struct record {
@@ -1450,13 +1431,7 @@ static int reap_due(struct record *r)
 	err = reap_mark__read(r, &now);
 	if (err)
 		return err;
-	/* an interval's drain deletes keys: ustacks__nr() may be below the mark */
-	if (now.keys - was->keys + (now.ukeys > was->ukeys ? now.ukeys - was->ukeys : 0) >=
-	    r->map_entries / REAP_KEYS_DIV)
-		return REAP_FORCED_KEYS;
-	if (now.table_bytes > was->table_bytes + REAP_TABLE_BYTES)
-		return REAP_FORCED_TABLES;
-	return REAP_NOT_YET;
+	return reap_mark__exceeded(was, &now, r->map_entries);
 }
 
 /* Waits until the duration ends, a signal arrives, or the targets exit. */

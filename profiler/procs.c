@@ -120,6 +120,39 @@ struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *pre
 	return NULL;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t reap__unused(const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
+{
+	const __u64 *hit;
+	size_t i, n = 0;
+	bool *used;
+
+	qsort(gone, nr_gone, sizeof(*gone), id_cmp);
+	for (i = 0; i < nr_gone; i++)
+		if (!n || gone[n - 1] != gone[i])
+			gone[n++] = gone[i];
+	used = n ? calloc(n, sizeof(*used)) : NULL;
+	if (!used)
+		return 0; /* none taken, or no memory: every stack stays */
+	for (i = 0; i < nr_kept; i++) {
+		hit = bsearch(&kept[i], gone, n, sizeof(*gone), id_cmp);
+		if (hit)
+			used[hit - gone] = true;
+	}
+	nr_gone = n;
+	for (i = 0, n = 0; i < nr_gone; i++)
+		if (!used[i])
+			gone[n++] = gone[i];
+	free(used);
+	return n;
+}
+
 enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap_mark *now,
 				  uint32_t map_entries)
 {

@@ -254,6 +254,13 @@ struct reap_mark {
  */
 enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap_mark *now,
 				  uint32_t map_entries);
+/*
+ * The stack ids a reap may delete: @gone[0..nr_gone) (the stacks of the keys it took)
+ * without those in @kept[0..nr_kept) (the stacks of the keys left), each once, into
+ * @gone[0..return). Sorts @gone only: the stacks of exited processes are few beside
+ * those of every key left. 0 when out of memory (every stack stays).
+ */
+size_t reap__unused(const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone);
 
 /* ---- copies.c: --unwind dwarf off CPU, stacks waiting for their interval ---- */
 

@@ -616,38 +616,21 @@ static size_t delete_read(int fd, struct count_key *keys, size_t n)
 	return n;
 }
 
-static int id_cmp(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * After a reap: deletes from the stack map @fd the user stacks @gone[0..nr_gone) of the
- * keys taken, but those a key left in the map uses (@kept[0..nr_kept), its user and
- * kernel stacks), so that the stacks of exited processes (each one's own under ASLR)
- * do not fill the map. Kernel stacks stay: shared by every process, and cached by id.
- * A live process whose sample stores one of the same stacks between the read and the
- * delete finds it there, and its key's stack is then gone when read back: counted as
- * lost, never named wrong (a stack is stored again when not found). Sorts both arrays.
- * Returns how many were deleted.
+ * keys taken but those a key left in the map uses (@kept[0..nr_kept): reap__unused()),
+ * so that the stacks of exited processes (each one's own under ASLR) do not fill the
+ * map. Kernel stacks stay: shared by every process, and cached by id. A live process
+ * whose sample stores one of the same stacks between the read and the delete finds it
+ * there, and its key's stack is then gone when read back: counted as lost, never named
+ * wrong (a stack is stored again when not found). Returns how many were deleted.
  */
-static size_t forget_stacks(int fd, __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
+static size_t forget_stacks(int fd, const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t i, n = 0, nr_deleted = 0;
-	__u32 count;
+	size_t i, n = reap__unused(kept, nr_kept, gone, nr_gone), nr_deleted = 0;
+	__u32 count = n; /* n <= the map's entries */
 
-	qsort(kept, nr_kept, sizeof(*kept), id_cmp);
-	qsort(gone, nr_gone, sizeof(*gone), id_cmp);
-	for (i = 0; i < nr_gone; i++) {
-		if ((n && gone[n - 1] == gone[i]) ||
-		    bsearch(&gone[i], kept, nr_kept, sizeof(*kept), id_cmp))
-			continue;
-		gone[n++] = gone[i];
-	}
-	count = n; /* n <= the map's entries */
 	if (!n || !bpf_map_delete_batch(fd, gone, &count, &opts))
 		return n;
 	/* one stack missing (unreadable, counted lost) stopped the batch after @count, or

@@ -4,10 +4,32 @@
  * (reap_mark__exceeded(), profiler/procs.c): keys added since the last reap (the
  * kernel's and --unwind dwarf's table) reaching an eighth of a count map, unwind tables
  * grown by more than 64 MiB; neither earlier, and a table an interval's drain emptied
- * below the mark counts as nothing added.
+ * below the mark counts as nothing added. And which stacks a reap deletes
+ * (reap__unused()): those of the keys it took that no key left uses, each once.
  */
 #include "check.h"
 #include "profiler-private.h"
+
+static void test_unused(void)
+{
+	/* stacks of the keys left (user and kernel ids mixed, unsorted, repeated) */
+	const __u64 kept[] = {50, 9, 7, 50, 1000};
+	__u64 gone[] = {9, 3, 3, 11, 50, 2, 11, 7};
+	__u64 one[] = {42};
+	size_t n;
+
+	n = reap__unused(kept, 5, gone, 8);
+	CHECK(n == 3);
+	CHECK(gone[0] == 2 && gone[1] == 3 && gone[2] == 11);
+	/* nothing left in the map: every stack taken goes */
+	n = reap__unused(NULL, 0, one, 1);
+	CHECK(n == 1 && one[0] == 42);
+	/* nothing taken */
+	CHECK(reap__unused(kept, 5, gone, 0) == 0);
+	/* all in use */
+	one[0] = 1000;
+	CHECK(reap__unused(kept, 5, one, 1) == 0);
+}
 
 int main(void)
 {
@@ -52,6 +74,7 @@ int main(void)
 	now.table_bytes = was.table_bytes + REAP_TABLE_BYTES + 1;
 	now.keys = was.keys + 512;
 	CHECK(reap_mark__exceeded(&was, &now, 4096) == REAP_FORCED_KEYS);
+	test_unused();
 	printf("reap: PASS\n");
 	return 0;
 }

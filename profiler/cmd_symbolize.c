@@ -181,6 +181,7 @@ int cmd_symbolize(int argc, char **argv)
 {
 	struct symbolize_opts o = {.sym = {.sz = sizeof(o.sym)}};
 	struct symbolizer *s = NULL;
+	struct symbolizer_stats st;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -219,6 +220,12 @@ int cmd_symbolize(int argc, char **argv)
 		pr_err("symbolize: cannot write the output: %s\n", strerror(errno));
 		err = -EIO;
 	}
+	symbolizer__stats(s, &st);
+	if (st.dwarf_incomplete)
+		pr_warn("symbolize: DWARF partly unreadable or over the index's bounds in %" PRIu64
+			" of %" PRIu64 " files: frames there may lack inlined calls or fall"
+			" back to symbols\n",
+			st.dwarf_incomplete, st.dwarf_files);
 cleanup:
 	free(line);
 	symbolizer__free(s);

@@ -135,6 +135,11 @@ void summary__details(const struct summary *sm)
 			 " DWARF indexes; %" PRIu64 " dropped when unused\n",
 			 sm->ss->files_cached, sm->ss->files_symbols, sm->ss->dwarf_files,
 			 sm->ss->files_evicted);
+	if (sm->ss && sm->ss->dwarf_incomplete)
+		pr_warn("DWARF partly unreadable or over the index's bounds in %" PRIu64
+			" of %" PRIu64 " files (frames there may lack inlined calls or fall back"
+			" to symbols; -v names them)\n",
+			sm->ss->dwarf_incomplete, sm->ss->dwarf_files);
 	if (sm->ss && sm->ss->files_unreadable)
 		pr_warn("mapped files unreadable: %" PRIu64
 			" (not ELF, corrupt, replaced since mapped, or not openable; their frames"

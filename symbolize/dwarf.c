@@ -181,6 +181,11 @@ void dwarf_index__units(const struct dwarf_index *idx, size_t *read, size_t *tot
 	*total = idx ? idx->nr_units : 0;
 }
 
+bool dwarf_index__incomplete(const struct dwarf_index *idx)
+{
+	return idx && (idx->bad || idx->truncated);
+}
+
 /*
  * libdw hands out strings as pointers into the section data without checking that an
  * inline (DW_FORM_string) value is NUL-terminated before the end of .debug_info, so a

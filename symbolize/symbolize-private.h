@@ -131,6 +131,7 @@ struct elf_file {
 	 * before its first lookup is not read (its mappings ran the old contents) */
 	uint64_t held_size, held_mtime;
 	bool dw_tried;
+	bool dw_incomplete; /* counted in the stats' dwarf_incomplete */
 	struct dwarf_index *dw;
 };
 
@@ -208,6 +209,12 @@ void dwarf_index__free(struct dwarf_index *idx);
 size_t dwarf_index__bytes(const struct dwarf_index *idx);
 /* How many of the units read on demand have been read, of how many. */
 void dwarf_index__units(const struct dwarf_index *idx, size_t *read, size_t *total);
+/*
+ * Whether a part of the DWARF read so far did not parse, or a bound truncated the index:
+ * lookups there may lack inlined frames or fall back to symbols. Units are read on
+ * demand, so a lookup can turn it true after the build.
+ */
+bool dwarf_index__incomplete(const struct dwarf_index *idx);
 /*
  * The inline chain at @addr (ELF virtual address), outermost (the function) first, at
  * most @cap frames (beyond: the function and the innermost cap - 1). Returns how many;

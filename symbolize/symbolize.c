@@ -1362,6 +1362,14 @@ static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 		n = dwarf_index__lookup(idx, vaddr, dwf, s->no_inline ? 1 : MIN(cap, CHAIN_MAX));
 		if (n < 0)
 			return n;
+		/* the lookup may have read a unit that did not parse */
+		if (!f->dw_incomplete && dwarf_index__incomplete(idx)) {
+			f->dw_incomplete = true;
+			s->st.dwarf_incomplete++;
+			pr_debug("symbolize: %s: parts of the DWARF could not be read: frames "
+				 "there may lack inlined calls or fall back to symbols\n",
+				 f->path ? f->path : "?");
+		}
 		for (i = 0; i < n; i++) {
 			/* a symbol starting where the function does is its canonical name */
 			const char *raw = !i && sym && sym->start == dwf[0].entry

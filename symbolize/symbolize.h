@@ -347,6 +347,7 @@ struct symbolizer_stats {
 	uint64_t files_symbols;	    /* of those, symbol tables read at first lookup */
 	uint64_t files_evicted;	    /* unused files whose tables were freed (see _gen above) */
 	uint64_t dwarf_files;	    /* files whose DWARF was indexed (own or debug file) */
+	uint64_t dwarf_incomplete;  /* of those, partly unreadable or truncated (see -v) */
 	uint64_t inline_frames;	    /* FRAME_INLINE frames returned */
 	uint64_t jit_frames;	    /* FRAME_JIT frames returned */
 	uint64_t files_not_found;   /* imported files found nowhere (symbolizer__import_gen) */

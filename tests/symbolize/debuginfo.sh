@@ -213,6 +213,29 @@ rc=$?
 set -e
 [ $rc -eq 0 ] || fail "baddwarf: exit $rc: $(tail -2 err)"
 [ "$(wc -l <out)" = "$(wc -l <outer.addrs)" ] || fail "baddwarf: missing lines"
+# one DIE inside a unit made unparsable (an abbreviation code no table defines): the
+# unit is read at the first lookup inside it, the symbol table names the function and
+# the damage is reported, not silent; the intact file reports none
+sym --elf inline "$hidden" >/dev/null 2>err
+grep -q "partly unreadable" err && fail "intact file reported as partly unreadable: $(cat err)"
+info=$(readelf -SW inline | awk '{ for (i = 1; i < NF; i++) if ($i == ".debug_info") print $(i + 3) }')
+child=$(readelf --debug-dump=info inline |
+	sed -nE 's/^ <1><([0-9a-f]+)>: Abbrev Number: [0-9]+ .*/\1/p' | head -1)
+nabbrev=$(readelf --debug-dump=abbrev inline | grep -cE '^ +[0-9]+ +DW_TAG_')
+[ -n "$info" ] && [ -n "$child" ] && [ "$nabbrev" -lt 120 ] ||
+	fail "cannot find a DIE to damage (.debug_info at '$info', first child '$child', $nabbrev abbreviations)"
+python3 - inline "$info" "$child" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+at = int(sys.argv[2], 16) + int(sys.argv[3], 16)
+assert d[at] < 0x80, "abbreviation code of more than one byte"
+d[at] = 0x7f
+open("baddie", "wb").write(d)
+PY
+expect "hidden_static" --elf baddie "$hidden"
+sym --elf baddie "$hidden" >/dev/null 2>err
+grep -q "DWARF partly unreadable or over the index's bounds in 1 of 1 files" err ||
+	fail "a unit that does not parse went unreported: $(cat err)"
 
 # ---- kernel: BPF programs are named from kallsyms (when one is loaded and visible) ----
 if [ "$(id -u)" = 0 ] && bline=$(grep -m1 ' bpf_prog_[0-9a-f]*_.*\[bpf\]' /proc/kallsyms); then

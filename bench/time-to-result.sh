@@ -3,11 +3,14 @@
 # bench: time from the end of a system-wide recording to the flame graph on disk:
 # scorch record -a -F 999 -d SECONDS -o x.svg beside perf record -a -g -F 999, then
 # perf script | stackcollapse-perf.pl | flamegraph.pl, on the same workload, one run.
+# scorch records twice, with an empty debug cache (a first run on the machine: the
+# debug files it needs, libc's from libc6-dbg, decompressed) and with the cache the
+# first run left (SCORCH_CACHE_DIR, a directory of the run's own).
 #
 # usage: sudo FLAMEGRAPH_DIR=/path/to/FlameGraph bench/time-to-result.sh [SECONDS]
 #   SECONDS  length of each recording (default 30; 5 for a quick run)
 # environment: HZ (default 999), THREADS (default 2) busy threads of bench/cpujob.c
-#   running through both recordings; CHURN (default 0) short processes started a
+#   running through the three recordings; CHURN (default 0) short processes started a
 #   second beside them (exited processes scorch symbolizes during the recording or,
 #   while the CPUs are busy, at the end); SCORCH the binary.
 # scorch's figure is measured from outside (its -d deadline, counted from the moment

@@ -645,6 +645,7 @@ static int report_run(struct report *r)
 		.jit_lookup = report_jit,
 		.offline = true,
 		.symfs = o->symfs,
+		.cache_dir = scorch__cache_dir(),
 	};
 	uint8_t *data = NULL;
 	size_t len = 0;

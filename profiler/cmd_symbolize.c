@@ -191,6 +191,7 @@ int cmd_symbolize(int argc, char **argv)
 	if (err)
 		return err > 0 ? EXIT_OK : EXIT_USAGE;
 	o.sym.no_kernel = !o.kernel;
+	o.sym.cache_dir = scorch__cache_dir();
 	s = symbolizer__new(&o.sym);
 	if (!s) {
 		pr_err("symbolize: cannot create the symbolizer: %s\n", strerror(errno));

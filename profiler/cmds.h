@@ -22,6 +22,14 @@ int cmd_collapse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 
+/*
+ * Where the symbolizer keeps decompressed debug sections for the next runs
+ * (symbolizer_opts.cache_dir): $SCORCH_CACHE_DIR, else SCORCH_CACHE_DIR_DEFAULT; NULL
+ * when the variable is set empty (no cache).
+ */
+#define SCORCH_CACHE_DIR_DEFAULT "/var/cache/scorch"
+const char *scorch__cache_dir(void);
+
 /* The version line and compiled-in features, for --version. */
 void scorch__print_version(void);
 

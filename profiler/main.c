@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* profiler: the scorch binary's entry point and subcommand table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -36,6 +37,8 @@ static void usage(FILE *out)
 	fprintf(out, "\nRun 'scorch <command> --help' for a command's options.\n"
 		     "\nexit status: 0 success, 1 error, 2 usage error, 3 partial result\n"
 		     "(output written but more than 5%% of samples lost)\n"
+		     "\nenvironment: SCORCH_CACHE_DIR, where decompressed debug sections are kept\n"
+		     "for the next runs (default " SCORCH_CACHE_DIR_DEFAULT "; empty: no cache)\n"
 		     "\nexamples:\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.folded\n"
 		     "  sudo scorch record -o cpu.folded -- ./myprog args\n"
@@ -45,7 +48,17 @@ static void usage(FILE *out)
 		     "  scorch diff before.folded after.folded -o diff.svg\n"
 		     "  perf script | scorch collapse | scorch flamegraph > perf.svg\n"
 		     "  scorch symbolize --elf ./myprog --lines 0x401136\n"
-		     "  sudo scorch record -p 1234 -d 10 -o cpu.scorch && scorch report cpu.scorch -o cpu.svg\n");
+		     "  sudo scorch record -p 1234 -d 10 -o cpu.scorch && scorch report cpu.scorch "
+		     "-o cpu.svg\n");
+}
+
+const char *scorch__cache_dir(void)
+{
+	const char *dir = getenv("SCORCH_CACHE_DIR");
+
+	if (!dir)
+		return SCORCH_CACHE_DIR_DEFAULT;
+	return *dir ? dir : NULL;
 }
 
 void scorch__print_version(void)

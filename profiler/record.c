@@ -1785,6 +1785,7 @@ static int record_run(struct record *r)
 		.keep_params = o->keep_params,
 		.no_inline = o->no_inline,
 		.jit_lookup = perfmaps__lookup,
+		.cache_dir = scorch__cache_dir(),
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, waitmask;

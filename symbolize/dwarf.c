@@ -9,9 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "symbolize-private.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2
@@ -532,79 +537,183 @@ static int build_segs(struct dw_build *b)
 	return err;
 }
 
-/*
- * libdw 0.188 decompresses zlib sections (SHF_COMPRESSED, .zdebug) itself but not zstd
- * ones: those are decompressed here with libzstd and handed to libdw in place of the
- * compressed data, with SHF_COMPRESSED cleared in our in-memory copy of the header.
- * The buffers are appended to *@bufs and freed by the caller after elf_end().
- */
-static int inflate_zstd(Elf *elf, void ***bufs, size_t *nr_bufs, const char *what)
+/* A compressed debug section the index will read (SHF_COMPRESSED, zlib or zstd). */
+struct dw_zsec {
+	Elf_Scn *scn;
+	Elf_Data *data; /* what libdw will get from elf_getdata(): replaced in place */
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+	const char *src; /* the compressed stream (after the Chdr) */
+	size_t src_len;
+};
+
+/* The GNU build-id of @elf from its note sections (debug files keep them). */
+static size_t scn_build_id(Elf *elf, uint8_t id[BUILD_ID_MAX])
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	int err = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
+		size_t off = 0, next, name_off, desc_off;
 		Elf_Data *data;
-		GElf_Chdr ch;
-		size_t hdr;
-		void *out, **tmp;
-		unsigned long long fsize;
-		size_t got;
+		GElf_Nhdr nh;
 
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    sh.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
-		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD)
-			continue;
-		/* the Elf_Data libdw will get from elf_getdata(): replaced in place below */
-		data = elf_getdata(scn, NULL);
-		hdr = gelf_fsize(elf, ELF_T_CHDR, 1, EV_CURRENT);
-		if (!data || !data->d_buf || data->d_size < hdr || ch.ch_size > DW_MAX_ZSTD_SIZE) {
-			pr_debug("symbolize: %s: bad compressed section\n", what);
-			continue;
-		}
-		/*
-		 * The buffer is allocated before decompressing: a size the frame does not
-		 * declare, or beyond DW_MAX_ZSTD_RATIO times the compressed bytes (debug
-		 * sections compress 3-20x), is a corrupt header asking for gigabytes.
-		 */
-		fsize = ZSTD_getFrameContentSize((const char *)data->d_buf + hdr,
-						 data->d_size - hdr);
-		if ((fsize != ZSTD_CONTENTSIZE_UNKNOWN && fsize != ch.ch_size) ||
-		    ch.ch_size / DW_MAX_ZSTD_RATIO > data->d_size - hdr) {
-			pr_debug("symbolize: %s: zstd section of implausible size %llu\n", what,
-				 (unsigned long long)ch.ch_size);
-			continue;
-		}
-		out = malloc(ch.ch_size ? ch.ch_size : 1);
-		tmp = realloc(*bufs, (*nr_bufs + 1) * sizeof(**bufs));
-		if (!out || !tmp) {
-			free(out);
-			if (tmp)
-				*bufs = tmp;
-			return -ENOMEM;
-		}
-		*bufs = tmp;
-		(*bufs)[(*nr_bufs)++] = out;
-		got = ZSTD_decompress(out, ch.ch_size, (const char *)data->d_buf + hdr,
-				      data->d_size - hdr);
-		if (ZSTD_isError(got) || got != ch.ch_size) {
-			pr_debug("symbolize: %s: zstd section: %s\n", what,
-				 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
-			continue;
-		}
-		data->d_buf = out;
-		data->d_size = ch.ch_size;
-		data->d_type = ELF_T_BYTE;
-		data->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
-		sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-		sh.sh_size = ch.ch_size;
-		if (!gelf_update_shdr(scn, &sh)) {
-			pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
-			err = 0;
+		while (off < data->d_size &&
+		       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) &&
+			    nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
+				memcpy(id, (const char *)data->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
+			}
+			off = next;
 		}
 	}
+	return 0;
+}
+
+/* Decompresses @z into @out (z->ch.ch_size bytes); false when the stream is bad. */
+static bool zsec_inflate(const struct dw_zsec *z, void *out)
+{
+	if (z->ch.ch_type == ELFCOMPRESS_ZSTD) {
+		size_t got = ZSTD_decompress(out, z->ch.ch_size, z->src, z->src_len);
+
+		return !ZSTD_isError(got) && got == z->ch.ch_size;
+	} else {
+		z_stream zs = {0};
+		bool ok;
+
+		if (inflateInit(&zs) != Z_OK)
+			return false;
+		zs.next_in = (Bytef *)(uintptr_t)z->src;
+		zs.avail_in = (uInt)z->src_len;
+		zs.next_out = out;
+		zs.avail_out = (uInt)z->ch.ch_size;
+		ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out == z->ch.ch_size;
+		inflateEnd(&zs);
+		return ok;
+	}
+}
+
+/*
+ * libdw 0.188 decompresses every zlib section (SHF_COMPRESSED, .zdebug) it knows when
+ * the file is opened, and cannot read zstd ones. The SHF_COMPRESSED debug sections left
+ * after drop_unused() are decompressed here instead, or read back from @cache, and
+ * handed to libdw in place of the compressed data, with SHF_COMPRESSED cleared in our
+ * in-memory copy of the header. The buffers go to idx->bufs (freed after elf_end()). A
+ * section that cannot be decompressed is left as it is (libdw reports it, or skips it).
+ * .zdebug sections (GNU, older toolchains) are left to libdw.
+ */
+static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, const char *what)
+{
+	struct dw_cache_sec cs[DW_CACHE_MAX_SECS];
+	struct dw_zsec z[DW_CACHE_MAX_SECS];
+	uint8_t id[BUILD_ID_MAX];
+	size_t n = 0, id_len = 0, shstrndx, i;
+	uint64_t total = 0;
+	bool cached = false, all = true;
+	Elf *elf = idx->elf;
+	Elf_Scn *scn = NULL;
+	void **tmp;
+	int err = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) && n < DW_CACHE_MAX_SECS) {
+		struct dw_zsec *s = &z[n];
+		const char *name;
+		size_t hdr;
+
+		if (!gelf_getshdr(scn, &s->sh) || !(s->sh.sh_flags & SHF_COMPRESSED) ||
+		    s->sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, s->sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7) || strlen(name) >= DW_CACHE_NAME_MAX ||
+		    !gelf_getchdr(scn, &s->ch) ||
+		    (s->ch.ch_type != ELFCOMPRESS_ZSTD && s->ch.ch_type != ELFCOMPRESS_ZLIB))
+			continue;
+		s->data = elf_getdata(scn, NULL);
+		if (!s->data)
+			continue;
+		hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
+		if (s->data->d_size < hdr)
+			continue;
+		s->src = (const char *)s->data->d_buf + hdr;
+		s->src_len = s->data->d_size - hdr;
+		/*
+		 * The buffer is allocated before decompressing: a size beyond
+		 * DW_MAX_ZSTD_SIZE or DW_MAX_ZSTD_RATIO times the compressed bytes (debug
+		 * sections compress 3-20x), or a zstd frame declaring another, is a corrupt
+		 * header asking for gigabytes.
+		 */
+		if (s->ch.ch_size >= DW_MAX_ZSTD_SIZE || s->src_len >= DW_MAX_ZSTD_SIZE ||
+		    s->ch.ch_size / DW_MAX_ZSTD_RATIO > s->src_len) {
+			pr_debug("symbolize: %s: %s: compressed section of implausible size %llu\n",
+				 what, name, (unsigned long long)s->ch.ch_size);
+			continue;
+		}
+		if (s->ch.ch_type == ELFCOMPRESS_ZSTD) {
+			unsigned long long fsize = ZSTD_getFrameContentSize(s->src, s->src_len);
+
+			if (fsize != ZSTD_CONTENTSIZE_UNKNOWN && fsize != s->ch.ch_size) {
+				pr_debug("symbolize: %s: %s: zstd frame of another size\n", what,
+					 name);
+				continue;
+			}
+		}
+		s->scn = scn;
+		cs[n] = (struct dw_cache_sec){
+			.name = name, .csize = s->sh.sh_size, .usize = s->ch.ch_size};
+		total += s->ch.ch_size;
+		n++;
+	}
+	if (!n)
+		return 0;
+	tmp = realloc(idx->bufs, (idx->nr_bufs + n) * sizeof(*idx->bufs));
+	if (!tmp)
+		return -ENOMEM;
+	idx->bufs = tmp;
+	if (cache && total >= DW_CACHE_MIN_BYTES)
+		id_len = scn_build_id(elf, id);
+	if (id_len) {
+		err = dw_cache__load(cache, id, id_len, cs, n, what);
+		if (err == -ENOMEM)
+			return err;
+		cached = !err;
+		err = 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (!cached) {
+			cs[i].data = malloc(cs[i].usize ? cs[i].usize : 1);
+			if (!cs[i].data) {
+				err = -ENOMEM;
+				break;
+			}
+			if (!zsec_inflate(&z[i], cs[i].data)) {
+				pr_debug("symbolize: %s: %s: cannot decompress\n", what,
+					 cs[i].name);
+				free(cs[i].data);
+				cs[i].data = NULL;
+				all = false;
+				continue;
+			}
+		}
+		idx->bufs[idx->nr_bufs++] = cs[i].data;
+		z[i].data->d_buf = cs[i].data;
+		z[i].data->d_size = cs[i].usize;
+		z[i].data->d_type = ELF_T_BYTE;
+		z[i].data->d_align = z[i].ch.ch_addralign ? z[i].ch.ch_addralign : 1;
+		z[i].sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+		z[i].sh.sh_size = cs[i].usize;
+		if (!gelf_update_shdr(z[i].scn, &z[i].sh))
+			pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
+	}
+	/* what the next run may read back: all of it, or nothing */
+	if (!err && !cached && id_len && all)
+		dw_cache__store(cache, id, id_len, cs, n);
 	return err;
 }
 
@@ -694,7 +803,7 @@ cleanup:
 
 int dwarf_index__build(int fd, const char *what, struct dwarf_index **out)
 {
-	return dwarf_index__build_lines(fd, what, true, out);
+	return dwarf_index__build_lines(fd, what, true, NULL, out);
 }
 
 /* Notes that a bound was hit: what was read so far is kept. */
@@ -854,7 +963,8 @@ cleanup:
 	return err;
 }
 
-int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out)
+int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dw_cache *cache,
+			     struct dwarf_index **out)
 {
 	struct dwarf_index *idx = NULL;
 	int err = 0;
@@ -875,7 +985,7 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_
 		goto cleanup;
 	}
 	drop_unused(idx->elf, lines);
-	err = inflate_zstd(idx->elf, &idx->bufs, &idx->nr_bufs, what);
+	err = inflate_sections(idx, cache, what);
 	if (err)
 		goto cleanup;
 	idx->dw = dwarf_begin_elf(idx->elf, DWARF_C_READ, NULL);

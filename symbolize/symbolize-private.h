@@ -187,24 +187,67 @@ struct dw_frame {
 };
 
 /*
+ * Decompressed debug sections kept on disk by build-id (dwcache.c: what is trusted and
+ * why). Best effort: a cache that cannot be used is no cache.
+ */
+#define DW_CACHE_MAX_BYTES (1ull << 30) /* all entries; least recently used go first */
+#define DW_CACHE_MIN_BYTES (256u << 10) /* files decompressing to less are not kept */
+#define DW_CACHE_MAX_SECS  32
+#define DW_CACHE_NAME_MAX  32 /* a section's name, NUL included */
+struct dw_cache;
+struct dw_cache_sec {
+	const char *name;
+	uint64_t csize; /* compressed bytes in the file (the section's sh_size) */
+	uint64_t usize; /* decompressed */
+	void *data;	/* usize bytes */
+};
+/*
+ * Opens the cache directory @dir, creating it (mode 0700) if its parent exists. *@out is
+ * NULL (no cache) when @dir is NULL or empty, cannot be made or opened, is a symlink,
+ * is not owned by the effective user, or is writable by others (warned: the others
+ * only in -v). Returns 0, or -ENOMEM.
+ */
+int dw_cache__open(const char *dir, struct dw_cache **out);
+void dw_cache__free(struct dw_cache *c);
+/* Another bound than DW_CACHE_MAX_BYTES on all entries (tests). */
+void dw_cache__set_max(struct dw_cache *c, uint64_t bytes);
+/*
+ * Fills each @secs[i].data (malloc'd: the caller frees) from the entry of build-id @id
+ * when it holds exactly @secs (names, both sizes, in order) with intact CRCs, and marks
+ * it used. Returns 0, -ENOENT (no usable entry: the caller decompresses, and stores),
+ * or -ENOMEM. @what names the file in -v messages.
+ */
+int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct dw_cache_sec *secs,
+		   size_t n, const char *what);
+/*
+ * Writes the entry of @id holding @secs (a temporary file renamed into place), then
+ * removes the least recently used entries beyond DW_CACHE_MAX_BYTES. Returns 0 or
+ * -errno (-EFBIG: over a quarter of the cache).
+ */
+int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
+		    const struct dw_cache_sec *secs, size_t n);
+
+/*
  * Opens the DWARF of the ELF file @fd as a compact index: function and inlined ranges
  * (nesting resolved into disjoint segments) and the line table. A compile unit is read
  * into it on the first lookup of an address inside the unit's ranges (libc's debug file
  * has 4,000 units; a profile touches a few dozen); units whose DIE gives no range are
  * read now. The index keeps the file's DWARF sections (decompressed) in memory until
- * freed; @fd is not read after the return. zstd-compressed sections are decompressed
- * here (libdw 0.188 cannot); zlib ones by libdw. Returns 0 and *@out (free with
- * dwarf_index__free), -ENOENT when @fd has no DWARF, -EINVAL for something that is not
- * ELF or has a string section (.debug_str, .debug_line_str) not ending in NUL (libdw
- * would read past it), -ENOMEM. Other bogus DWARF gives a partial index (strings
- * checked to end inside their section), never a crash.
+ * freed; @fd is not read after the return. Compressed sections (zlib, zstd: libdw 0.188
+ * cannot read zstd) are decompressed here, or read back from @cache (NULL: none) when
+ * it holds them for the file's build-id; else they are written to it. Returns 0 and *@out (free
+ * with dwarf_index__free), -ENOENT when @fd has no DWARF, -EINVAL for something that is not ELF or
+ * has a string section (.debug_str, .debug_line_str) not ending in NUL (libdw would read past it),
+ * -ENOMEM. Other bogus DWARF gives a partial index (strings checked to end inside their section),
+ * never a crash.
  */
 int dwarf_index__build(int fd, const char *what, struct dwarf_index **out);
 /*
  * The same, with the line table (and the call sites' files) only when @lines: an index
  * without them still names functions and inline chains, with file NULL and line 0.
  */
-int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dwarf_index **out);
+int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dw_cache *cache,
+			     struct dwarf_index **out);
 void dwarf_index__free(struct dwarf_index *idx);
 size_t dwarf_index__bytes(const struct dwarf_index *idx);
 /* How many of the units read on demand have been read, of how many. */

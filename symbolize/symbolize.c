@@ -84,6 +84,9 @@ struct symbolizer {
 	const char *debug_root;	   /* interned */
 	bool no_kernel, no_demangle, keep_params, lines, no_inline, no_dwarf, offline;
 	const char *symfs; /* interned, or NULL */
+	const char *cache_dir;	/* interned, or NULL */
+	struct dw_cache *cache; /* opened at the first DWARF index (cache_tried) */
+	bool cache_tried;
 	symbolizer_jit_fn jit_lookup;
 	void *jit_ctx;
 	struct name_cache names;
@@ -228,6 +231,13 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	s->offline = OPT(offline);
 	if (OPT(symfs))
 		s->symfs = strset__intern(s->strs, opts->symfs);
+	if (OPT(cache_dir) && *opts->cache_dir) {
+		s->cache_dir = strset__intern(s->strs, opts->cache_dir);
+		if (!s->cache_dir) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 #undef OPT
 	s->kallsyms_path = strset__intern(s->strs, kpath);
 	s->debug_root = strset__intern(s->strs, droot);
@@ -345,6 +355,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->files.slots);
 	free(s->names.slots);
 	symtab__free(&s->ksyms);
+	dw_cache__free(s->cache);
 	strset__free(s->strs);
 	free(s);
 }
@@ -1313,8 +1324,13 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 	if (f->dw_tried || s->no_dwarf)
 		return f->dw;
 	f->dw_tried = true;
+	if (!s->cache_tried) {
+		/* out of memory: no cache (s->cache stays NULL) */
+		s->cache_tried = true;
+		dw_cache__open(s->cache_dir, &s->cache);
+	}
 	if (f->fd >= 0) {
-		err = dwarf_index__build_lines(f->fd, what, s->lines, &idx);
+		err = dwarf_index__build_lines(f->fd, what, s->lines, s->cache, &idx);
 		close(f->fd);
 		f->fd = -1;
 		if (s->held_fds)
@@ -1323,7 +1339,7 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 	if (err && err != -ENOMEM) {
 		fd = debuginfo__open(f, s->debug_root);
 		if (fd >= 0)
-			err = dwarf_index__build_lines(fd, what, s->lines, &idx);
+			err = dwarf_index__build_lines(fd, what, s->lines, s->cache, &idx);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -84,6 +84,13 @@ struct symbolizer_opts {
 	bool offline;
 	/* Imported mappings: look for their files under this directory first (--symfs). */
 	const char *symfs;
+	/*
+	 * Decompressed debug sections kept here by build-id, for the next runs (created
+	 * mode 0700 if missing; used only if owned by the effective user and writable by
+	 * no one else); NULL or "": no cache. The CLI passes $SCORCH_CACHE_DIR, else
+	 * /var/cache/scorch.
+	 */
+	const char *cache_dir;
 };
 
 /* Returns a new symbolizer or NULL with errno set. Kernel symbols load lazily. */

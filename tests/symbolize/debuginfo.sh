@@ -170,6 +170,38 @@ for _ in range(2000): print(hex(s + r.randrange(n)))" "$start" "$size" | sym --e
 	[ "$inl" -gt 100 ] || fail "only $inl of 2000 libc addresses in inlined code"
 	grep -q '\.c:[0-9]*)' libc.out || fail "no libc source lines"
 	grep -qv '^0x[0-9a-f]*	\[libc.so.6\]$' libc.out || fail "libc unresolved"
+	# the decompressed sections kept by build-id: written by the first run, read back by
+	# the next, the same frames as without a cache (zlib-compressed in libc6-dbg)
+	cut -f1 libc.out >libc.addrs
+	SCORCH_CACHE_DIR= sym --elf $libc --lines <libc.addrs >nocache.out
+	cmp -s libc.out nocache.out || fail "libc frames differ without the cache"
+	for run in written "from the cache" "from the cache"; do
+		SCORCH_CACHE_DIR=$TMP/cache sym -v --elf $libc --lines <libc.addrs >cache.out 2>err
+		grep -q "$run" err || fail "debug cache: not $run: $(grep -i cache err)"
+		cmp -s libc.out cache.out || fail "libc frames differ through the cache ($run)"
+	done
+	[ "$(stat -c %a "$TMP/cache")" = 700 ] || fail "cache directory mode $(stat -c %a "$TMP/cache")"
+	# without --lines another entry (no line tables), the same functions and chains
+	SCORCH_CACHE_DIR=$TMP/cache sym -v --elf $libc <libc.addrs >cache.out 2>err
+	grep -q written err || fail "debug cache: no entry without the line tables"
+	SCORCH_CACHE_DIR= sym --elf $libc <libc.addrs >nocache.out
+	cmp -s nocache.out cache.out || fail "libc frames without lines differ through the cache"
+	[ "$(ls "$TMP/cache" | wc -l)" = 2 ] || fail "cache entries: $(ls "$TMP/cache")"
+	# a damaged entry is not used and is written again; the frames stay right
+	for f in "$TMP"/cache/*.dw; do
+		printf 'garbage' | dd of="$f" bs=1 seek=4096 conv=notrunc status=none
+	done
+	SCORCH_CACHE_DIR=$TMP/cache sym -v --elf $libc --lines <libc.addrs >cache.out 2>err
+	grep -q "not used: damaged" err && grep -q written err ||
+		fail "debug cache: a damaged entry: $(grep -i cache err)"
+	cmp -s libc.out cache.out || fail "libc frames differ after a damaged cache entry"
+	# a directory others may write is not used (warned, with a hint)
+	chmod 777 "$TMP/cache"
+	SCORCH_CACHE_DIR=$TMP/cache sym --elf $libc --lines <libc.addrs >cache.out 2>err
+	grep -q "writable by others: not used" err && grep -q "hint:" err ||
+		fail "debug cache writable by others: $(cat err)"
+	cmp -s libc.out cache.out || fail "libc frames differ beside an unusable cache"
+	chmod 700 "$TMP/cache"
 else
 	if [ "${CI:-}" = true ]; then fail "libc6-dbg is not installed (scripts/setup.sh installs it)"; fi
 	echo "note: libc6-dbg not installed, real debug files skipped"

@@ -1242,8 +1242,8 @@ static void test_dwarf_lazy(void)
 	elf_end(elf);
 	CHECK(text_size > 0x10000);
 
-	CHECK(!dwarf_index__build_lines(dfd, libc, true, &a));
-	CHECK(!dwarf_index__build_lines(dfd, libc, true, &b));
+	CHECK(!dwarf_index__build_lines(dfd, libc, true, NULL, &a));
+	CHECK(!dwarf_index__build_lines(dfd, libc, true, NULL, &b));
 	dwarf_index__units(a, &read, &total);
 	CHECK(read == 0 && total > 500);
 	dw_answer(a, text + text_size / 2, &one);
@@ -1283,6 +1283,176 @@ cleanup:
 	strset__free(strs);
 }
 
+/* The entry of build-id @id in @cdir (the first file named after it): true if found. */
+static bool cache_entry(const char *cdir, const uint8_t *id, size_t id_len, char *path, size_t size)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir(cdir);
+	size_t i;
+
+	CHECK(d);
+	for (i = 0; i < id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	while (!found && (de = readdir(d)))
+		if (!strncmp(de->d_name, hex, 2 * id_len)) {
+			snprintf(path, size, "%s/%s", cdir, de->d_name);
+			found = true;
+		}
+	closedir(d);
+	return found;
+}
+
+static void rm_dir(const char *cdir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(cdir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", cdir, de->d_name);
+			CHECK(!unlink(path));
+		}
+	closedir(d);
+	CHECK(!rmdir(cdir));
+}
+
+/* Loads @secs' sizes and names under @id into @got; returns dw_cache__load's result and
+ * frees what it read after comparing it with @secs. */
+static int cache_load(struct dw_cache *c, const uint8_t *id, const struct dw_cache_sec *secs)
+{
+	struct dw_cache_sec got[2];
+	int err, i;
+
+	for (i = 0; i < 2; i++)
+		got[i] = (struct dw_cache_sec){
+			.name = secs[i].name, .csize = secs[i].csize, .usize = secs[i].usize};
+	err = dw_cache__load(c, id, 20, got, 2, "test");
+	for (i = 0; i < 2; i++) {
+		if (!err)
+			CHECK(!memcmp(got[i].data, secs[i].data, secs[i].usize));
+		else
+			CHECK(!got[i].data);
+		free(got[i].data);
+	}
+	return err;
+}
+
+/*
+ * The cache of decompressed debug sections: an entry is read back only when it matches
+ * the file asked about (build-id, section names and sizes) and is intact, in a directory
+ * and a file of ours alone that are not symlinks; the least recently used go first.
+ */
+static void test_dwcache(void)
+{
+	char cdir[] = "/tmp/scorch-dwcache-XXXXXX", path[PATH_MAX], other[PATH_MAX + 8];
+	static char info[3000], abbrev[200];
+	struct dw_cache_sec secs[2] = {
+		{.name = ".debug_info", .csize = 1000, .usize = sizeof(info), .data = info},
+		{.name = ".debug_abbrev", .csize = 90, .usize = sizeof(abbrev), .data = abbrev},
+	};
+	uint8_t id[5][20];
+	struct timespec ts[2];
+	struct dw_cache *c = NULL, *c2 = NULL;
+	struct stat st;
+	size_t i, j;
+	char *img;
+	size_t len;
+
+	for (i = 0; i < sizeof(info); i++)
+		info[i] = (char)rng();
+	for (i = 0; i < sizeof(abbrev); i++)
+		abbrev[i] = (char)rng();
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < 20; j++)
+			id[i][j] = (uint8_t)(i * 31 + j);
+	CHECK(mkdtemp(cdir));
+	CHECK(!dw_cache__open(cdir, &c) && c);
+
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(!dw_cache__store(c, id[0], 20, secs, 2));
+	CHECK(!cache_load(c, id[0], secs));
+	CHECK(cache_entry(cdir, id[0], 20, path, sizeof(path)));
+	CHECK(!stat(path, &st) && (st.st_mode & 0777) == 0600);
+	/* another build-id; another compressed size (another build of the file): no entry */
+	CHECK(cache_load(c, id[1], secs) == -ENOENT);
+	secs[1].csize++;
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	secs[1].csize--;
+
+	/* one byte of data changed: the CRC refuses it; a store mends it */
+	img = read_whole(path, &len);
+	img[len - 1] ^= 1;
+	write_file(path, img, len);
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	/* torn: shorter than its header says */
+	write_file(path, img, len - 100);
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	/* the build-id in the header is not the name's */
+	img[len - 1] ^= 1;
+	img[8 + 4 + 4 + 8 + 4] ^= 0xff;
+	write_file(path, img, len);
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(!dw_cache__store(c, id[0], 20, secs, 2));
+	CHECK(!cache_load(c, id[0], secs));
+	/* writable by others */
+	CHECK(!chmod(path, 0622));
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(!chmod(path, 0600));
+	/* a symlink in its place, to an intact copy: not followed */
+	snprintf(other, sizeof(other), "%s.copy", cdir);
+	img[8 + 4 + 4 + 8 + 4] ^= 0xff;
+	write_file(other, img, len);
+	CHECK(!unlink(path));
+	CHECK(!symlink(other, path));
+	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(!unlink(path));
+	CHECK(!rename(other, path));
+	CHECK(!cache_load(c, id[0], secs));
+	free(img);
+
+	/* five entries where four and a half fit: the least recently used goes */
+	dw_cache__set_max(c, len * 9 / 2);
+	for (i = 1; i < 4; i++)
+		CHECK(!dw_cache__store(c, id[i], 20, secs, 2));
+	for (i = 0; i < 4; i++) {
+		CHECK(cache_entry(cdir, id[i], 20, path, sizeof(path)));
+		ts[0] = ts[1] = (struct timespec){.tv_sec = time(NULL) - 100 + (time_t)i};
+		CHECK(!utimensat(AT_FDCWD, path, ts, 0));
+	}
+	CHECK(!cache_load(c, id[0], secs)); /* used now: the newest */
+	CHECK(!dw_cache__store(c, id[4], 20, secs, 2));
+	CHECK(!cache_entry(cdir, id[1], 20, path, sizeof(path)));
+	for (i = 0; i < 5; i++)
+		CHECK(i == 1 || cache_entry(cdir, id[i], 20, path, sizeof(path)));
+	/* an entry over a quarter of the cache is not written */
+	dw_cache__set_max(c, len * 3);
+	CHECK(dw_cache__store(c, id[1], 20, secs, 2) == -EFBIG);
+	dw_cache__free(c);
+
+	/* the directory: writable by others, or a symlink, is no cache */
+	CHECK(!chmod(cdir, 0733));
+	CHECK(!dw_cache__open(cdir, &c2) && !c2);
+	CHECK(!chmod(cdir, 0700));
+	snprintf(other, sizeof(other), "%s.link", cdir);
+	CHECK(!symlink(cdir, other));
+	CHECK(!dw_cache__open(other, &c2) && !c2);
+	CHECK(!unlink(other));
+	/* made when missing (its parent existing), mode 0700; none asked: none */
+	snprintf(other, sizeof(other), "%s/sub", cdir);
+	CHECK(!dw_cache__open(other, &c2) && c2);
+	CHECK(!stat(other, &st) && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+	dw_cache__free(c2);
+	CHECK(!rmdir(other));
+	CHECK(!dw_cache__open(NULL, &c2) && !c2);
+	CHECK(!dw_cache__open("", &c2) && !c2);
+	rm_dir(cdir);
+}
+
 int main(int argc, char **argv)
 {
 	struct symbolizer *s;
@@ -1309,6 +1479,7 @@ int main(int argc, char **argv)
 	test_shadowed_path();
 	test_fuzz();
 	test_dwarf_lazy();
+	test_dwcache();
 	printf("ok\n");
 	return 0;
 }

@@ -796,7 +796,7 @@ def time_to_result(a):
             churn.join()
         job.kill()
         job.wait()
-    print("Workload: cpujob, %d threads busy through both recordings (plus whatever else "
+    print("Workload: cpujob, %d threads busy through the recordings (plus whatever else "
           "runs on the machine)%s. Time to result: from the end of the recording (scorch: "
           "its -d deadline, %g s after sampling started; perf: the SIGINT) to the SVG on "
           "disk (scorch also fsyncs it before the rename).\n"

@@ -14,10 +14,6 @@
 
 #include "symbolize-private.h"
 
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
-
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2
 #endif
@@ -554,23 +550,15 @@ static size_t scn_build_id(Elf *elf, uint8_t id[BUILD_ID_MAX])
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(elf, scn))) {
-		size_t off = 0, next, name_off, desc_off;
 		Elf_Data *data;
-		GElf_Nhdr nh;
+		size_t len;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
 		    !(data = elf_getdata(scn, NULL)))
 			continue;
-		while (off < data->d_size &&
-		       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) &&
-			    nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
-				memcpy(id, (const char *)data->d_buf + desc_off, nh.n_descsz);
-				return nh.n_descsz;
-			}
-			off = next;
-		}
+		len = elf__notes_build_id(data, id);
+		if (len)
+			return len;
 	}
 	return 0;
 }

@@ -364,9 +364,11 @@ int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
 	memcpy(h.id, id, id_len);
 	pos = sizeof(h) + n * sizeof(*ents);
 	for (i = 0; i < n; i++) {
-		if (strlen(secs[i].name) >= sizeof(ents[i].name))
+		size_t len = strlen(secs[i].name);
+
+		if (len >= sizeof(ents[i].name))
 			return -ENAMETOOLONG;
-		strcpy(ents[i].name, secs[i].name);
+		memcpy(ents[i].name, secs[i].name, len + 1);
 		ents[i].csize = secs[i].csize;
 		ents[i].usize = secs[i].usize;
 		ents[i].off = pos;

@@ -78,27 +78,32 @@ bool elf_file__offset_to_vaddr(const struct elf_file *f, uint64_t file_off, uint
 	return false;
 }
 
-static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct elf_file *f)
+size_t elf__notes_build_id(Elf_Data *data, uint8_t id[BUILD_ID_MAX])
 {
 	GElf_Nhdr nhdr;
 	size_t off = 0, next, name_off, desc_off;
-	Elf_Data *data;
 
-	data = elf_getdata_rawchunk(elf, ph->p_offset, ph->p_filesz,
-				    ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-	if (!data)
-		return;
 	while (off < data->d_size &&
 	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
 		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
 		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz > 0 &&
 		    nhdr.n_descsz <= BUILD_ID_MAX) {
-			memcpy(f->build_id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
-			f->build_id_len = nhdr.n_descsz;
-			return;
+			memcpy(id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			return nhdr.n_descsz;
 		}
 		off = next;
 	}
+	return 0;
+}
+
+static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct elf_file *f)
+{
+	Elf_Data *data;
+
+	data = elf_getdata_rawchunk(elf, ph->p_offset, ph->p_filesz,
+				    ph->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+	if (data)
+		f->build_id_len = elf__notes_build_id(data, f->build_id);
 }
 
 static int load_phdrs(Elf *elf, uint64_t size, struct elf_file *f, const char *what)

@@ -3,6 +3,7 @@
 #ifndef SCORCH_SYMBOLIZE_PRIVATE_H
 #define SCORCH_SYMBOLIZE_PRIVATE_H
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -167,6 +168,9 @@ void elf_file__take(struct elf_file *dst, struct elf_file *src);
  * fills @id/@len (@len 0: no build-id), or -EINVAL for something that is not ELF.
  */
 int elf_file__read_build_id(int fd, uint8_t id[BUILD_ID_MAX], size_t *len);
+/* The GNU build-id among the notes @data (a PT_NOTE segment or an SHT_NOTE section) into
+ * @id: its length, 0 when none (or longer than BUILD_ID_MAX). */
+size_t elf__notes_build_id(Elf_Data *data, uint8_t id[BUILD_ID_MAX]);
 /*
  * Translates a file offset to the ELF virtual address through the PT_LOAD headers.
  * Returns false when no PT_LOAD segment holds @file_off.

@@ -7,7 +7,9 @@
 # Default FILE: the debug build of libstdc++ from Debian's libstdc++6-12-dbg (11 MB,
 # 4 MB of DWARF); default N: 100000. eu-addr2line is slow (a libdw query per address),
 # so it gets the first N/20 addresses and its time is scaled up (printed as such).
-# The second scorch line resolves every address twice: the repeat costs near nothing.
+# The first scorch line starts with an empty debug cache (a first run), the second reads
+# back what the first kept, the third resolves every address twice: the repeat costs near
+# nothing.
 set -eu
 cd "$(dirname "$0")/.."
 file=${1:-/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30}
@@ -43,10 +45,15 @@ measure() {
 printf "%-34s %10s %10s %12s\n" tool addresses seconds "peak MB"
 row() { printf "%-34s %10s %10.2f %12.1f\n" "$1" "$2" "$3" "$(echo "$4 / 1024" | bc -l)"; }
 
+# scorch's debug cache (SCORCH_CACHE_DIR) starts empty: the first line decompresses what a
+# compressed debug file holds (and keeps it), the others read it back
+export SCORCH_CACHE_DIR="$tmp/debug-cache"
 read -r t m < <(measure "$tmp/scorch.out" "$tmp/addrs" "$scorch" symbolize --elf "$file" --lines)
 row "scorch symbolize --lines" "$n" "$t" "$m"
+read -r t m < <(measure /dev/null "$tmp/addrs" "$scorch" symbolize --elf "$file" --lines)
+row "scorch symbolize, cache warm" "$n" "$t" "$m"
 read -r t m < <(measure /dev/null "$tmp/addrs-twice" "$scorch" symbolize --elf "$file" --lines)
-row "scorch symbolize --lines (x2)" "$((2 * n))" "$t" "$m"
+row "scorch symbolize x2, cache warm" "$((2 * n))" "$t" "$m"
 read -r t m < <(measure "$tmp/a2l.out" "$tmp/addrs" addr2line -i -f -C -e "$file")
 row "addr2line -i -f -C" "$n" "$t" "$m"
 if command -v llvm-symbolizer >/dev/null; then

@@ -19,13 +19,13 @@
 #endif
 
 /* Bounds on what one (untrusted) debug file may make us hold. */
-#define DW_MAX_SCOPES	  (8u << 20)
-#define DW_MAX_SEGS	  (32u << 20)
-#define DW_MAX_LINES	  (64u << 20)
-#define DW_MAX_DEPTH	  256	       /* DIE nesting followed */
-#define DW_MAX_ZSTD_SIZE  (1ull << 32) /* decompressed section */
-#define DW_MAX_ZSTD_RATIO 1024	       /* decompressed / compressed bytes */
-#define DW_MAX_STR_SECS	  64	       /* .debug sections whose strings are bounds-checked */
+#define DW_MAX_SCOPES	     (8u << 20)
+#define DW_MAX_SEGS	     (32u << 20)
+#define DW_MAX_LINES	     (64u << 20)
+#define DW_MAX_DEPTH	     256	  /* DIE nesting followed */
+#define DW_MAX_INFLATE_SIZE  (1ull << 32) /* decompressed section */
+#define DW_MAX_INFLATE_RATIO 1024	  /* decompressed / compressed bytes */
+#define DW_MAX_STR_SECS	     64		  /* .debug sections whose strings are bounds-checked */
 
 /* A function, or one inlined instance of a function inside another. */
 struct dw_scope {
@@ -566,24 +566,24 @@ static size_t scn_build_id(Elf *elf, uint8_t id[BUILD_ID_MAX])
 /* Decompresses @z into @out (z->ch.ch_size bytes); false when the stream is bad. */
 static bool zsec_inflate(const struct dw_zsec *z, void *out)
 {
+	z_stream zs = {0};
+	bool ok;
+
 	if (z->ch.ch_type == ELFCOMPRESS_ZSTD) {
 		size_t got = ZSTD_decompress(out, z->ch.ch_size, z->src, z->src_len);
 
 		return !ZSTD_isError(got) && got == z->ch.ch_size;
-	} else {
-		z_stream zs = {0};
-		bool ok;
-
-		if (inflateInit(&zs) != Z_OK)
-			return false;
-		zs.next_in = (Bytef *)(uintptr_t)z->src;
-		zs.avail_in = (uInt)z->src_len;
-		zs.next_out = out;
-		zs.avail_out = (uInt)z->ch.ch_size;
-		ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out == z->ch.ch_size;
-		inflateEnd(&zs);
-		return ok;
 	}
+	/* ELFCOMPRESS_ZLIB; both sizes below DW_MAX_INFLATE_SIZE: each fits a uInt */
+	if (inflateInit(&zs) != Z_OK)
+		return false;
+	zs.next_in = (Bytef *)(uintptr_t)z->src;
+	zs.avail_in = (uInt)z->src_len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)z->ch.ch_size;
+	ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out == z->ch.ch_size;
+	inflateEnd(&zs);
+	return ok;
 }
 
 /*
@@ -624,21 +624,19 @@ static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, con
 		    (s->ch.ch_type != ELFCOMPRESS_ZSTD && s->ch.ch_type != ELFCOMPRESS_ZLIB))
 			continue;
 		s->data = elf_getdata(scn, NULL);
-		if (!s->data)
-			continue;
-		hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
-		if (s->data->d_size < hdr)
+		hdr = gelf_fsize(elf, ELF_T_CHDR, 1, EV_CURRENT);
+		if (!s->data || !s->data->d_buf || s->data->d_size < hdr)
 			continue;
 		s->src = (const char *)s->data->d_buf + hdr;
 		s->src_len = s->data->d_size - hdr;
 		/*
 		 * The buffer is allocated before decompressing: a size beyond
-		 * DW_MAX_ZSTD_SIZE or DW_MAX_ZSTD_RATIO times the compressed bytes (debug
+		 * DW_MAX_INFLATE_SIZE or DW_MAX_INFLATE_RATIO times the compressed bytes (debug
 		 * sections compress 3-20x), or a zstd frame declaring another, is a corrupt
 		 * header asking for gigabytes.
 		 */
-		if (s->ch.ch_size >= DW_MAX_ZSTD_SIZE || s->src_len >= DW_MAX_ZSTD_SIZE ||
-		    s->ch.ch_size / DW_MAX_ZSTD_RATIO > s->src_len) {
+		if (s->ch.ch_size >= DW_MAX_INFLATE_SIZE || s->src_len >= DW_MAX_INFLATE_SIZE ||
+		    s->ch.ch_size / DW_MAX_INFLATE_RATIO > s->src_len) {
 			pr_debug("symbolize: %s: %s: compressed section of implausible size %llu\n",
 				 what, name, (unsigned long long)s->ch.ch_size);
 			continue;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* symbolize: /proc/kallsyms text symbols ("name", "name [module]") into a symtab. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,14 +29,20 @@ static int ksym_rank(char type)
 	}
 }
 
-/* One line [p, end). Returns 1 and fills @raw for a text symbol, 0 to skip, -ENOMEM. */
-static int parse_line(const char *p, const char *end, struct strset *strs, struct sym_raw *raw)
+/*
+ * One line [p, end), end writable (a '\n' or the byte after the text). Returns true and
+ * fills @raw for a text symbol, its name and module NUL-terminated in place (not
+ * interned: see kallsyms__names()); false to skip the line.
+ */
+static bool parse_line(char *p, char *end, struct sym_raw *raw)
 {
-	char buf[KSYM_LINE_MAX];
-	const char *name, *name_end, *mod = NULL, *mod_end = NULL;
+	char *name, *name_end, *mod = NULL, *mod_end = NULL;
 	uint64_t addr = 0;
 	int rank, n = 0, d;
 
+	/* the display name "name [module]" must fit kallsyms__names()'s buffer */
+	if (end - p >= KSYM_LINE_MAX)
+		return false;
 	for (; p < end && *p != ' '; p++, n++) {
 		if (*p >= '0' && *p <= '9')
 			d = *p - '0';
@@ -44,57 +51,69 @@ static int parse_line(const char *p, const char *end, struct strset *strs, struc
 		else if (*p >= 'A' && *p <= 'F')
 			d = *p - 'A' + 10;
 		else
-			return 0;
+			return false;
 		if (n >= 16)
-			return 0;
+			return false;
 		addr = addr << 4 | (uint64_t)d;
 	}
 	if (!n || end - p < 4 || p[0] != ' ' || p[2] != ' ')
-		return 0;
+		return false;
 	rank = ksym_rank(p[1]);
 	if (rank < 0)
-		return 0;
+		return false;
 	name = p + 3;
 	for (name_end = name; name_end < end && *name_end != '\t' && *name_end != ' ';)
 		name_end++;
-	if (name_end == name)
-		return 0;
+	if (name_end == name || memchr(name, '\0', name_end - name))
+		return false;
 	if (name_end < end) {
 		/* "\t[module]" */
 		mod = name_end + 1;
 		while (mod < end && (*mod == ' ' || *mod == '\t'))
 			mod++;
 		mod_end = end;
-		if (mod_end - mod < 3 || mod[0] != '[' || mod_end[-1] != ']')
-			return 0;
+		if (mod_end - mod < 3 || mod[0] != '[' || mod_end[-1] != ']' ||
+		    memchr(mod, '\0', mod_end - mod))
+			return false;
 		mod++;
 		mod_end--;
+		*mod_end = '\0';
 	}
+	*name_end = '\0';
 	raw->start = addr;
 	raw->end = 0;
 	raw->limit = addr > UINT64_MAX - KSYM_MAX_EXTENT ? UINT64_MAX : addr + KSYM_MAX_EXTENT;
 	raw->rank = rank;
-	raw->module = NULL;
-	if (!mod) {
-		raw->name = strset__intern_len(strs, name, name_end - name);
-		return raw->name ? 1 : -ENOMEM;
-	}
-	n = snprintf(buf, sizeof(buf), "%.*s [%.*s]", (int)(name_end - name), name,
-		     (int)(mod_end - mod), mod);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return 0;
-	raw->name = strset__intern_len(strs, buf, n);
-	raw->module = strset__intern_len(strs, mod, mod_end - mod);
-	return raw->name && raw->module ? 1 : -ENOMEM;
+	raw->name = name;
+	raw->module = mod;
+	return true;
 }
 
-int kallsyms__parse(const char *text, size_t len, struct strset *strs, struct symtab *tab,
-		    bool *nonzero)
+int kallsyms__names(const struct sym *sym, struct strset *strs, const char **name,
+		    const char **module)
 {
-	const char *p = text, *end = text + len, *eol;
+	char buf[KSYM_LINE_MAX + 4];
+	int n;
+
+	*module = NULL;
+	if (!sym->module) {
+		*name = strset__intern(strs, sym->name);
+		return *name ? 0 : -ENOMEM;
+	}
+	n = snprintf(buf, sizeof(buf), "%s [%s]", sym->name, sym->module);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -EINVAL; /* parse_line() bounds the line: cannot happen */
+	*name = strset__intern_len(strs, buf, n);
+	*module = strset__intern(strs, sym->module);
+	return *name && *module ? 0 : -ENOMEM;
+}
+
+int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero)
+{
+	char *p = text, *end = text + len, *eol;
 	struct sym_raw *raw = NULL, *tmp;
 	size_t nr = 0, cap = 0, i;
-	int err = 0, ret;
+	int err = 0;
 
 	*nonzero = false;
 	tab->syms = NULL;
@@ -112,12 +131,7 @@ int kallsyms__parse(const char *text, size_t len, struct strset *strs, struct sy
 			}
 			raw = tmp;
 		}
-		ret = parse_line(p, eol, strs, &raw[nr]);
-		if (ret < 0) {
-			err = ret;
-			goto cleanup;
-		}
-		if (!ret)
+		if (!parse_line(p, eol, &raw[nr]))
 			continue;
 		if (raw[nr].start)
 			*nonzero = true;

@@ -22,7 +22,8 @@
 
 /*
  * Sorted symbol tables (kernel and ELF share the lookup). [start, end) is the range the
- * symbol covers; name is interned; module is the kernel module (interned) or NULL.
+ * symbol covers; name is interned; module is the kernel module (interned) or NULL. A
+ * table from kallsyms__parse() holds names within its text instead, not interned.
  */
 struct sym {
 	uint64_t start, end;
@@ -290,11 +291,19 @@ char *demangle__name(const char *name, bool params);
 /* ---- kernel symbols ---- */
 
 /*
- * Parses kallsyms text into @tab: text symbols only, module ones named "name [mod]".
- * *@nonzero tells whether any address was non-zero (false: hidden by kptr_restrict).
- * Returns 0 or -ENOMEM. Malformed lines are skipped.
+ * Parses kallsyms text into @tab: text symbols only. @text[0..len] (len + 1 bytes: the
+ * last line may end at text[len]) is modified: each symbol's name and module are
+ * NUL-terminated in place, and @tab points into it (not interned: 122,000 lines interned
+ * took half the parse), so @text must outlive @tab. kallsyms__names() gives a symbol's
+ * interned names. *@nonzero tells whether any address was non-zero (false: hidden by
+ * kptr_restrict). Returns 0 or -ENOMEM. Malformed lines are skipped.
  */
-int kallsyms__parse(const char *text, size_t len, struct strset *strs, struct symtab *tab,
-		    bool *nonzero);
+int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero);
+/*
+ * The display name of @sym (of a table from kallsyms__parse()), "name" or "name [module]",
+ * and its module (or NULL), interned in @strs. Returns 0 or -ENOMEM.
+ */
+int kallsyms__names(const struct sym *sym, struct strset *strs, const char **name,
+		    const char **module);
 
 #endif /* SCORCH_SYMBOLIZE_PRIVATE_H */

@@ -95,6 +95,9 @@ struct symbolizer {
 	struct elf_file *elf_file;
 	bool kernel_tried;
 	struct symtab ksyms;
+	/* the /proc/kallsyms text @ksyms points into (kallsyms__parse()), or NULL: @ksyms
+	 * came from symbolizer__set_kallsyms(), its names interned */
+	char *ktext;
 
 	struct proc **buckets;
 	size_t nr_buckets; /* power of two */
@@ -355,6 +358,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->files.slots);
 	free(s->names.slots);
 	symtab__free(&s->ksyms);
+	free(s->ktext);
 	dw_cache__free(s->cache);
 	strset__free(s->strs);
 	free(s);
@@ -1703,9 +1707,13 @@ static int kernel_load(struct symbolizer *s)
 		err = 0;
 		goto cleanup;
 	}
-	err = kallsyms__parse(text, len, s->strs, &s->ksyms, &nonzero);
+	err = kallsyms__parse(text, len, &s->ksyms, &nonzero);
 	if (err)
 		goto cleanup;
+	if (s->ksyms.nr) {
+		s->ktext = text; /* the table's names */
+		text = NULL;
+	}
 	if (!nonzero) {
 		pr_warn("symbolize: %s lists no kernel addresses (kernel.kptr_restrict)\n",
 			s->kallsyms_path);
@@ -1727,10 +1735,22 @@ int symbolizer__load_kernel(struct symbolizer *s)
 	return kernel_load(s);
 }
 
+/* The interned display name and module of kernel symbol @sym: 0 or -ENOMEM. */
+static int ksym_names(struct symbolizer *s, const struct sym *sym, const char **name,
+		      const char **module)
+{
+	if (s->ktext)
+		return kallsyms__names(sym, s->strs, name, module);
+	*name = sym->name;
+	*module = sym->module;
+	return 0;
+}
+
 int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct frame *out,
 		       size_t cap)
 {
 	uint64_t addr = is_return && ip ? ip - 1 : ip;
+	const char *name, *module;
 	const struct sym *sym;
 	int err;
 
@@ -1747,9 +1767,12 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 		s->st.kernel_unresolved++;
 		return frame_unknown(s, out);
 	}
+	err = ksym_names(s, sym, &name, &module);
+	if (err)
+		return err;
 	*out = (struct frame){
-		.name = sym->name,
-		.module = sym->module,
+		.name = name,
+		.module = module,
 		.offset = ip - sym->start,
 		.kind = FRAME_SYMBOL,
 	};
@@ -2025,6 +2048,7 @@ int symbolizer__kernel_sym(struct symbolizer *s, uint64_t ip, bool is_return,
 			   struct symbolizer_ksym *out)
 {
 	uint64_t addr = is_return && ip ? ip - 1 : ip;
+	const char *name, *module;
 	const struct sym *sym;
 	int err;
 
@@ -2036,8 +2060,11 @@ int symbolizer__kernel_sym(struct symbolizer *s, uint64_t ip, bool is_return,
 	sym = s->no_kernel ? NULL : symtab__find(&s->ksyms, addr);
 	if (!sym)
 		return -ENOENT;
+	err = ksym_names(s, sym, &name, &module);
+	if (err)
+		return err;
 	*out = (struct symbolizer_ksym){
-		.start = sym->start, .end = sym->end, .name = sym->name, .module = sym->module};
+		.start = sym->start, .end = sym->end, .name = name, .module = module};
 	return 0;
 }
 
@@ -2073,7 +2100,9 @@ int symbolizer__set_kallsyms(struct symbolizer *s, const struct symbolizer_ksym 
 	if (err)
 		goto cleanup;
 	symtab__free(&s->ksyms);
+	free(s->ktext);
 	s->ksyms = tab;
+	s->ktext = NULL;
 	s->kernel_tried = true;
 cleanup:
 	free(raw);

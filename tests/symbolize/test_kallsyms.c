@@ -146,26 +146,107 @@ static void test_fixture(const char *dir)
 	symbolizer__free(s);
 }
 
-/* Every prefix of the fixture parses without reading past it. */
+/* Every prefix of the fixture parses without reading or writing past it. */
 static void test_truncations(void)
 {
-	struct strset *strs = strset__new();
 	size_t len = strlen(fixture), i;
 	struct symtab tab;
 	bool nonzero;
 	char *buf;
 
-	CHECK(strs);
 	for (i = 0; i <= len; i++) {
 		buf = malloc(i + 1);
 		CHECK(buf);
 		memcpy(buf, fixture, i);
-		CHECK(!kallsyms__parse(buf, i, strs, &tab, &nonzero));
+		buf[i] = '\0';
+		CHECK(!kallsyms__parse(buf, i, &tab, &nonzero));
 		CHECK(tab.nr <= 10);
 		symtab__free(&tab);
 		free(buf);
 	}
-	strset__free(strs);
+}
+
+/*
+ * symtab__build() sorts by insertion when the input is nearly in order and falls back to
+ * qsort when it is not: any order of the same symbols gives the same table.
+ */
+#define ORDER_N 4096
+
+static void build_order(const struct sym_raw *in, const size_t *perm, struct symtab *tab)
+{
+	struct sym_raw *raw = calloc(ORDER_N, sizeof(*raw));
+	size_t i;
+
+	CHECK(raw);
+	for (i = 0; i < ORDER_N; i++) {
+		raw[i] = in[perm[i]];
+		raw[i].idx = i;
+	}
+	CHECK(!symtab__build(tab, raw, ORDER_N));
+	free(raw);
+}
+
+static void test_orders(void)
+{
+	static const char *const ranks[] = {"T", "W", "t", "w"};
+	static char names[ORDER_N][16];
+	static struct sym_raw in[ORDER_N];
+	static size_t perm[ORDER_N];
+	struct symtab ref, tab;
+	size_t i, j, k, t;
+	unsigned int seed = 1;
+
+	/* every 4th address has an alias of another rank: one (start, rank) per symbol */
+	for (i = 0; i < ORDER_N; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s%zu", ranks[i % 4 ? 0 : 2], i);
+		in[i] = (struct sym_raw){
+			.start = 0x1000 + (i - (i % 4 == 1)) * 0x10,
+			.limit = UINT64_MAX,
+			.name = names[i],
+			.rank = i % 4 == 1 ? 2 : 0,
+		};
+		perm[i] = i;
+	}
+	build_order(in, perm, &ref);
+	CHECK(ref.nr == ORDER_N - ORDER_N / 4);
+	for (i = 1; i < ref.nr; i++)
+		CHECK(ref.syms[i - 1].end == ref.syms[i].start);
+	for (k = 0; k < 4; k++) {
+		for (i = 0; i < ORDER_N; i++)
+			perm[i] = i;
+		if (k == 0) {
+			/* a few neighbours swapped: kallsyms' aliases of other ranks */
+			for (i = 2; i + 1 < ORDER_N; i += 97) {
+				t = perm[i];
+				perm[i] = perm[i + 1];
+				perm[i + 1] = t;
+			}
+		} else if (k == 1) {
+			/* one symbol far from its place */
+			t = perm[ORDER_N - 1];
+			memmove(&perm[1], &perm[0], (ORDER_N - 1) * sizeof(perm[0]));
+			perm[0] = t;
+		} else if (k == 2) {
+			/* reversed: past the insertion budget, qsort */
+			for (i = 0; i < ORDER_N; i++)
+				perm[i] = ORDER_N - 1 - i;
+		} else {
+			for (i = ORDER_N - 1; i > 0; i--) {
+				j = rand_r(&seed) % (i + 1);
+				t = perm[i];
+				perm[i] = perm[j];
+				perm[j] = t;
+			}
+		}
+		build_order(in, perm, &tab);
+		CHECK(tab.nr == ref.nr);
+		for (i = 0; i < ref.nr; i++)
+			CHECK(tab.syms[i].start == ref.syms[i].start &&
+			      tab.syms[i].end == ref.syms[i].end &&
+			      tab.syms[i].name == ref.syms[i].name);
+		symtab__free(&tab);
+	}
+	symtab__free(&ref);
 }
 
 static double now(void)
@@ -249,6 +330,7 @@ int main(int argc, char **argv)
 	CHECK(argc >= 3 && !strcmp(argv[1], "fixture"));
 	test_fixture(argv[2]);
 	test_truncations();
+	test_orders();
 	printf("ok\n");
 	return 0;
 }

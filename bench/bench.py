@@ -857,8 +857,9 @@ def footprint(a):
             job = start_job_for(a.cpujob, a.threads, a.seconds + 60)
             profs = []
             try:
-                for kind in a.tools:
-                    p = Profiler(kind, hz, a.work, "fp-%s-%d" % (kind, hz), a.scorch)
+                for i, kind in enumerate(a.tools):
+                    # by index: kind@PATH holds a path
+                    p = Profiler(kind, hz, a.work, "fp-%d-%d" % (i, hz), a.scorch)
                     p.start()
                     profs.append(p)
                 t0 = time.monotonic()

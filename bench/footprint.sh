@@ -7,7 +7,9 @@
 #
 # usage: sudo bench/footprint.sh [SECONDS]      (default 60)
 # environment: RATES (default "99 999"), THREADS (default 2) busy threads of
-#   bench/cpujob.c during the recordings, TOOLS (default "scorch-fp perf"), SCORCH.
+#   bench/cpujob.c during the recordings, TOOLS (default "scorch-fp perf"; scorch-dwarf,
+#   and kind@PATH for another scorch build beside this one, e.g. scorch-fp@/tmp/old/scorch),
+#   SCORCH.
 # The profilers of one rate record at the same time (each sees the others as load);
 # rates run one after the other. kernel.bpf_stats_enabled is restored at the end.
 # Prints a markdown table. Exits 1 only when it cannot run.

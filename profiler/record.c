@@ -1915,7 +1915,7 @@ static int record_run(struct record *r)
 		goto cleanup;
 	read_cpu_ticks(&r->cpu_at[0]);
 	timing__mark(&r->startup, "attach");
-	/* kallsyms (~80 ms) while sampling runs, not after the end */
+	/* kallsyms (~45 ms) while sampling runs, not after the end */
 	err = symbolizer__load_kernel(r->sym);
 	if (err)
 		goto cleanup;

@@ -95,9 +95,10 @@ struct symbolizer {
 	struct elf_file *elf_file;
 	bool kernel_tried;
 	struct symtab ksyms;
-	/* the /proc/kallsyms text @ksyms points into (kallsyms__parse()), or NULL: @ksyms
-	 * came from symbolizer__set_kallsyms(), its names interned */
+	/* the /proc/kallsyms text @ksyms points into (kallsyms__parse()) until a symbol is
+	 * named (ksym_names()), or NULL: @ksyms came from symbolizer__set_kallsyms() */
 	char *ktext;
+	size_t ktext_len;
 
 	struct proc **buckets;
 	size_t nr_buckets; /* power of two */
@@ -1712,6 +1713,7 @@ static int kernel_load(struct symbolizer *s)
 		goto cleanup;
 	if (s->ksyms.nr) {
 		s->ktext = text; /* the table's names */
+		s->ktext_len = len + 1;
 		text = NULL;
 	}
 	if (!nonzero) {
@@ -1735,12 +1737,27 @@ int symbolizer__load_kernel(struct symbolizer *s)
 	return kernel_load(s);
 }
 
-/* The interned display name and module of kernel symbol @sym: 0 or -ENOMEM. */
+/*
+ * The interned display name and module of kernel symbol @sym (of s->ksyms): interned the
+ * first time, then kept in the table in place of the names within the text. Returns 0
+ * or -ENOMEM.
+ */
 static int ksym_names(struct symbolizer *s, const struct sym *sym, const char **name,
 		      const char **module)
 {
-	if (s->ktext)
-		return kallsyms__names(sym, s->strs, name, module);
+	uintptr_t p = (uintptr_t)sym->name, text = (uintptr_t)s->ktext;
+	struct sym *w;
+	int err;
+
+	if (s->ktext && p >= text && p - text < s->ktext_len) {
+		w = &s->ksyms.syms[sym - s->ksyms.syms];
+		err = kallsyms__names(sym, s->strs, name, module);
+		if (err)
+			return err;
+		w->name = *name;
+		w->module = *module;
+		return 0;
+	}
 	*name = sym->name;
 	*module = sym->module;
 	return 0;
@@ -2103,6 +2120,7 @@ int symbolizer__set_kallsyms(struct symbolizer *s, const struct symbolizer_ksym 
 	free(s->ktext);
 	s->ksyms = tab;
 	s->ktext = NULL;
+	s->ktext_len = 0;
 	s->kernel_tried = true;
 cleanup:
 	free(raw);

@@ -100,6 +100,13 @@ static void test_fixture(const char *dir)
 	fr = lookup(s, 0xffffffffc0001000, false);
 	CHECK_STR(fr.name, "mod_func1 [mymod]");
 	CHECK_STR(fr.module, "mymod");
+	{
+		/* named once, then kept: the same interned strings again */
+		struct frame again = lookup(s, 0xffffffffc0001008, false);
+
+		CHECK(again.name == fr.name && again.module == fr.module);
+		CHECK_U64(again.offset, 8);
+	}
 	fr = lookup(s, 0xffffffffc0001050, false);
 	CHECK_STR(fr.name, "mod_func2 [mymod]");
 	CHECK_U64(fr.offset, 0x10);
@@ -117,7 +124,7 @@ static void test_fixture(const char *dir)
 	      lookup(s, 0xffffffff81000102, false).name);
 
 	symbolizer__stats(s, &st);
-	CHECK_U64(st.kernel_frames, 17);
+	CHECK_U64(st.kernel_frames, 18);
 	CHECK_U64(st.kernel_unresolved, 4);
 	CHECK(symbolizer__kernel(s, 0xffffffff81000000, false, &fr, 0) == -EINVAL);
 	symbolizer__free(s);

@@ -252,15 +252,16 @@ static __always_inline __u64 task_gen(struct task_struct *t)
 }
 
 /*
- * Pointers are followed from the current task (a BTF pointer) by probe reads, not loads:
- * the verifier checks each load of a pointer field of a trusted pointer against the
- * __safe_trusted, _or_null and __safe_rcu types it looks up by name, a walk of all of
- * vmlinux's BTF every time (kernel 6.18: 60 % of the programs' load time, ~40 ms of start-up,
- * when announce() followed its pointers so). A probe read costs tens of ns a sample;
- * scalar fields of the task itself are still plain loads.
+ * Off the sampling path, pointers are followed from the current task (a BTF pointer) by
+ * probe reads, not loads: the verifier checks each load of a pointer field of a trusted
+ * pointer against the __safe_trusted, _or_null and __safe_rcu types it looks up by name,
+ * a walk of all of vmlinux's BTF every time (kernel 6.18: 60 % of the programs' load
+ * time when fork_parent() and sideband_covers() loaded theirs). The loads run at every
+ * sample stay loads (this one, announce()'s mm, sample_send()'s): probe reads there cost
+ * ~80 ns a sample (bench/bpf-cost.sh) to save a few ms of verification once.
  */
 
-/* task_gen() of the current task: one probe read (the leader) and a load. */
+/* task_gen() of the current task, by direct loads (no helper call per field). */
 static __always_inline __u64 current_gen(struct task_struct *cur)
 {
 	return cur->group_leader->start_time + cur->self_exec_id;

@@ -2,6 +2,7 @@
 /* profiler: the process images (pid, gen) a recording has seen, and what became of them
  * (and when those that exited are reaped: reap_mark__exceeded()). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common.h"
@@ -165,4 +166,15 @@ enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap
 	if (now->table_bytes > was->table_bytes + REAP_TABLE_BYTES)
 		return REAP_FORCED_TABLES;
 	return REAP_NOT_YET;
+}
+
+int reap__cpu_free(const char *loadavg, long nr_cpus)
+{
+	unsigned long running, threads;
+
+	/* "0.52 0.58 0.59 3/150 4605": loads over 1, 5 and 15 min, runnable/all, last PID */
+	if (sscanf(loadavg, "%*f %*f %*f %lu/%lu", &running, &threads) != 2 || !running ||
+	    running > threads)
+		return -EINVAL;
+	return running - 1 < (unsigned long)MAX(nr_cpus, 1L);
 }

@@ -261,6 +261,15 @@ enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap
  * those of every key left. 0 when out of memory (every stack stays).
  */
 size_t reap__unused(const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone);
+/*
+ * Is a CPU free now for a reap on idle CPUs, by @loadavg (the text of /proc/loadavg, read
+ * by the caller, whose "R/T" field counts the tasks runnable this instant, the reader
+ * among them) on @nr_cpus online CPUs? The idle share over the last window (record.c's
+ * idle_update()) is seconds old when a job starts: a reap then (tens of ms: libc's DWARF
+ * indexed) would take a CPU from it. 1: fewer than @nr_cpus others runnable; 0: none
+ * free; -EINVAL: no such field.
+ */
+int reap__cpu_free(const char *loadavg, long nr_cpus);
 
 /* ---- copies.c: --unwind dwarf off CPU, stacks waiting for their interval ---- */
 

@@ -1397,12 +1397,31 @@ static void idle_update(struct record *r)
 	r->idle_at = now;
 }
 
+/* Is a CPU free this instant for a reap (reap__cpu_free())? Unknown counts as free, as
+ * an unreadable idle share does. */
+static bool cpu_free_now(void)
+{
+	char buf[128];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return reap__cpu_free(buf, sysconf(_SC_NPROCESSORS_ONLN)) != 0;
+}
+
 /*
  * Is it time to reap the processes that exited (and the images exec replaced)? That
  * work (reading their counts, symbolizing their stacks, building DWARF indexes of their
  * files: tens of ms for libc's) takes CPU from the programs being profiled: it is done
- * once a period when the CPUs were idle lately, else put off, as perf leaves its
- * symbolizing to perf report, until the end or until what waits costs too much:
+ * once a period when the CPUs were idle lately and one is free now, else put off, as perf leaves
+ * its symbolizing to perf report, until the end or until what waits costs too much:
  * - REAP_HELD exited images: their mappings, about 1 KiB each for a small program
  *   (DESIGN.md), and their files' descriptors and headers;
  * - keys added to 1/REAP_KEYS_DIV of a count map since the last reap: keys of exited
@@ -1421,7 +1440,8 @@ static int reap_due(struct record *r)
 	if (!r->pending_exits && !r->pending_replaced)
 		return REAP_NOT_YET;
 	if (now_sec() - r->last_reap >= REAP_PERIOD_SEC) {
-		if (r->idle_lately)
+		/* idle over the last window, and a CPU free now: a job may have begun since */
+		if (r->idle_lately && cpu_free_now())
 			return REAP_IDLE;
 		r->reaps_deferred++;
 		r->last_reap = now_sec(); /* look again in a period */

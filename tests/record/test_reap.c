@@ -5,8 +5,11 @@
  * kernel's and --unwind dwarf's table) reaching an eighth of a count map, unwind tables
  * grown by more than 64 MiB; neither earlier, and a table an interval's drain emptied
  * below the mark counts as nothing added. And which stacks a reap deletes
- * (reap__unused()): those of the keys it took that no key left uses, each once.
+ * (reap__unused()): those of the keys it took that no key left uses, each once. And
+ * when a reap on idle CPUs waits for one free now (reap__cpu_free()).
  */
+#include <errno.h>
+
 #include "check.h"
 #include "profiler-private.h"
 
@@ -29,6 +32,28 @@ static void test_unused(void)
 	/* all in use */
 	one[0] = 1000;
 	CHECK(reap__unused(kept, 5, one, 1) == 0);
+}
+
+/* A reap on idle CPUs waits while every CPU has a task runnable besides scorch. */
+static void test_cpu_free(void)
+{
+	/* the reader itself is one of the runnable */
+	CHECK(reap__cpu_free("0.00 0.01 0.05 1/120 4605\n", 2) == 1);
+	CHECK(reap__cpu_free("0.91 0.40 0.20 2/120 4605\n", 2) == 1);
+	/* a job's two threads on two CPUs: none free */
+	CHECK(reap__cpu_free("1.91 0.80 0.30 3/121 4700\n", 2) == 0);
+	CHECK(reap__cpu_free("9.00 9.00 9.00 40/900 1\n", 2) == 0);
+	CHECK(reap__cpu_free("9.00 9.00 9.00 40/900 1\n", 64) == 1);
+	CHECK(reap__cpu_free("9.00 9.00 9.00 65/900 1\n", 64) == 0);
+	/* no CPU count known: one */
+	CHECK(reap__cpu_free("0.00 0.00 0.00 1/10 1\n", -1) == 1);
+	CHECK(reap__cpu_free("0.00 0.00 0.00 2/10 1\n", 0) == 0);
+	/* not /proc/loadavg's layout */
+	CHECK(reap__cpu_free("", 2) == -EINVAL);
+	CHECK(reap__cpu_free("0.00 0.00 0.00\n", 2) == -EINVAL);
+	CHECK(reap__cpu_free("0.00 0.00 0.00 x/10 1\n", 2) == -EINVAL);
+	CHECK(reap__cpu_free("0.00 0.00 0.00 0/10 1\n", 2) == -EINVAL);
+	CHECK(reap__cpu_free("0.00 0.00 0.00 11/10 1\n", 2) == -EINVAL);
 }
 
 int main(void)
@@ -75,6 +100,7 @@ int main(void)
 	now.keys = was.keys + 512;
 	CHECK(reap_mark__exceeded(&was, &now, 4096) == REAP_FORCED_KEYS);
 	test_unused();
+	test_cpu_free();
 	printf("reap: PASS\n");
 	return 0;
 }

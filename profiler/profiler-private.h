@@ -88,6 +88,7 @@ struct sampler_opts {
 	bool follow_forks;  /* children of filtered PIDs join the filter */
 	size_t nr_filter;   /* number of PIDs/TIDs that will be added */
 	uint32_t max_stacks; /* entries of the stack and count maps */
+	bool age_stacks;     /* stacks go once unused for an interval: sampler__age_stacks() */
 	/* offcpu only */
 	uint64_t min_block_ns;   /* shorter intervals are dropped */
 	uint64_t max_block_ns;   /* longer intervals are dropped */
@@ -167,6 +168,18 @@ typedef bool (*sampler_select_fn)(void *ctx, const struct count_key *key);
 int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
 		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped,
 		  size_t *nr_forgot);
+/*
+ * --interval, at the end of each after sampler__reap() took every count: deletes from
+ * the stack maps the stacks that keys taken in the last interval used and none taken in
+ * this one (with sampler_opts.age_stacks; else nothing), so that a long recording of
+ * live processes does not fill them with stacks of the past (all kernel stacks, and
+ * the user stacks of processes still running, which reaps keep). A stack stored again
+ * gets its id back (content-addressed). A key added after this interval's counts were
+ * read, in the moment before the delete, with a stack unused for a whole interval,
+ * finds it gone when read back unless a later sample stored it again: counted as lost,
+ * never named wrong. *nr_deleted: how many were deleted. Returns 0.
+ */
+int sampler__age_stacks(struct sampler *s, size_t *nr_deleted);
 
 /*
  * --unwind dwarf, offcpu: is the interval of thread @tid that began at @ts (a copy's

@@ -152,6 +152,7 @@ struct record {
 	uint64_t reaps;	       /* reaps of exited processes during the recording */
 	uint64_t reaps_forced[REAP_WHY_MAX]; /* by why: on busy CPUs, for what waits */
 	uint64_t reaps_deferred;	     /* periodic reaps put off: no idle CPU */
+	uint64_t stacks_aged;		     /* --interval: stacks unused for one deleted */
 	uint32_t map_entries;		     /* of each count map (map_entries()) */
 	struct reap_mark mark;		     /* after the last reap (or --interval's drain) */
 	uint64_t procs_seen;
@@ -1537,8 +1538,9 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	}
 	r->elapsed = now_sec() - start;
 	pr_debug("reaps: %" PRIu64 " count keys of exited processes and %" PRIu64
-		 " user stacks only they used taken out of the kernel maps\n",
-		 r->reaped_counts, r->reaped_stacks);
+		 " user stacks only they used taken out of the kernel maps; intervals: %" PRIu64
+		 " stacks unused for one\n",
+		 r->reaped_counts, r->reaped_stacks, r->stacks_aged);
 	timing__start(&r->finish, o->timing);
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);
@@ -1723,11 +1725,13 @@ static bool select_all(void *ctx, const struct count_key *key)
 
 static int write_interval(struct record *r)
 {
-	size_t nr = 0, nr_stacks;
+	size_t nr = 0, nr_stacks, nr_aged = 0;
 	int err;
 
 	err = sampler__reap(r->sampler, select_all, false, add_stack, r, &r->drain_lost,
 			    &r->drain_lost_ns, &nr, &nr_stacks);
+	if (!err)
+		err = sampler__age_stacks(r->sampler, &nr_aged);
 	if (!err && r->ustacks)
 		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
 	if (!err)
@@ -1739,8 +1743,10 @@ static int write_interval(struct record *r)
 	err = write_named(r);
 	if (err)
 		return err;
-	pr_debug("interval %u written: %zu stacks\n", outputs__seq(r->opts.outs),
-		 folded__nr_stacks(r->fold.folded));
+	pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted from the "
+		 "kernel's stack maps\n",
+		 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
+	r->stacks_aged += nr_aged;
 	r->stacks_written += folded__nr_stacks(r->fold.folded);
 	folded__free(r->fold.folded);
 	r->fold.folded = folded__new();
@@ -1910,6 +1916,7 @@ static int record_run(struct record *r)
 		sopts.sideband_mntns = nst.st_ino;
 	}
 	sopts.max_stacks = r->map_entries = map_entries(r, libbpf_num_possible_cpus());
+	sopts.age_stacks = o->interval > 0;
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
 		return err;

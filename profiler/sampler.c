@@ -32,9 +32,15 @@ struct prog_set {
 	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats, *samples, *bufs,
 		*tops;
 	struct kstack_slot *kcache; /* KSTACK_CACHE_SLOTS, allocated at the first reap */
+	/* sampler_opts.age_stacks: the stack ids of the keys taken in this interval and in
+	 * the last one (sampler__age_stacks()); @used_lost: one could not be kept */
+	__u64 *used, *used_prev;
+	size_t nr_used, cap_used, nr_used_prev, cap_prev;
+	bool used_lost;
 	struct bpf_program *fork, *exit;
 	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
+	bool aging; /* sampler_opts.age_stacks */
 };
 
 struct sampler {
@@ -160,6 +166,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->on->rodata->include_idle = opts->include_idle;
 		s->on->rodata->credit_missed = opts->credit_missed;
 		s->sets[s->nr_sets] = PROG_SET(s->on, false);
+		s->sets[s->nr_sets].aging = opts->age_stacks;
 		size_maps(&s->sets[s->nr_sets++], opts);
 		err = oncpu_bpf__load(s->on);
 		if (err) {
@@ -194,6 +201,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			}
 		}
 		s->sets[s->nr_sets] = PROG_SET(s->off, true);
+		s->sets[s->nr_sets].aging = opts->age_stacks;
 		size_maps(&s->sets[s->nr_sets++], opts);
 		/* about 2 KiB per thread off CPU at once, preallocated as above */
 		bpf_map__set_max_entries(s->off->maps.start,
@@ -216,8 +224,11 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__detach(s);
-	for (int i = 0; i < s->nr_sets; i++)
+	for (int i = 0; i < s->nr_sets; i++) {
 		free(s->sets[i].kcache);
+		free(s->sets[i].used);
+		free(s->sets[i].used_prev);
+	}
 	ring_buffer__free(s->rb);
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
@@ -616,6 +627,22 @@ static size_t delete_read(int fd, struct count_key *keys, size_t n)
 	return n;
 }
 
+/* Deletes the stacks @ids[0..n) from the stack map @fd; returns how many were deleted. */
+static size_t delete_stacks(int fd, const __u64 *ids, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = n; /* n <= the map's entries */
+	size_t i, nr_deleted = 0;
+
+	if (!n || !bpf_map_delete_batch(fd, ids, &count, &opts))
+		return n;
+	/* one stack missing (unreadable, counted lost, or deleted by a reap) stopped the
+	 * batch after @count, or no batch deletes (@count not written): the rest one by one */
+	for (i = 0; i < n; i++)
+		nr_deleted += !bpf_map_delete_elem(fd, &ids[i]);
+	return MIN(n, (count < n ? count : 0) + nr_deleted);
+}
+
 /*
  * After a reap: deletes from the stack map @fd the user stacks @gone[0..nr_gone) of the
  * keys taken but those a key left in the map uses (@kept[0..nr_kept): reap__unused()),
@@ -627,17 +654,35 @@ static size_t delete_read(int fd, struct count_key *keys, size_t n)
  */
 static size_t forget_stacks(int fd, const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t i, n = reap__unused(kept, nr_kept, gone, nr_gone), nr_deleted = 0;
-	__u32 count = n; /* n <= the map's entries */
+	return delete_stacks(fd, gone, reap__unused(kept, nr_kept, gone, nr_gone));
+}
 
-	if (!n || !bpf_map_delete_batch(fd, gone, &count, &opts))
-		return n;
-	/* one stack missing (unreadable, counted lost) stopped the batch after @count, or
-	 * no batch deletes (@count not written): the rest one by one */
-	for (i = 0; i < n; i++)
-		nr_deleted += !bpf_map_delete_elem(fd, &gone[i]);
-	return MIN(n, (count < n ? count : 0) + nr_deleted);
+static int stack_id_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Notes that a key taken in this interval used stack @id (0: none). */
+static void used_add(struct prog_set *ps, __u64 id)
+{
+	__u64 *u;
+	size_t cap;
+
+	if (!id || ps->used_lost)
+		return;
+	if (ps->nr_used == ps->cap_used) {
+		cap = ps->cap_used ? 2 * ps->cap_used : 1024;
+		u = realloc(ps->used, cap * sizeof(*u));
+		if (!u) {
+			ps->used_lost = true; /* this interval deletes nothing */
+			return;
+		}
+		ps->used = u;
+		ps->cap_used = cap;
+	}
+	ps->used[ps->nr_used++] = id;
 }
 
 /*
@@ -696,6 +741,10 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 		(*nr_taken)++;
 		if (gone && keys[i].user_stack)
 			gone[nr_gone++] = keys[i].user_stack;
+		if (ps->aging) {
+			used_add(ps, keys[i].user_stack);
+			used_add(ps, keys[i].kernel_stack);
+		}
 		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
 	}
 	if (!err && kept && gone)
@@ -739,6 +788,70 @@ int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampl
 		  size_t *nr_forgot)
 {
 	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped, nr_forgot);
+}
+
+/*
+ * sampler__age_stacks() for one program set: deletes the stacks used in the last interval
+ * and not in this one, and keeps this one's for the next.
+ */
+static size_t age_set(struct prog_set *ps)
+{
+	int fd = bpf_map__fd(ps->counts);
+	struct count_key key, next, *prev = NULL;
+	size_t i, nr_now, nr_old, nr_deleted = 0, cap;
+	__u64 *swap;
+
+	/* keys added since the counts were read (while they were symbolized): theirs stay */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		used_add(ps, key.user_stack);
+		used_add(ps, key.kernel_stack);
+	}
+	if (errno != ENOENT)
+		ps->used_lost = true; /* not all read: delete nothing */
+	nr_now = ps->nr_used;
+	/* this interval's, each once: the next one's last interval */
+	if (nr_now) {
+		qsort(ps->used, ps->nr_used, sizeof(*ps->used), stack_id_cmp);
+		for (i = 1, nr_now = 1; i < ps->nr_used; i++)
+			if (ps->used[i] != ps->used[nr_now - 1])
+				ps->used[nr_now++] = ps->used[i];
+	}
+	if (!ps->used_lost) {
+		nr_old = reap__unused(ps->used, nr_now, ps->used_prev, ps->nr_used_prev);
+		nr_deleted = delete_stacks(bpf_map__fd(ps->stacks), ps->used_prev, nr_old);
+		/* an id may come back with other contents (a collision's probe): not cached */
+		for (i = 0; ps->kcache && i < nr_old; i++) {
+			struct kstack_slot *slot =
+				&ps->kcache[ps->used_prev[i] % KSTACK_CACHE_SLOTS];
+
+			if (slot->id == ps->used_prev[i])
+				slot->id = 0;
+		}
+	}
+	swap = ps->used_prev;
+	cap = ps->cap_prev;
+	ps->used_prev = ps->used;
+	ps->cap_prev = ps->cap_used;
+	/* stacks this interval used but not all noted: none is deleted at the next */
+	ps->nr_used_prev = ps->used_lost ? 0 : nr_now;
+	ps->used = swap;
+	ps->cap_used = cap;
+	ps->nr_used = 0;
+	ps->used_lost = false;
+	return nr_deleted;
+}
+
+int sampler__age_stacks(struct sampler *s, size_t *nr_deleted)
+{
+	int i;
+
+	*nr_deleted = 0;
+	for (i = 0; i < s->nr_sets; i++)
+		if (s->sets[i].aging)
+			*nr_deleted += age_set(&s->sets[i]);
+	return 0;
 }
 
 /* Threads still off CPU: their interval ends now. */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Limits are reported, never silent: stacks deeper than the depth limit start with
 # [truncated]; a stack map too small for the distinct stacks loses samples, says so
-# with a hint, and exits 3 (partial result).
+# with a hint, and exits 3 (partial result); with --interval, stacks of the past leave it.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -41,4 +41,25 @@ grep -q '^hint: raise --max-stacks' "$TMP/err" || fail "no hint for the loss"
 [ -s "$TMP/small.folded" ] || fail "no output for a partial result"
 stacks=$(wc -l <"$TMP/small.folded")
 [ "$stacks" -le 64 ] || fail "$stacks stacks from a 64-entry map"
+
+# --interval: a stack no key used for a whole interval leaves the stack map, so a long
+# recording does not fill it with the past. split's stacks drift (depths 1..96, 8 at a
+# time: 12 phases of 0.5 s, about 20 distinct stacks each, 250 in all) through a 128-entry
+# map in 0.5-s intervals: nothing lost (without the aging half the samples are), and the
+# last phase (depths 89-96) is in the last interval that has samples.
+mkdir "$TMP/drift"
+rc=0
+"$SCORCH" record --unwind fp -U -F 999 --max-stacks 128 --interval 0.5 -o "$TMP/drift/d.folded" \
+	-- "$SPLIT" --recurse 96 --drift 8 --seconds 6 2>"$TMP/err" >/dev/null || rc=$?
+cat "$TMP/err"
+[ "$rc" -eq 0 ] || fail "drifting stacks through a 128-entry map: exit $rc, expected 0"
+grep -q '^scorch: lost: 0 of [1-9]' "$TMP/err" || fail "drifting stacks lost samples"
+counted=$(sed -n 's/^scorch: [0-9]* samples at .*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
+total=$(cat "$TMP"/drift/d-*.folded | awk '{ s += $NF } END { print s + 0 }')
+[ -n "$counted" ] && [ "$total" -eq "$counted" ] ||
+	fail "the intervals hold $total samples, the summary counted '$counted'"
+last=$(for f in "$TMP"/drift/d-*.folded; do [ -s "$f" ] && echo "$f"; done | tail -1)
+deepest=$(awk '{ n = gsub(/;recurse/, ""); if (n > m) m = n } END { print m + 0 }' "$last")
+[ "$deepest" -ge 89 ] || fail "the last interval ($last) is $deepest deep at most, not 89-96"
+echo "drift ok: $total samples in $(ls "$TMP"/drift | wc -l) intervals, the last $deepest deep"
 echo PASS

@@ -5,7 +5,7 @@
  * (1-9 ms of thread CPU time, pseudo-random) so periodic sampling cannot lock onto
  * the phase. Build with frame pointers: cc -O1 -fno-omit-frame-pointer.
  *
- * usage: split [--seconds S] [--threads N] [--kernel] [--exec PROG]
+ * usage: split [--seconds S] [--threads N] [--kernel] [--recurse N [--drift W]]
  *   --seconds S  run for S seconds of wall time (default 3)
  *   --threads N  N worker threads named "split-w0".. run the split; the main thread
  *                only waits (default 0: the main thread runs it, so stacks reach main)
@@ -13,6 +13,10 @@
  *   --recurse N  instead of the split, burn in burn_a at the bottom of recurse()
  *                called N-1 times recursively, for depths 1..N in turn: N distinct
  *                stacks, as deep as N + 4 frames
+ *   --drift W    with --recurse: only W of those depths at a time, a window that moves
+ *                from 1..W to N-W+1..N over the run (N/W phases of equal length, each
+ *                with stacks no other phase has), as a long-running program's stacks
+ *                change over hours
  * Prints "ready PID [TID...]" on stdout once the burning starts, then stays silent.
  */
 #ifndef _GNU_SOURCE
@@ -30,6 +34,7 @@
 static double seconds = 3.0;
 static int kernel_mode;
 static int recurse_max;
+static int drift;
 static volatile unsigned long sink;
 static unsigned long chunk = 20000; /* spin iterations between clock reads */
 
@@ -107,8 +112,8 @@ __attribute__((noinline)) void recurse(int depth, long long ns)
 
 __attribute__((noinline)) void run_rounds(unsigned int seed)
 {
-	double end = wall() + seconds;
-	int depth = 0;
+	double start = wall(), end = start + seconds;
+	int depth = 0, phases = drift ? (recurse_max + drift - 1) / drift : 1, turn = 0;
 
 	while (wall() < end) {
 		/* xorshift: round lengths 1..9 ms of CPU time */
@@ -117,6 +122,14 @@ __attribute__((noinline)) void run_rounds(unsigned int seed)
 		seed ^= seed << 5;
 		long long round = 1000000LL + (seed % 8000) * 1000LL;
 
+		if (recurse_max && drift) {
+			int phase = (int)((wall() - start) / seconds * phases);
+
+			phase = phase < phases ? phase : phases - 1;
+			depth = phase * drift + turn++ % drift + 1;
+			recurse(depth < recurse_max ? depth : recurse_max, round / 4);
+			continue;
+		}
 		if (recurse_max) {
 			depth = depth % recurse_max + 1;
 			recurse(depth, round / 4);
@@ -173,12 +186,17 @@ int main(int argc, char **argv)
 			kernel_mode = 1;
 		else if (!strcmp(argv[i], "--recurse") && i + 1 < argc)
 			recurse_max = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--drift") && i + 1 < argc)
+			drift = strtol(argv[++i], NULL, 10);
 		else {
-			fprintf(stderr, "usage: split [--seconds S] [--threads N] [--kernel] [--recurse N]\n");
+			fprintf(stderr,
+				"usage: split [--seconds S] [--threads N] [--kernel] [--recurse N "
+				"[--drift W]]\n");
 			return 2;
 		}
 	}
-	if (nthreads < 0 || nthreads > 64 || seconds <= 0 || recurse_max < 0 || recurse_max > 100000) {
+	if (nthreads < 0 || nthreads > 64 || seconds <= 0 || recurse_max < 0 ||
+	    recurse_max > 100000 || drift < 0 || drift > recurse_max || (drift && !recurse_max)) {
 		fprintf(stderr, "split: bad arguments\n");
 		return 2;
 	}

@@ -134,6 +134,8 @@ size_t reap__unused(const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_go
 	size_t i, n = 0;
 	bool *used;
 
+	if (!nr_gone)
+		return 0; /* @gone may be NULL then (qsort() must not see it) */
 	qsort(gone, nr_gone, sizeof(*gone), id_cmp);
 	for (i = 0; i < nr_gone; i++)
 		if (!n || gone[n - 1] != gone[i])

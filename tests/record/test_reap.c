@@ -27,8 +27,10 @@ static void test_unused(void)
 	/* nothing left in the map: every stack taken goes */
 	n = reap__unused(NULL, 0, one, 1);
 	CHECK(n == 1 && one[0] == 42);
-	/* nothing taken */
+	/* nothing taken, with or without an array (an interval's first aging) */
 	CHECK(reap__unused(kept, 5, gone, 0) == 0);
+	CHECK(reap__unused(kept, 5, NULL, 0) == 0);
+	CHECK(reap__unused(NULL, 0, NULL, 0) == 0);
 	/* all in use */
 	one[0] = 1000;
 	CHECK(reap__unused(kept, 5, one, 1) == 0);

@@ -339,6 +339,11 @@ def overhead_runs(a, res, bases):
                              a.scorch)
                 p.start()
                 try:
+                    # --settle: the job starts that long after sampling began, past what
+                    # a profiler does in its first moments (scorch: the processes sampled
+                    # first, their maps and files read)
+                    if a.settle:
+                        time.sleep(a.settle)
                     ns0 = p.run_ns()
                     job = run_job(a.cpujob, a.threads, a.units, a.churn)
                     during = (p.run_ns() - ns0) / 1e9
@@ -403,11 +408,13 @@ def overhead(a):
           "perf: perf record only); during the job: the part of it while the job ran "
           "(schedstat of its threads). No BPF statistics are enabled "
           "(kernel.bpf_stats_enabled costs every program run two clock reads): "
-          "bench/bpf-cost.sh measures the BPF programs' time.%s\n"
+          "bench/bpf-cost.sh measures the BPF programs' time.%s%s\n"
           % (a.threads, a.units, a.rounds,
              (" Churn: %g short processes a second (`cpujob 1 5`, ~5 ms of CPU each) start "
               "beside the job in every run, profiled or not, as on a busy machine." % a.churn)
-             if a.churn else ""))
+             if a.churn else "",
+             (" Settle: the job starts %g s after the profiler began sampling (its first "
+              "moments' work is not in the job's time)." % a.settle) if a.settle else ""))
     print("Job alone: median %.3f s wall (%.3f..%.3f) over %d runs.\n"
           % (med(bases), min(bases), max(bases), len(bases)))
     print("| Hz | profiler | taken | min..max | slowdown (wall) | min..max | slowdown (job "
@@ -1093,6 +1100,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--churn", type=float, default=0,
                     help="short processes started a second during each job run")
+    ap.add_argument("--settle", type=float, default=0,
+                    help="seconds between a profiler's start of sampling and the job")
     ap.add_argument("--procs", type=int, default=200)
     ap.add_argument("--spawn", choices=["exec", "fork"], default="exec")
     ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])

@@ -6,7 +6,9 @@
 # usage: sudo bench/cpu-during.sh [RUNS]        (default 3 runs per mode)
 # environment: SCORCH the binary; HZ (default 999); MODES (default "fp dwarf");
 #   WHERE=1: perf record --call-graph dwarf samples scorch during each job, and the
-#   line adds the share of those samples under each of scorch's user-space tasks.
+#   line adds the share of those samples under each of scorch's user-space tasks;
+#   SETTLE (default 0) seconds from scorch's start of sampling to the job's start (its
+#   first moments: the processes it samples first, their maps and files read).
 # Each run: scorch record -a -F HZ --unwind MODE starts, and once it prints that it
 # samples, cpujob 2 4000 (about 2 s on 2 CPUs) runs; scorch's run time (schedstat, ns)
 # before and after the job gives the line. The shell polling for the message starts
@@ -21,9 +23,11 @@ runs=${1:-3}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "invalid run count '$runs'" "e.g. $0 3"
 hz=${HZ:-999}
 where=${WHERE:-0}
+settle=${SETTLE:-0}
+[[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "invalid SETTLE '$settle'" "give seconds, e.g. SETTLE=1"
 # scorch's tasks while it records, as perf report names them (inclusive shares)
-tasks=(symbolizer__snapshot_gen elf_file__parse perfmaps__refresh unwinder__unwind reap_exited
-	ppoll)
+tasks=(symbolizer__snapshot_gen symbolizer__snapshot_vmas file_get perfmaps__refresh
+	unwinder__unwind reap_exited ppoll)
 if [ "$where" = 1 ]; then
 	need_tool perf linux-perf
 	echo "| --unwind | run | scorch CPU during the job | job wall | perf samples of scorch |$(printf ' %s |' "${tasks[@]}")"
@@ -50,6 +54,7 @@ for mode in ${MODES:-fp dwarf}; do
 				sleep 0.05
 			done
 		fi
+		sleep "$settle"
 		a=$(awk '{print $1}' "/proc/$sp/schedstat")
 		wall=$("$work/cpujob" 2 4000 | awk '{print $7}')
 		b=$(awk '{print $1}' "/proc/$sp/schedstat")

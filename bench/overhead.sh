@@ -9,7 +9,9 @@
 #   UNITS (default 4000, about 2 s of CPU per thread) and THREADS (default 2) size the
 #   job; TOOLS (default "scorch-fp scorch-dwarf perf perf-dwarf bpftrace"; kind@PATH
 #   runs another scorch build, e.g. scorch-fp@/tmp/old/scorch); SCORCH the binary;
-#   CHURN (default 0) short processes started a second beside the job in every run.
+#   CHURN (default 0) short processes started a second beside the job in every run;
+#   SETTLE (default 0) seconds from the profiler's start of sampling to the job's start
+#   (SETTLE=1: the job misses what a profiler does in its first moments).
 # Each round runs the job alone, then under each profiler (the order rotates per
 # round): the profiler is started, the job runs once it samples, the profiler stops.
 # Prints markdown tables: the share of the job threads' time each profiler took from
@@ -35,4 +37,4 @@ for r in "${rates[@]}"; do
 done
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf perf-dwarf bpftrace}"
 bench_py overhead --cpujob "$work/cpujob" --threads "${THREADS:-2}" --units "${UNITS:-4000}" \
-	--rounds "${ROUNDS:-3}" --churn "${CHURN:-0}" --rates "${rates[@]}" --tools "${tools[@]}" --argv "$0" "$@"
+	--rounds "${ROUNDS:-3}" --churn "${CHURN:-0}" --settle "${SETTLE:-0}" --rates "${rates[@]}" --tools "${tools[@]}" --argv "$0" "$@"

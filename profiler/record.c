@@ -1421,8 +1421,9 @@ static bool cpu_free_now(void)
  * Is it time to reap the processes that exited (and the images exec replaced)? That
  * work (reading their counts, symbolizing their stacks, building DWARF indexes of their
  * files: tens of ms for libc's) takes CPU from the programs being profiled: it is done
- * once a period when the CPUs were idle lately and one is free now, else put off, as perf leaves
- * its symbolizing to perf report, until the end or until what waits costs too much:
+ * once a period when the CPUs were idle lately and one is free now, else put off, as
+ * perf leaves its symbolizing to perf report, until the end or until what waits costs
+ * too much:
  * - REAP_HELD exited images: their mappings, about 1 KiB each for a small program
  *   (DESIGN.md), and their files' descriptors and headers;
  * - keys added to 1/REAP_KEYS_DIV of a count map since the last reap: keys of exited

@@ -538,7 +538,8 @@ static int stat_by_path(const struct map_entry *e, struct stat *st)
 
 /*
  * An O_PATH descriptor of the file behind mapping @e of @pid: the map_files magic link
- * (the very file mapped, even deleted or in another mount namespace), else the path
+ * (the very file mapped, even deleted or in another mount namespace; its inode checked,
+ * as another file may be mapped there by now), else the path
  * resolved inside the process's root without following any symlink; a process gone
  * (its mappings known from the kernel's mmap records) leaves the path resolved from
  * scorch's own root. A path is taken only when it names the mapped inode (not the
@@ -558,6 +559,12 @@ static int open_mapped(pid_t pid, const struct map_entry *e)
 
 	map_files_path(buf, sizeof(buf), pid, e);
 	fd = open(buf, O_PATH | O_CLOEXEC);
+	/* the same range may hold another file by now: an exec since, a PID reused */
+	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != e->inode)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
 	if (fd >= 0)
 		return fd;
 	err = -errno;

@@ -170,4 +170,59 @@ echo "forks: $parent samples in parent_burn, $child in child_burn, $after_ok of 
 awk -v p="$parent" -v c="$child" -v a="$after" -v b="$after_ok" \
 	'BEGIN { exit !(p >= 25 && c >= 75 && a >= 75 && b >= 0.9 * a) }' ||
 	fail "forks: the children's functions are not resolved (see the counts above)"
+
+# 5. Begun on busy CPUs (split's threads on every CPU): an image known from the kernel's
+#    mmap records has its files opened later (once a CPU is free, at its exit, or at its
+#    first lookup), not while it runs. a) phase_one, then phase_two after its exec: each
+#    named with its own function. b) a copy of phase_one whose file is replaced by
+#    phase_two's while it runs: its samples are never named with phase_two's function
+#    (a file replaced since it was mapped is not read: "[x]", counted unresolved).
+#    c) split itself, still running at the end: named then.
+ncpu=$(nproc)
+[ "$ncpu" -le 64 ] || ncpu=64
+start_recording -a -F 999 -o "$TMP/busy.folded"
+# begun during the recording too: still running at its end, its files are opened there
+"$SPLIT" --threads "$ncpu" --seconds 60 >/dev/null &
+BUSY=$!
+# 1 s of CPU each, about 1.5 s on CPUs shared with split's threads: the notice of each
+# image is read (at most 1 s after its first sample) while it still runs
+"$PHASE_ONE" 1000 "$PHASE_TWO" >/dev/null || fail "busy: phase_one failed"
+cp "$PHASE_ONE" "$TMP/x"
+"$TMP/x" 1000 &
+X=$!
+# replaced once it has burned 100 ms of CPU (its schedstat), well before its end
+for i in $(seq 1000); do
+	ns=$(awk '{ print $1 }' "/proc/$X/schedstat" 2>/dev/null) || ns=0
+	[ "${ns:-0}" -ge 100000000 ] && break
+	sleep 0.01
+done
+[ "${ns:-0}" -ge 100000000 ] || fail "busy: x did not run"
+cp "$PHASE_TWO" "$TMP/x.new"
+mv -f "$TMP/x.new" "$TMP/x"
+wait "$X" || fail "busy: x failed"
+stop_recording
+kill "$BUSY" 2>/dev/null || true
+wait "$BUSY" 2>/dev/null || true
+check_folded "$TMP/busy.folded"
+line=$(grep '^scorch: processes:' "$TMP/err") || fail "busy: no processes line: $(cat "$TMP/err")"
+echo "busy: $line"
+later=$(echo "$line" | sed -n 's/.*; \([0-9]*\) begun on busy CPUs had their files opened later.*/\1/p')
+[ "${later:-0}" -ge 4 ] ||
+	fail "busy: ${later:-no} images had their files opened later, want split's, phase_one's, phase_two's, x's"
+one=$(frame_total "$TMP/busy.folded" phase_one first_phase_burn)
+two=$(frame_total "$TMP/busy.folded" phase_two second_phase_burn)
+xs=$(comm_total "$TMP/busy.folded" x)
+echo "busy: $one samples in first_phase_burn, $two in second_phase_burn; x: $xs samples"
+[ "$(frame_total "$TMP/busy.folded" phase_one second_phase_burn)" -eq 0 ] &&
+	[ "$(frame_total "$TMP/busy.folded" phase_two first_phase_burn)" -eq 0 ] ||
+	fail "busy: a phase named with the other's function"
+# 1 s each at 999 Hz: ~1,000 samples each, nearly all in the burn
+[ "$one" -ge 500 ] && [ "$two" -ge 500 ] || fail "busy: the phases are not resolved (see the counts above)"
+[ "$xs" -ge 500 ] || fail "busy: x has $xs samples"
+[ "$(frame_total "$TMP/busy.folded" x second_phase_burn)" -eq 0 ] ||
+	fail "busy: x named from the file that replaced its binary"
+# split's workers, named at the end: burn_a half of their samples
+awk '$0 ~ /^split-w/ { t += $NF; if ($0 ~ /;burn_a;|;burn_a /) a += $NF }
+	END { print "busy: split: " a + 0 " of " t + 0 " samples in burn_a"; exit !(t >= 500 && a >= 0.4 * t) }' \
+	"$TMP/busy.folded" || fail "busy: split's workers are not resolved"
 echo PASS

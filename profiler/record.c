@@ -102,13 +102,6 @@ struct cpu_ticks {
 	uint64_t total;
 };
 
-/* A PROC_LATER image read from /proc: its maps, read while it lived, files not opened. */
-struct later_maps {
-	pid_t pid;
-	uint64_t gen;
-	struct symbolizer_maps *maps;
-};
-
 struct record {
 	struct record_opts opts;
 	struct cpu_ticks cpu_at[2]; /* at the attach and the detach (total 0: unread) */
@@ -169,8 +162,6 @@ struct record {
 	uint64_t procs_sideband; /* named from the kernel's mmap records (no /proc read) */
 	uint64_t procs_later;	 /* ... their files opened later: PROC_LATER */
 	size_t nr_later;	 /* PROC_LATER images now */
-	struct later_maps *later; /* ... those read from /proc: their maps, read */
-	size_t nr_later_maps, cap_later_maps;
 	double cpu_free_at;	 /* cpu_free_lately(): when read, and what it said */
 	bool cpu_free;
 	uint64_t mntns;		 /* scorch's mount namespace (inode), 0 unknown */
@@ -934,64 +925,18 @@ static bool open_later(struct record *r, const struct proc_entry *p)
 	return !stat(path, &st) && st.st_ino == r->mntns;
 }
 
-/* Keeps @m, the maps of PROC_LATER image @p read from /proc: 0 or -ENOMEM. */
-static int later_add(struct record *r, const struct proc_entry *p, struct symbolizer_maps *m)
-{
-	struct later_maps *v;
-	size_t cap;
-
-	if (r->nr_later_maps == r->cap_later_maps) {
-		cap = r->cap_later_maps ? 2 * r->cap_later_maps : 16;
-		v = realloc(r->later, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->later = v;
-		r->cap_later_maps = cap;
-	}
-	r->later[r->nr_later_maps++] = (struct later_maps){.pid = p->pid, .gen = p->gen, .maps = m};
-	return 0;
-}
-
-/* The maps kept for @p (the caller frees them), or NULL. */
-static struct symbolizer_maps *later_take(struct record *r, const struct proc_entry *p)
-{
-	struct symbolizer_maps *m;
-	size_t i;
-
-	for (i = 0; i < r->nr_later_maps; i++) {
-		if (r->later[i].pid != p->pid || r->later[i].gen != p->gen)
-			continue;
-		m = r->later[i].maps;
-		r->later[i] = r->later[--r->nr_later_maps];
-		return m;
-	}
-	return NULL;
-}
-
 /*
- * Opens the files of PROC_LATER image @p now (sideband_snapshot(), or the maps read
- * from /proc installed); if that fails its samples are counted as of a process gone
- * before its maps were read, never named from whatever holds the PID now. Returns 0
- * or -ENOMEM.
+ * Opens the files of PROC_LATER image @p now (sideband_snapshot()); if that fails its
+ * samples are counted as of a process gone before its maps were read, never named
+ * from whatever holds the PID now. Returns 0 or -ENOMEM.
  */
 static int open_now(struct record *r, struct proc_entry *p)
 {
-	struct symbolizer_maps *m;
 	int err;
 
 	if (!(p->flags & PROC_LATER))
 		return 0;
-	if (p->flags & PROC_SIDEBAND) {
-		err = sideband_snapshot(r, p);
-	} else {
-		m = later_take(r, p);
-		err = m ? symbolizer__maps_install(r->sym, p->pid, p->gen, m) : -ENOENT;
-		symbolizer__maps_free(m);
-		if (!err) {
-			p->flags &= ~PROC_LATER;
-			r->nr_later--;
-		}
-	}
+	err = sideband_snapshot(r, p);
 	if (err == -ENOMEM)
 		return err;
 	if (p->flags & PROC_LATER) {
@@ -1026,13 +971,6 @@ static void maps_changed(struct record *r, struct proc_entry *p)
 {
 	int err = -ENOENT;
 
-	/* files waiting for a free CPU: opened now, what is read below merges over them
-	 * (and if the process is gone by then, they stay its snapshot) */
-	if (open_now(r, p) == -ENOMEM) {
-		r->err = -ENOMEM;
-		return;
-	}
-
 	if (p->flags & PROC_SIDEBAND)
 		err = sideband_snapshot(r, p);
 	if (err && err != -ENOMEM)
@@ -1066,8 +1004,9 @@ static void on_event(void *ctx, const struct scorch_event *e)
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
 			/* what it mapped since the last notice (no read while it lived), and
 			 * its files if they waited for a free CPU */
-			if (((p->flags & PROC_SIDEBAND) && sideband_snapshot(r, p) == -ENOMEM) ||
-			    open_now(r, p) == -ENOMEM) {
+			if ((p->flags & PROC_SIDEBAND) &&
+			    ((err = sideband_snapshot(r, p)) == -ENOMEM ||
+			     open_now(r, p) == -ENOMEM)) {
 				r->err = -ENOMEM;
 				return;
 			}
@@ -1131,25 +1070,7 @@ static void on_event(void *ctx, const struct scorch_event *e)
 		return;
 	}
 	if (err) {
-		err = -EAGAIN;
-		if (open_later(r, p)) {
-			struct symbolizer_maps *m;
-
-			/* its maps now, while it lives; its files once a CPU is free */
-			err = symbolizer__maps_read(r->sym, e->pid, &m);
-			if (!err && later_add(r, p, m)) {
-				symbolizer__maps_free(m);
-				err = -ENOMEM;
-			}
-			if (!err) {
-				p->flags |= PROC_LATER;
-				r->procs_later++;
-				r->nr_later++;
-			}
-		}
-		/* (gone already: the snapshot counts it missing) */
-		if (err && err != -ENOMEM)
-			err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
+		err = symbolizer__snapshot_gen(r->sym, e->pid, e->gen);
 		if (!err)
 			r->procs_read++;
 	}
@@ -2235,9 +2156,6 @@ int cmd_record(int argc, char **argv)
 	perfmaps__free(r.pm);
 	fold__release(&r.fold);
 	proctab__free(r.procs);
-	for (size_t i = 0; i < r.nr_later_maps; i++)
-		symbolizer__maps_free(r.later[i].maps);
-	free(r.later);
 	free(r.pidfds);
 	free(r.gone);
 	free(r.opts.pids);

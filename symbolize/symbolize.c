@@ -1136,53 +1136,6 @@ cleanup:
 	return err;
 }
 
-struct symbolizer_maps {
-	struct map_entry *ents; /* paths interned in the symbolizer's strings */
-	size_t nr;
-};
-
-int symbolizer__maps_read(struct symbolizer *s, pid_t pid, struct symbolizer_maps **out)
-{
-	struct symbolizer_maps *m;
-	size_t bad = 0, len;
-	char *text = NULL, path[32];
-	int err;
-
-	*out = NULL;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = file__read_bounded(AT_FDCWD, path, MAPS_MAX_BYTES, &text, &len);
-	if (err == -ENOENT)
-		err = -ESRCH;
-	if (!err)
-		err = maps__parse(text, len, s->strs, &m->ents, &m->nr, &bad);
-	if (!err && bad)
-		pr_debug("symbolize: %s: %zu malformed lines skipped\n", path, bad);
-	free(text);
-	if (err) {
-		symbolizer__maps_free(m);
-		return err;
-	}
-	*out = m;
-	return 0;
-}
-
-int symbolizer__maps_install(struct symbolizer *s, pid_t pid, uint64_t gen,
-			     const struct symbolizer_maps *m)
-{
-	return snapshot_install(s, pid, gen, m->ents, m->nr);
-}
-
-void symbolizer__maps_free(struct symbolizer_maps *m)
-{
-	if (!m)
-		return;
-	free(m->ents);
-	free(m);
-}
-
 int symbolizer__snapshot_vmas(struct symbolizer *s, pid_t pid, uint64_t gen,
 			      const struct symbolizer_vma *v, size_t n)
 {

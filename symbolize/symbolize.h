@@ -137,21 +137,6 @@ void symbolizer__forget(struct symbolizer *s, pid_t pid);
 int symbolizer__snapshot_gen(struct symbolizer *s, pid_t pid, uint64_t gen);
 
 /*
- * symbolizer__snapshot_gen() in two steps, for a caller that must read a live process's
- * mappings now but may open their files later (on busy CPUs): symbolizer__maps_read()
- * reads and parses /proc/@pid/maps into *@out (0, -ESRCH: gone, -ENOMEM, -errno);
- * symbolizer__maps_install() then stores them under (@pid, @gen) and opens the files as
- * symbolizer__snapshot_gen() does, through /proc/PID/map_files while @pid lives, else by
- * path if that is still the mapped inode (0, -ENOMEM). symbolizer__maps_free() frees
- * what was read, installed or not (NULL is fine).
- */
-struct symbolizer_maps;
-int symbolizer__maps_read(struct symbolizer *s, pid_t pid, struct symbolizer_maps **out);
-int symbolizer__maps_install(struct symbolizer *s, pid_t pid, uint64_t gen,
-			     const struct symbolizer_maps *m);
-void symbolizer__maps_free(struct symbolizer_maps *m);
-
-/*
  * Stores under (@pid, @gen) a copy of the snapshot of (@from_pid, @from_gen), without
  * reading /proc: for a child that has not exec'd since it was forked (its mappings are
  * its parent's at the fork), and whose maps may already show another image when read

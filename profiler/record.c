@@ -165,7 +165,6 @@ struct record {
 	double cpu_free_at;	 /* cpu_free_lately(): when read, and what it said */
 	bool cpu_free;
 	uint64_t mntns;		 /* scorch's mount namespace (inode), 0 unknown */
-	long nr_online;		 /* CPUs online at the start (cpu_free_now()) */
 	uint64_t procs_read;	 /* named from /proc/PID/maps, read when first seen */
 	uint64_t reaped_counts;  /* count keys taken out early */
 	uint64_t reaped_stacks;	 /* user stacks deleted with them (sampler__reap()) */
@@ -831,7 +830,7 @@ static size_t sideband_ring_bytes(void)
 
 /* Is a CPU free this instant (reap__cpu_free())? Unknown counts as free, as an
  * unreadable idle share does (idle_update()). */
-static bool cpu_free_now(const struct record *r)
+static bool cpu_free_now(void)
 {
 	char buf[128];
 	ssize_t n;
@@ -845,7 +844,7 @@ static bool cpu_free_now(const struct record *r)
 	if (n <= 0)
 		return true;
 	buf[n] = '\0';
-	return reap__cpu_free(buf, r->nr_online) != 0;
+	return reap__cpu_free(buf, sysconf(_SC_NPROCESSORS_ONLN)) != 0;
 }
 
 /*
@@ -885,7 +884,7 @@ static bool cpu_free_lately(struct record *r)
 	double now = now_sec();
 
 	if (now - r->cpu_free_at > 0.01) {
-		r->cpu_free = cpu_free_now(r);
+		r->cpu_free = cpu_free_now();
 		r->cpu_free_at = now;
 	}
 	return r->cpu_free;
@@ -953,7 +952,7 @@ static void open_waiting(struct record *r)
 {
 	struct proc_entry *p = NULL;
 
-	if (!r->nr_later || !cpu_free_now(r))
+	if (!r->nr_later || !cpu_free_now())
 		return;
 	while (r->nr_later && (p = proctab__next(r->procs, p)))
 		if (open_now(r, p) == -ENOMEM) {
@@ -1550,7 +1549,7 @@ static int reap_due(struct record *r)
 		return REAP_NOT_YET;
 	if (now_sec() - r->last_reap >= REAP_PERIOD_SEC) {
 		/* idle over the last window, and a CPU free now: a job may have begun since */
-		if (r->idle_lately && cpu_free_now(r))
+		if (r->idle_lately && cpu_free_now())
 			return REAP_IDLE;
 		r->reaps_deferred++;
 		r->last_reap = now_sec(); /* look again in a period */
@@ -2034,7 +2033,6 @@ static int record_run(struct record *r)
 		sopts.sideband_since = sideband__since(r->sb);
 		sopts.sideband_mntns = nst.st_ino;
 	}
-	r->nr_online = sysconf(_SC_NPROCESSORS_ONLN);
 	sopts.max_stacks = r->map_entries = map_entries(r, libbpf_num_possible_cpus());
 	sopts.age_stacks = o->interval > 0;
 	err = sampler__new(&sopts, &r->sampler);

@@ -162,8 +162,6 @@ struct record {
 	uint64_t procs_sideband; /* named from the kernel's mmap records (no /proc read) */
 	uint64_t procs_later;	 /* ... their files opened later: PROC_LATER */
 	size_t nr_later;	 /* PROC_LATER images now */
-	double cpu_free_at;	 /* cpu_free_lately(): when read, and what it said */
-	bool cpu_free;
 	uint64_t mntns;		 /* scorch's mount namespace (inode), 0 unknown */
 	uint64_t procs_read;	 /* named from /proc/PID/maps, read when first seen */
 	uint64_t reaped_counts;  /* count keys taken out early */
@@ -876,20 +874,6 @@ static int sideband_snapshot(struct record *r, struct proc_entry *p)
 	return err;
 }
 
-static double now_sec(void);
-
-/* cpu_free_now(), read once for the notices of one wake-up (within 10 ms). */
-static bool cpu_free_lately(struct record *r)
-{
-	double now = now_sec();
-
-	if (now - r->cpu_free_at > 0.01) {
-		r->cpu_free = cpu_free_now();
-		r->cpu_free_at = now;
-	}
-	return r->cpu_free;
-}
-
 /* Is image @p known completely from the kernel's mmap records? 0, -ENOENT, -ENOMEM. */
 static int sideband_known(struct record *r, struct proc_entry *p)
 {
@@ -918,10 +902,12 @@ static bool open_later(struct record *r, const struct proc_entry *p)
 	char path[48];
 	struct stat st;
 
-	if (r->unw || !r->mntns || cpu_free_lately(r))
+	if (r->unw || !r->mntns)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
-	return !stat(path, &st) && st.st_ino == r->mntns;
+	if (stat(path, &st) || st.st_ino != r->mntns)
+		return false;
+	return !cpu_free_now();
 }
 
 /*

@@ -210,8 +210,6 @@ enum proc_flags {
 	PROC_RELEASED = 1 << 3, /* reaped: its counts are symbolized, its mappings dropped */
 	PROC_REPLACED = 1 << 4, /* ended by an exec: the PID lives on in a new image */
 	PROC_SIDEBAND = 1 << 5, /* its mappings came from the kernel's mmap records */
-	PROC_LATER = 1 << 6,	/* PROC_SIDEBAND, begun on busy CPUs: its files are opened
-				 * once a CPU is free, at its exit or its first lookup */
 };
 
 struct proc_entry {
@@ -421,7 +419,6 @@ struct summary {
 	uint64_t procs_seen, procs_released, procs_held_max, procs_missing;
 	uint64_t procs_copied;		   /* snapshots copied from the parent's (0: not known) */
 	uint64_t procs_sideband;	   /* mappings from the kernel's mmap records */
-	uint64_t procs_later;		   /* ... their files opened later (PROC_LATER) */
 	uint64_t procs_read;		   /* mappings read from /proc/PID/maps */
 	uint64_t reaps, reaps_deferred;	   /* exited processes reaped; periods put off */
 	uint64_t reaps_held, reaps_keys;   /* reaps forced on busy CPUs: images, count keys, */

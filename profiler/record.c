@@ -160,9 +160,6 @@ struct record {
 	uint64_t procs_held;     /* snapshotted and not released, now ... */
 	uint64_t procs_held_max; /* ... and at most */
 	uint64_t procs_sideband; /* named from the kernel's mmap records (no /proc read) */
-	uint64_t procs_later;	 /* ... their files opened later: PROC_LATER */
-	size_t nr_later;	 /* PROC_LATER images now */
-	uint64_t mntns;		 /* scorch's mount namespace (inode), 0 unknown */
 	uint64_t procs_read;	 /* named from /proc/PID/maps, read when first seen */
 	uint64_t reaped_counts;  /* count keys taken out early */
 	uint64_t reaped_stacks;	 /* user stacks deleted with them (sampler__reap()) */
@@ -826,25 +823,6 @@ static size_t sideband_ring_bytes(void)
 	return bytes;
 }
 
-/* Is a CPU free this instant (reap__cpu_free())? Unknown counts as free, as an
- * unreadable idle share does (idle_update()). */
-static bool cpu_free_now(void)
-{
-	char buf[128];
-	ssize_t n;
-	int fd;
-
-	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	return reap__cpu_free(buf, sysconf(_SC_NPROCESSORS_ONLN)) != 0;
-}
-
 /*
  * The mappings of the image @p, the one its PID ran at @p->ts, from the kernel's mmap
  * records read so far (not given again when none was added since @p->sb_version):
@@ -867,84 +845,7 @@ static int sideband_snapshot(struct record *r, struct proc_entry *p)
 	err = symbolizer__snapshot_vmas(r->sym, p->pid, p->gen, v, n);
 	if (!err)
 		p->sb_version = version;
-	if (!err && (p->flags & PROC_LATER)) {
-		p->flags &= ~PROC_LATER;
-		r->nr_later--;
-	}
 	return err;
-}
-
-/* Is image @p known completely from the kernel's mmap records? 0, -ENOENT, -ENOMEM. */
-static int sideband_known(struct record *r, struct proc_entry *p)
-{
-	const struct symbolizer_vma *v;
-	size_t n;
-	int err;
-
-	if (!r->sb)
-		return -ENOENT;
-	err = sideband__drain(r->sb);
-	return err ? err : sideband__image(r->sb, p->pid, p->ts, &v, &n, NULL);
-}
-
-/*
- * May the files of image @p (known from the kernel's mmap records, just announced) be
- * opened later? Their opening (~0.1 ms a file: the open under /proc, its ELF headers)
- * takes a CPU from the programs profiled when none is free; perf record opens nothing
- * while it records. Later means once a CPU is free, at the image's exit (its files then
- * found by path, the mapped inode checked: a file replaced meanwhile goes unresolved)
- * or at its first lookup, whichever comes first. Only with no unwinding to do while
- * recording (--unwind dwarf needs the files at each sample) and for a process in
- * scorch's mount namespace (its paths are scorch's after it exits).
- */
-static bool open_later(struct record *r, const struct proc_entry *p)
-{
-	char path[48];
-	struct stat st;
-
-	if (r->unw || !r->mntns)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
-	if (stat(path, &st) || st.st_ino != r->mntns)
-		return false;
-	return !cpu_free_now();
-}
-
-/*
- * Opens the files of PROC_LATER image @p now (sideband_snapshot()); if that fails its
- * samples are counted as of a process gone before its maps were read, never named
- * from whatever holds the PID now. Returns 0 or -ENOMEM.
- */
-static int open_now(struct record *r, struct proc_entry *p)
-{
-	int err;
-
-	if (!(p->flags & PROC_LATER))
-		return 0;
-	err = sideband_snapshot(r, p);
-	if (err == -ENOMEM)
-		return err;
-	if (p->flags & PROC_LATER) {
-		pr_debug("cannot snapshot the mappings of %u: %s\n", p->pid, strerror(-err));
-		p->flags = (p->flags & ~(PROC_LATER | PROC_SNAPPED)) | PROC_MISSING;
-		r->nr_later--;
-		r->procs_held--;
-	}
-	return 0;
-}
-
-/* Once a CPU is free: opens the files of every PROC_LATER image. */
-static void open_waiting(struct record *r)
-{
-	struct proc_entry *p = NULL;
-
-	if (!r->nr_later || !cpu_free_now())
-		return;
-	while (r->nr_later && (p = proctab__next(r->procs, p)))
-		if (open_now(r, p) == -ENOMEM) {
-			r->err = -ENOMEM;
-			return;
-		}
 }
 
 /*
@@ -987,11 +888,8 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	if (e->type == SCORCH_EVENT_EXIT || e->type == SCORCH_EVENT_REPLACED) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {
-			/* what it mapped since the last notice (no read while it lived), and
-			 * its files if they waited for a free CPU */
-			if ((p->flags & PROC_SIDEBAND) &&
-			    ((err = sideband_snapshot(r, p)) == -ENOMEM ||
-			     open_now(r, p) == -ENOMEM)) {
+			/* what it mapped since the last notice (no read while it lived) */
+			if ((p->flags & PROC_SIDEBAND) && sideband_snapshot(r, p) == -ENOMEM) {
 				r->err = -ENOMEM;
 				return;
 			}
@@ -1036,18 +934,10 @@ static void on_event(void *ctx, const struct scorch_event *e)
 		err = symbolizer__snapshot_copy(r->sym, e->pid, e->gen, e->ppid, e->pgen);
 	if (err && err != -ENOMEM) {
 		p->ts = e->ts;
-		err = sideband_known(r, p);
-		if (!err && open_later(r, p)) {
-			p->flags |= PROC_SIDEBAND | PROC_LATER;
+		err = sideband_snapshot(r, p);
+		if (!err) {
+			p->flags |= PROC_SIDEBAND;
 			r->procs_sideband++;
-			r->procs_later++;
-			r->nr_later++;
-		} else {
-			err = sideband_snapshot(r, p);
-			if (!err) {
-				p->flags |= PROC_SIDEBAND;
-				r->procs_sideband++;
-			}
 		}
 	}
 	if (err == -ENOMEM) {
@@ -1063,8 +953,7 @@ static void on_event(void *ctx, const struct scorch_event *e)
 	 * (sweeps, new executable mappings) when nothing mapped needs one, as for most
 	 * processes: a look (ns stat, open under /proc/PID/root, a second maps read) was
 	 * about 17 of the ~150 us a short-lived process cost (bench/proc-cost.sh) */
-	/* (PROC_LATER: no snapshot yet to tell, looked for later as for most) */
-	if (!(p->flags & PROC_LATER) && (err || symbolizer__jit_hints(r->sym, e->pid, e->gen)))
+	if (err || symbolizer__jit_hints(r->sym, e->pid, e->gen))
 		perfmaps__track(r->pm, e->pid);
 	else if (perfmaps__track_later(r->pm, e->pid) == -ENOMEM)
 		r->err = -ENOMEM;
@@ -1509,6 +1398,25 @@ static void idle_update(struct record *r)
 	r->idle_at = now;
 }
 
+/* Is a CPU free this instant for a reap (reap__cpu_free())? Unknown counts as free, as
+ * an unreadable idle share does. */
+static bool cpu_free_now(void)
+{
+	char buf[128];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return reap__cpu_free(buf, sysconf(_SC_NPROCESSORS_ONLN)) != 0;
+}
+
 /*
  * Is it time to reap the processes that exited (and the images exec replaced)? That
  * work (reading their counts, symbolizing their stacks, building DWARF indexes of their
@@ -1595,7 +1503,6 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (sideband__drain(r->sb) == -ENOMEM)
 			r->err = -ENOMEM;
 		sampler__consume(r->sampler, on_event, on_sample, r);
-		open_waiting(r);
 		idle_update(r);
 		if (r->err) {
 			err = r->err;
@@ -1648,18 +1555,10 @@ static int add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64
 {
 	struct record *r = ctx;
 	struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
-	bool lost_proc;
-	int err = 0;
-
-	/* its files waited for a free CPU: needed now */
-	if (p && (p->flags & PROC_LATER)) {
-		err = open_now(r, p);
-		if (err)
-			return err;
-	}
 	/* gone before its maps were read (or released): never guess from a PID
 	 * that may belong to another process by now */
-	lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	int err = 0;
 
 	if (r->cap)
 		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
@@ -1750,7 +1649,6 @@ static double report_summary(struct record *r, const uint64_t *st)
 	sm.procs_missing = ss.procs_missing;
 	sm.procs_copied = ss.procs_copied;
 	sm.procs_sideband = r->procs_sideband;
-	sm.procs_later = r->procs_later;
 	sm.procs_read = r->procs_read;
 	sm.reaps = r->reaps;
 	sm.reaps_deferred = r->reaps_deferred;
@@ -2015,7 +1913,6 @@ static int record_run(struct record *r)
 		pr_debug("cannot open the mmap side-band events (maps read from /proc): %s\n",
 			 strerror(-err));
 	if (r->sb && !stat("/proc/self/ns/mnt", &nst)) {
-		r->mntns = nst.st_ino;
 		sopts.sideband_since = sideband__since(r->sb);
 		sopts.sideband_mntns = nst.st_ino;
 	}

@@ -106,7 +106,7 @@ void summary__details(const struct summary *sm)
 	const struct fold *f = sm->fold;
 	const uint64_t *st = sm->st;
 	const struct perfmaps_stats *js = sm->js;
-	char maps[192] = "", later[96] = "";
+	char maps[192] = "";
 
 	if (sm->quiet)
 		return;
@@ -150,16 +150,12 @@ void summary__details(const struct summary *sm)
 			 "; maps of %" PRIu64 " from the kernel's mmap records, %" PRIu64
 			 " copied from the parent (forked children), %" PRIu64 " read from /proc",
 			 sm->procs_sideband, sm->procs_copied, sm->procs_read);
-	if (sm->procs_later)
-		snprintf(later, sizeof(later),
-			 "; %" PRIu64 " begun on busy CPUs had their files opened later",
-			 sm->procs_later);
 	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
 		" exited and released during the recording (at most %" PRIu64
 		" held at once), %" PRIu64 " gone before their maps were read%s; %" PRIu64
-		" notices of new executable mappings%s\n",
+		" notices of new executable mappings\n",
 		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing, maps,
-		st[STAT_MAPS_CHANGED], later);
+		st[STAT_MAPS_CHANGED]);
 	/* record.c's reap_due() */
 	if (sm->reaps_deferred || sm->reaps_held || sm->reaps_keys || sm->reaps_tables)
 		pr_warn("reaps of exited processes during the recording: %" PRIu64

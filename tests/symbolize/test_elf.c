@@ -980,6 +980,59 @@ static void test_vmas(void)
 }
 
 /*
+ * The same mappings given for a live process, one with another inode than the file now
+ * at its range: the map_files link (the file mapped there now: after an exec, or a PID
+ * reused, another one than the notice said) is not taken either.
+ */
+static void test_vmas_live(void)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct strset *strs = strset__new();
+	struct symbolizer_vma v[64];
+	struct map_entry *ents = NULL;
+	size_t nr = 0, nbad = 0, len, i, n = 0, lib = 64;
+	char path[64], *text = NULL;
+	struct fixture fx;
+	struct frame fr;
+
+	CHECK(s && strs);
+	fixture_start("symfix-pie", &fx);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)fx.pid);
+	CHECK(!file__read_bounded(AT_FDCWD, path, 1 << 20, &text, &len));
+	CHECK(!maps__parse(text, len, strs, &ents, &nr, &nbad));
+	for (i = 0; i < nr && n < 64; i++) {
+		if (!(ents[i].perms & MAP_PERM_X))
+			continue;
+		if (ents[i].start <= fx.lib_func && fx.lib_func < ents[i].end)
+			lib = n;
+		v[n++] = (struct symbolizer_vma){
+			.start = ents[i].start,
+			.end = ents[i].end,
+			.pgoff = ents[i].pgoff,
+			.inode = ents[i].inode +
+				 (ents[i].start <= fx.lib_func && fx.lib_func < ents[i].end),
+			.dev_major = ents[i].dev_major,
+			.dev_minor = ents[i].dev_minor,
+			.exec = true,
+			.path = ents[i].path,
+		};
+	}
+	CHECK(lib < n);
+	CHECK(!kill(fx.pid, 0));
+	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 3, v, n));
+	CHECK(symbolizer__user_gen(s, fx.pid, 3, fx.lib_func, false, &fr, 1) == 1);
+	CHECK(fr.kind == FRAME_MODULE && ends_with(fr.name, "libsymfix.so]"));
+	CHECK(symbolizer__user_gen(s, fx.pid, 3, fx.exe_func, false, &fr, 1) == 1);
+	CHECK_STR(fr.name, "symfix_exe_func");
+	fixture_stop(&fx);
+	free(ents);
+	free(text);
+	strset__free(strs);
+	symbolizer__forget_gen(s, fx.pid, 3);
+	symbolizer__free(s);
+}
+
+/*
  * libsymfix.so, for copies with build-ids of their own: loaded (*@h, to dlclose), its bytes
  * returned (*@len; malloc'ed), with the offset of symfix_lib_func from its load base (*@off)
  * and of its GNU build-id note (*@bid: the build-id is at *@bid + 16).
@@ -1471,6 +1524,7 @@ int main(int argc, char **argv)
 	test_gen();
 	test_copy();
 	test_vmas();
+	test_vmas_live();
 	test_evict();
 	test_deferred();
 	test_jit();

@@ -1402,19 +1402,15 @@ static void idle_update(struct record *r)
  * an unreadable idle share does. */
 static bool cpu_free_now(void)
 {
-	char buf[128];
-	ssize_t n;
-	int fd;
+	char *text = NULL;
+	size_t len;
+	bool free_now;
 
-	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (file__read_bounded(AT_FDCWD, "/proc/loadavg", 4096, &text, &len))
 		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	return reap__cpu_free(buf, sysconf(_SC_NPROCESSORS_ONLN)) != 0;
+	free_now = reap__cpu_free(text, sysconf(_SC_NPROCESSORS_ONLN)) != 0;
+	free(text);
+	return free_now;
 }
 
 /*

@@ -908,6 +908,48 @@ static void test_copy(void)
 }
 
 /*
+ * The executable mappings of the fixture @fx, from its /proc/PID/maps, into @v[0..return)
+ * as the kernel's mmap records give them (@cap at most); *@text and *@ents (the caller
+ * frees them) hold what the paths point into.
+ */
+static size_t fixture_vmas(const struct fixture *fx, struct strset *strs, struct symbolizer_vma *v,
+			   size_t cap, char **text, struct map_entry **ents)
+{
+	size_t nr = 0, nbad = 0, len, i, n = 0;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)fx->pid);
+	CHECK(!file__read_bounded(AT_FDCWD, path, 1 << 20, text, &len));
+	CHECK(!maps__parse(*text, len, strs, ents, &nr, &nbad));
+	for (i = 0; i < nr && n < cap; i++) {
+		if (!((*ents)[i].perms & MAP_PERM_X))
+			continue;
+		v[n++] = (struct symbolizer_vma){
+			.start = (*ents)[i].start,
+			.end = (*ents)[i].end,
+			.pgoff = (*ents)[i].pgoff,
+			.inode = (*ents)[i].inode,
+			.dev_major = (*ents)[i].dev_major,
+			.dev_minor = (*ents)[i].dev_minor,
+			.exec = true,
+			.path = (*ents)[i].path,
+		};
+	}
+	return n;
+}
+
+/* The index in @v[0..n) of the mapping that holds @addr, or n. */
+static size_t vma_of(const struct symbolizer_vma *v, size_t n, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].start <= addr && addr < v[i].end)
+			break;
+	return i;
+}
+
+/*
  * symbolizer__snapshot_vmas(): mappings given (as the kernel's mmap records give them),
  * the process gone before the snapshot: its files are opened by path from here and
  * taken only when the path names the mapped inode; a deleted file is not looked for.
@@ -918,31 +960,15 @@ static void test_vmas(void)
 	struct strset *strs = strset__new();
 	struct symbolizer_vma v[64], bad;
 	struct map_entry *ents = NULL;
-	size_t nr = 0, nbad = 0, len, i, n = 0;
+	size_t i, n;
 	char path[64], *text = NULL;
 	struct fixture fx;
 	struct frame fr;
 
 	CHECK(s && strs);
 	fixture_start("symfix-pie", &fx);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)fx.pid);
-	CHECK(!file__read_bounded(AT_FDCWD, path, 1 << 20, &text, &len));
-	CHECK(!maps__parse(text, len, strs, &ents, &nr, &nbad));
+	n = fixture_vmas(&fx, strs, v, 64, &text, &ents);
 	fixture_stop(&fx);
-	for (i = 0; i < nr && n < 64; i++) {
-		if (!(ents[i].perms & MAP_PERM_X))
-			continue;
-		v[n++] = (struct symbolizer_vma){
-			.start = ents[i].start,
-			.end = ents[i].end,
-			.pgoff = ents[i].pgoff,
-			.inode = ents[i].inode,
-			.dev_major = ents[i].dev_major,
-			.dev_minor = ents[i].dev_minor,
-			.exec = true,
-			.path = ents[i].path,
-		};
-	}
 	CHECK(n >= 3);
 	CHECK(kill(fx.pid, 0) && errno == ESRCH);
 	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 3, v, n));
@@ -951,13 +977,9 @@ static void test_vmas(void)
 	CHECK(symbolizer__user_gen(s, fx.pid, 3, fx.lib_func, false, &fr, 1) == 1);
 	CHECK_STR(fr.name, "symfix_lib_func");
 	/* another inode at the library's path (replaced since): not taken */
-	for (i = 0; i < n; i++) {
-		if (v[i].start <= fx.lib_func && fx.lib_func < v[i].end) {
-			v[i].inode++;
-			break;
-		}
-	}
+	i = vma_of(v, n, fx.lib_func);
 	CHECK(i < n);
+	v[i].inode++;
 	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 4, v, n));
 	CHECK(symbolizer__user_gen(s, fx.pid, 4, fx.lib_func, false, &fr, 1) == 1);
 	CHECK(fr.kind == FRAME_MODULE && ends_with(fr.name, "libsymfix.so]"));
@@ -990,34 +1012,17 @@ static void test_vmas_live(void)
 	struct strset *strs = strset__new();
 	struct symbolizer_vma v[64];
 	struct map_entry *ents = NULL;
-	size_t nr = 0, nbad = 0, len, i, n = 0, lib = 64;
-	char path[64], *text = NULL;
+	char *text = NULL;
 	struct fixture fx;
 	struct frame fr;
+	size_t n, lib;
 
 	CHECK(s && strs);
 	fixture_start("symfix-pie", &fx);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)fx.pid);
-	CHECK(!file__read_bounded(AT_FDCWD, path, 1 << 20, &text, &len));
-	CHECK(!maps__parse(text, len, strs, &ents, &nr, &nbad));
-	for (i = 0; i < nr && n < 64; i++) {
-		if (!(ents[i].perms & MAP_PERM_X))
-			continue;
-		if (ents[i].start <= fx.lib_func && fx.lib_func < ents[i].end)
-			lib = n;
-		v[n++] = (struct symbolizer_vma){
-			.start = ents[i].start,
-			.end = ents[i].end,
-			.pgoff = ents[i].pgoff,
-			.inode = ents[i].inode +
-				 (ents[i].start <= fx.lib_func && fx.lib_func < ents[i].end),
-			.dev_major = ents[i].dev_major,
-			.dev_minor = ents[i].dev_minor,
-			.exec = true,
-			.path = ents[i].path,
-		};
-	}
+	n = fixture_vmas(&fx, strs, v, 64, &text, &ents);
+	lib = vma_of(v, n, fx.lib_func);
 	CHECK(lib < n);
+	v[lib].inode++;
 	CHECK(!kill(fx.pid, 0));
 	CHECK(!symbolizer__snapshot_vmas(s, fx.pid, 3, v, n));
 	CHECK(symbolizer__user_gen(s, fx.pid, 3, fx.lib_func, false, &fr, 1) == 1);

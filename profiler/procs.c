@@ -128,18 +128,25 @@ static int id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+size_t reap__sort_unique(__u64 *ids, size_t n)
+{
+	size_t i, k = 0;
+
+	if (!n)
+		return 0; /* @ids may be NULL then (qsort() must not see it) */
+	qsort(ids, n, sizeof(*ids), id_cmp);
+	for (i = 0; i < n; i++)
+		if (!k || ids[k - 1] != ids[i])
+			ids[k++] = ids[i];
+	return k;
+}
+
 size_t reap__unused(const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
 {
 	const __u64 *hit;
-	size_t i, n = 0;
+	size_t i, n = reap__sort_unique(gone, nr_gone);
 	bool *used;
 
-	if (!nr_gone)
-		return 0; /* @gone may be NULL then (qsort() must not see it) */
-	qsort(gone, nr_gone, sizeof(*gone), id_cmp);
-	for (i = 0; i < nr_gone; i++)
-		if (!n || gone[n - 1] != gone[i])
-			gone[n++] = gone[i];
 	used = n ? calloc(n, sizeof(*used)) : NULL;
 	if (!used)
 		return 0; /* none taken, or no memory: every stack stays */

@@ -274,6 +274,8 @@ enum reap_why reap_mark__exceeded(const struct reap_mark *was, const struct reap
  * those of every key left. 0 when out of memory (every stack stays).
  */
 size_t reap__unused(const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone);
+/* Sorts @ids[0..n) and keeps each id once, in @ids[0..return). */
+size_t reap__sort_unique(__u64 *ids, size_t n);
 /*
  * Is a CPU free now for a reap on idle CPUs, by @loadavg (the text of /proc/loadavg, read
  * by the caller, whose "R/T" field counts the tasks runnable this instant, the reader

@@ -657,13 +657,6 @@ static size_t forget_stacks(int fd, const __u64 *kept, size_t nr_kept, __u64 *go
 	return delete_stacks(fd, gone, reap__unused(kept, nr_kept, gone, nr_gone));
 }
 
-static int stack_id_cmp(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Notes that a key taken in this interval used stack @id (0: none). */
 static void used_add(struct prog_set *ps, __u64 id)
 {
@@ -810,14 +803,8 @@ static size_t age_set(struct prog_set *ps)
 	}
 	if (errno != ENOENT)
 		ps->used_lost = true; /* not all read: delete nothing */
-	nr_now = ps->nr_used;
 	/* this interval's, each once: the next one's last interval */
-	if (nr_now) {
-		qsort(ps->used, ps->nr_used, sizeof(*ps->used), stack_id_cmp);
-		for (i = 1, nr_now = 1; i < ps->nr_used; i++)
-			if (ps->used[i] != ps->used[nr_now - 1])
-				ps->used[nr_now++] = ps->used[i];
-	}
+	nr_now = reap__sort_unique(ps->used, ps->nr_used);
 	if (!ps->used_lost) {
 		nr_old = reap__unused(ps->used, nr_now, ps->used_prev, ps->nr_used_prev);
 		nr_deleted = delete_stacks(bpf_map__fd(ps->stacks), ps->used_prev, nr_old);

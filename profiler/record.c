@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,10 +166,56 @@ struct record {
 	uint64_t reaped_stacks;	 /* user stacks deleted with them (sampler__reap()) */
 	double elapsed;
 	struct timing startup, finish; /* --timing */
+	/* kallsyms read on a thread of its own while the BPF programs load (ksyms_start());
+	 * r->sym is the thread's alone until ksyms_wait() */
+	pthread_t ksyms_thread;
+	bool ksyms_running;
+	int ksyms_err;
 	int err;
 };
 
 static volatile sig_atomic_t stop_signal;
+
+static void *ksyms_load(void *arg)
+{
+	struct record *r = arg;
+
+	r->ksyms_err = symbolizer__load_kernel(r->sym);
+	return NULL;
+}
+
+/*
+ * Reads the kernel's symbols (/proc/kallsyms: ~50 ms, most of it the kernel printing
+ * them) on a thread of its own, beside the BPF programs' load, with every signal blocked
+ * there (SIGINT and SIGTERM are for the main thread's ppoll()). Nothing may use r->sym
+ * until ksyms_wait(). If the thread cannot start, ksyms_wait() reads them itself.
+ */
+static void ksyms_start(struct record *r)
+{
+	sigset_t all, old;
+	int err;
+
+	if (r->opts.user_only)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		pr_debug("cannot start a thread for kallsyms (read after the load): %s\n",
+			 strerror(err));
+	r->ksyms_running = !err;
+}
+
+/* Waits for ksyms_start()'s thread, if any; r->sym is the caller's again. 0 or -ENOMEM. */
+static int ksyms_wait(struct record *r)
+{
+	if (!r->ksyms_running)
+		return symbolizer__load_kernel(r->sym);
+	pthread_join(r->ksyms_thread, NULL);
+	r->ksyms_running = false;
+	return r->ksyms_err;
+}
 
 static void on_signal(int sig)
 {
@@ -261,10 +308,11 @@ static void usage(FILE *out)
 		"      --params               keep C++/D parameter lists (dropped by default)\n"
 		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
 		"\n"
-		"      --timing               print how long start-up (load, attach, kallsyms)\n"
-		"                             and each phase from the end of the recording to\n"
-		"                             the output on disk (stop, drain and symbolize,\n"
-		"                             render or sort and write) took\n"
+		"      --timing               print how long start-up (load, attach, the wait\n"
+		"                             for kallsyms, read beside the load) and each\n"
+		"                             phase from the end of the recording to the output\n"
+		"                             on disk (stop, drain and symbolize, render or sort\n"
+		"                             and write) took\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
@@ -1900,6 +1948,7 @@ static int record_run(struct record *r)
 	sigdelset(&waitmask, SIGTERM);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	ksyms_start(r);
 
 	/* before the BPF programs: a process begun from now on needs no /proc read */
 	err = sideband__open(sideband_ring_bytes(), &r->sb);
@@ -1939,8 +1988,8 @@ static int record_run(struct record *r)
 		goto cleanup;
 	read_cpu_ticks(&r->cpu_at[0]);
 	timing__mark(&r->startup, "attach");
-	/* kallsyms (~45 ms) while sampling runs, not after the end */
-	err = symbolizer__load_kernel(r->sym);
+	/* kallsyms, read beside the load: what is left of it */
+	err = ksyms_wait(r);
 	if (err)
 		goto cleanup;
 	timing__mark(&r->startup, "kallsyms");
@@ -2013,6 +2062,8 @@ int cmd_record(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 
 	err = record_run(&r);
+	if (r.ksyms_running)
+		ksyms_wait(&r); /* record_run() failed during the load: r.sym is freed below */
 
 	if (r.pidfds) {
 		for (size_t i = 0; i < r.opts.nr_pids; i++)

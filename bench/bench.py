@@ -90,6 +90,7 @@ class Profiler:
 
     def start(self, timeout=60):
         out, err = self.base + ".out", self.base + ".err"
+        self.started_at = time.monotonic()
         if self.kind.startswith("perf"):
             for f in (".ctl", ".ack"):
                 if os.path.exists(self.base + f):
@@ -818,6 +819,52 @@ def time_to_result(a):
           + ", ".join(stages) + ".")
 
 
+# ---------------------------------------------------------------- start-up
+
+def startup(a):
+    header("Start-up: from the profiler's exec to sampling, system-wide at %d Hz" % a.hz,
+           a.argv)
+    ready, phases = {t: [] for t in a.tools}, {t: [] for t in a.tools}
+    os.sync()
+    for r in range(a.rounds):
+        order = a.tools[r % len(a.tools):] + a.tools[:r % len(a.tools)]
+        for tool in order:
+            scorch = tool.startswith("scorch")
+            p = Profiler(tool, a.hz, a.work, "startup-%d-%s" % (r, tool.replace("/", "_")),
+                         a.scorch, extra=["--timing"] if scorch else ())
+            try:
+                p.start()
+            finally:
+                if p.proc and p.ready_at is None:
+                    p.kill()
+            ready[tool].append(1e3 * (p.ready_at - p.started_at))
+            p.stop()
+            if scorch:
+                err = open(p.base + ".err").read()
+                m = re.search(r"timing: start-up [0-9.]+ ms: (.*)", err)
+                if not m:
+                    raise BenchError("%s printed no --timing: %s" % (tool, tail(p.base + ".err")))
+                phases[tool].append({k.strip(): float(v) for k, v in
+                                     re.findall(r"([a-z ]+) ([0-9.]+) ms", m.group(1))})
+            log("startup: round %d %s %.1f ms" % (r + 1, tool, ready[tool][-1]))
+    print("Each profiler starts a system-wide recording (scorch record -a, perf record -a "
+          "with its events enabled through its control fifo, bpftrace profile:hz), one at a "
+          "time, in an order rotated each round, and is stopped once it samples. Start-up: "
+          "from the moment the harness starts it to the moment it says it samples (scorch's "
+          "\"sampling\" line, perf's ack of the enable, bpftrace's BEGIN); median of %d "
+          "rounds (min..max). For scorch, its own --timing phases (medians).\n" % a.rounds)
+    print("| profiler | start-up | min..max | --timing phases |")
+    print("| --- | ---: | ---: | --- |")
+    for tool in a.tools:
+        v = ready[tool]
+        ph = ""
+        if phases[tool]:
+            keys = list(phases[tool][0])
+            ph = ", ".join("%s %.1f ms" % (k, med([x.get(k, float("nan")) for x in phases[tool]]))
+                           for k in keys)
+        print("| %s | %.0f ms | %.0f..%.0f | %s |" % (tool_name(tool), med(v), min(v), max(v), ph))
+
+
 # ---------------------------------------------------------------- footprint
 
 def bpf_objects(pid):
@@ -1089,7 +1136,7 @@ def accuracy(a):
 def main():
     ap = argparse.ArgumentParser(prog="bench.py")
     ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy", "bpfcost",
-                                      "handler", "proccost"])
+                                      "handler", "proccost", "startup"])
     ap.add_argument("--scorch", required=True)
     ap.add_argument("--cpujob")
     ap.add_argument("--split")
@@ -1115,7 +1162,7 @@ def main():
     try:
         {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
          "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost,
-         "proccost": proc_cost}[a.bench](a)
+         "proccost": proc_cost, "startup": startup}[a.bench](a)
     except (BenchError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1

@@ -91,8 +91,9 @@ struct dwarf_index {
 	/* kept open for the units not read yet */
 	Elf *elf;
 	Dwarf *dw;
-	void **bufs; /* zstd sections decompressed here: libdw points into them */
+	void **bufs; /* sections decompressed here: libdw points into them */
 	size_t nr_bufs;
+	struct dw_cache_map map; /* or the debug cache's entry of them, mapped */
 	struct dw_sec secs[DW_MAX_STR_SECS];
 	size_t nr_secs;
 	const char *what; /* for messages (interned) */
@@ -145,6 +146,7 @@ static void dw_close(struct dwarf_index *idx)
 	for (i = 0; i < idx->nr_bufs; i++)
 		free(idx->bufs[i]);
 	free(idx->bufs);
+	dw_cache__unmap(&idx->map);
 	idx->dw = NULL;
 	idx->elf = NULL;
 	idx->bufs = NULL;
@@ -665,7 +667,7 @@ static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, con
 	if (cache && total >= DW_CACHE_MIN_BYTES)
 		id_len = scn_build_id(elf, id);
 	if (id_len) {
-		err = dw_cache__load(cache, id, id_len, cs, n, what);
+		err = dw_cache__load(cache, id, id_len, cs, n, what, &idx->map);
 		if (err == -ENOMEM)
 			return err;
 		cached = !err;
@@ -687,7 +689,8 @@ static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, con
 				continue;
 			}
 		}
-		idx->bufs[idx->nr_bufs++] = cs[i].data;
+		if (!cached)
+			idx->bufs[idx->nr_bufs++] = cs[i].data;
 		z[i].data->d_buf = cs[i].data;
 		z[i].data->d_size = cs[i].usize;
 		z[i].data->d_type = ELF_T_BYTE;

@@ -6,7 +6,7 @@
  * zlib: libc's 4 MB inflate to 7 MB at the first lookup of every run, ~40 ms, most of
  * the end of a recording whose samples touch libc. An entry holds the sections a DWARF
  * index reads, decompressed, under the build-id of the file they came from; the next
- * run reads them back and checks their CRC-32s instead (a few ms).
+ * run maps them (no copy: page cache pages) and checks their CRC-32s instead (a few ms).
  *
  * We run as root: the directory is used only if it is ours alone (a directory, not a
  * symlink, owned by the effective user, writable by no one else). An entry is opened
@@ -14,7 +14,9 @@
  * being read (build-id, each section's name and both sizes) and its own CRCs: a torn,
  * stale or damaged entry is not used, and is replaced. Entries are written under a
  * temporary name and renamed into place; beyond DW_CACHE_MAX_BYTES in all, the least
- * recently used (an entry's mtime is set when it is used) are removed.
+ * recently used (an entry's mtime is set when it is used) are removed. Entries are
+ * mapped, never truncated in place (a writer renames a new file over, pruning unlinks):
+ * a mapping keeps the inode it was made of, whole, whatever happens to the name.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,8 +194,16 @@ static uint32_t crc_of(const void *data, uint64_t len)
 	return (uint32_t)crc;
 }
 
+void dw_cache__unmap(struct dw_cache_map *map)
+{
+	if (map->base)
+		munmap(map->base, map->len);
+	map->base = NULL;
+	map->len = 0;
+}
+
 int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct dw_cache_sec *secs,
-		   size_t n, const char *what)
+		   size_t n, const char *what, struct dw_cache_map *map)
 {
 	struct dwc_ent ents[DW_CACHE_MAX_SECS];
 	const char *why = "no entry";
@@ -205,6 +216,7 @@ int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct 
 
 	for (i = 0; i < n; i++)
 		secs[i].data = NULL;
+	*map = (struct dw_cache_map){0};
 	if (!c || !n || n > DW_CACHE_MAX_SECS || !entry_name(id, id_len, secs, n, name))
 		return -ENOENT;
 	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -235,15 +247,24 @@ int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct 
 	}
 	if (pos != h.total)
 		goto cleanup;
+	/*
+	 * Private and writable, as the malloc'd buffers it replaces were to libelf; read
+	 * only, it stays the page cache's pages (no copy). Not MAP_POPULATE: on a private
+	 * writable mapping that would copy every page.
+	 */
+	why = "cannot be mapped";
+	map->base = mmap(NULL, h.total, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map->base == MAP_FAILED) {
+		map->base = NULL;
+		if (errno == ENOMEM)
+			err = -ENOMEM;
+		goto cleanup;
+	}
+	map->len = h.total;
 	why = "damaged (CRC)";
 	for (i = 0; i < n; i++) {
-		secs[i].data = malloc(ents[i].usize ? ents[i].usize : 1);
-		if (!secs[i].data) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		if (pread_full(fd, secs[i].data, ents[i].usize, ents[i].off) ||
-		    crc_of(secs[i].data, ents[i].usize) != ents[i].crc)
+		secs[i].data = (char *)map->base + ents[i].off;
+		if (crc_of(secs[i].data, ents[i].usize) != ents[i].crc)
 			goto cleanup;
 	}
 	/* used now: the last to go when the cache is pruned */
@@ -255,10 +276,9 @@ cleanup:
 		if (err == -ENOENT && fd >= 0)
 			pr_debug("symbolize: %s: cache entry %s/%s not used: %s\n", what, c->dir,
 				 name, why);
-		for (i = 0; i < n; i++) {
-			free(secs[i].data);
+		for (i = 0; i < n; i++)
 			secs[i].data = NULL;
-		}
+		dw_cache__unmap(map);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -216,14 +216,22 @@ int dw_cache__open(const char *dir, struct dw_cache **out);
 void dw_cache__free(struct dw_cache *c);
 /* Another bound than DW_CACHE_MAX_BYTES on all entries (tests). */
 void dw_cache__set_max(struct dw_cache *c, uint64_t bytes);
+/* An entry mapped by dw_cache__load(): private, writable (copy on write). */
+struct dw_cache_map {
+	void *base;
+	size_t len;
+};
 /*
- * Fills each @secs[i].data (malloc'd: the caller frees) from the entry of build-id @id
- * when it holds exactly @secs (names, both sizes, in order) with intact CRCs, and marks
- * it used. Returns 0, -ENOENT (no usable entry: the caller decompresses, and stores),
- * or -ENOMEM. @what names the file in -v messages.
+ * Points each @secs[i].data into the entry of build-id @id, mapped into *@map (the
+ * caller unmaps it with dw_cache__unmap() once done with every section), when the entry
+ * holds exactly @secs (names, both sizes, in order) with intact CRCs, and marks it used.
+ * Returns 0, -ENOENT (no usable entry, nothing mapped: the caller decompresses, and
+ * stores), or -ENOMEM. @what names the file in -v messages.
  */
 int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct dw_cache_sec *secs,
-		   size_t n, const char *what);
+		   size_t n, const char *what, struct dw_cache_map *map);
+/* Unmaps what dw_cache__load() mapped; a zeroed @map is fine. Leaves @map zeroed. */
+void dw_cache__unmap(struct dw_cache_map *map);
 /*
  * Writes the entry of @id holding @secs (a temporary file renamed into place), then
  * removes the least recently used entries beyond DW_CACHE_MAX_BYTES. Returns 0 or

@@ -1384,19 +1384,22 @@ static void rm_dir(const char *cdir)
 static int cache_load(struct dw_cache *c, const uint8_t *id, const struct dw_cache_sec *secs)
 {
 	struct dw_cache_sec got[2];
+	struct dw_cache_map map;
 	int err, i;
 
 	for (i = 0; i < 2; i++)
 		got[i] = (struct dw_cache_sec){
 			.name = secs[i].name, .csize = secs[i].csize, .usize = secs[i].usize};
-	err = dw_cache__load(c, id, 20, got, 2, "test");
+	err = dw_cache__load(c, id, 20, got, 2, "test", &map);
 	for (i = 0; i < 2; i++) {
 		if (!err)
 			CHECK(!memcmp(got[i].data, secs[i].data, secs[i].usize));
 		else
 			CHECK(!got[i].data);
-		free(got[i].data);
 	}
+	CHECK(!err == !!map.base);
+	dw_cache__unmap(&map);
+	CHECK(!map.base && !map.len);
 	return err;
 }
 

@@ -545,6 +545,36 @@ struct dw_zsec {
 	size_t src_len;
 };
 
+/*
+ * Between inflate_sections() and units_list(): the sections just decompressed, to be
+ * stored in the debug cache with the unit list once it is made, or the unit list the
+ * cache had (struct dw_units_hdr).
+ */
+struct dw_cached {
+	uint8_t id[BUILD_ID_MAX];
+	size_t id_len, n;
+	struct dw_cache_sec cs[DW_CACHE_MAX_SECS];
+	struct dw_cache *cache;
+	bool store;	   /* decompressed now, all of them: stored after the listing */
+	const void *units; /* from the cache (in idx->map), or NULL */
+	uint64_t units_len;
+};
+
+/*
+ * The unit list kept in a cache entry after the sections: this header, the units' DIE
+ * offsets (u64, in units[] order), the address spans (struct dw_units_span, sorted as
+ * span_cmp() sorts), and the DIE offsets of the units read at build (idx->rest's).
+ */
+#define DW_UNITS_MAGIC 0x53554e31u /* "1NUS" */
+struct dw_units_hdr {
+	uint32_t magic;
+	uint32_t nr_units, nr_spans, nr_rest;
+};
+struct dw_units_span {
+	uint64_t lo, hi;
+	uint32_t unit, pad;
+};
+
 /* The GNU build-id of @elf from its note sections (debug files keep them). */
 static size_t scn_build_id(Elf *elf, uint8_t id[BUILD_ID_MAX])
 {
@@ -597,11 +627,12 @@ static bool zsec_inflate(const struct dw_zsec *z, void *out)
  * section that cannot be decompressed is left as it is (libdw reports it, or skips it).
  * .zdebug sections (GNU, older toolchains) are left to libdw.
  */
-static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, const char *what)
+static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, const char *what,
+			    struct dw_cached *dc)
 {
-	struct dw_cache_sec cs[DW_CACHE_MAX_SECS];
+	struct dw_cache_sec *cs = dc->cs;
 	struct dw_zsec z[DW_CACHE_MAX_SECS];
-	uint8_t id[BUILD_ID_MAX];
+	uint8_t *id = dc->id;
 	size_t n = 0, id_len = 0, shstrndx, i;
 	uint64_t total = 0;
 	bool cached = false, all = true;
@@ -667,7 +698,8 @@ static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, con
 	if (cache && total >= DW_CACHE_MIN_BYTES)
 		id_len = scn_build_id(elf, id);
 	if (id_len) {
-		err = dw_cache__load(cache, id, id_len, cs, n, what, &idx->map);
+		err = dw_cache__load(cache, id, id_len, cs, n, what, &idx->map, &dc->units,
+				     &dc->units_len);
 		if (err == -ENOMEM)
 			return err;
 		cached = !err;
@@ -700,9 +732,11 @@ static int inflate_sections(struct dwarf_index *idx, struct dw_cache *cache, con
 		if (!gelf_update_shdr(z[i].scn, &z[i].sh))
 			pr_debug("symbolize: %s: %s\n", what, elf_errmsg(-1));
 	}
-	/* what the next run may read back: all of it, or nothing */
-	if (!err && !cached && id_len && all)
-		dw_cache__store(cache, id, id_len, cs, n);
+	/* what the next run may read back: all of it, or nothing (stored by units_list()) */
+	dc->cache = cache;
+	dc->id_len = id_len;
+	dc->n = n;
+	dc->store = !err && !cached && id_len && all;
 	return err;
 }
 
@@ -891,15 +925,13 @@ static int span_cmp(const void *a, const void *b)
 }
 
 /*
- * Lists the units and their address ranges (one DIE each), and reads the units that
- * give no range (partial units, producers that omit them) now: those may hold any
- * address. The others are read on the first lookup inside them.
+ * Lists the units and their address ranges (one DIE each, spans[] sorted) into @idx,
+ * and the units that give no range into *@rest (*@nr_rest of them, malloc'd).
  */
-static int units_list(struct dwarf_index *idx)
+static int units_walk(struct dwarf_index *idx, Dwarf_Off **rest, size_t *nr_rest)
 {
-	Dwarf_Off off = 0, next, *rest = NULL;
-	size_t nr_rest = 0, cap_rest = 0, hsize, i;
-	uint64_t max_hi = 0;
+	Dwarf_Off off = 0, next;
+	size_t cap_rest = 0, hsize;
 	uint8_t utype;
 	int err = 0;
 
@@ -920,7 +952,7 @@ static int units_list(struct dwarf_index *idx)
 		if (!err && idx->nr_spans > before)
 			err = GROW(idx->units, idx->nr_units, idx->cap_units, DW_MAX_SEGS);
 		else if (!err)
-			err = GROW(rest, nr_rest, cap_rest, DW_MAX_SEGS);
+			err = GROW(*rest, *nr_rest, cap_rest, DW_MAX_SEGS);
 		if (err == -E2BIG) {
 			idx->nr_spans = before;
 			truncated(idx);
@@ -928,22 +960,152 @@ static int units_list(struct dwarf_index *idx)
 			break;
 		}
 		if (err)
-			goto cleanup;
+			return err;
 		if (idx->nr_spans > before)
 			idx->units[idx->nr_units++] = (struct dw_unit){.die = die};
 		else
-			rest[nr_rest++] = die;
+			(*rest)[(*nr_rest)++] = die;
 	}
 	if (idx->nr_spans)
 		qsort(idx->spans, idx->nr_spans, sizeof(*idx->spans), span_cmp);
+	return 0;
+}
+
+/* The unit list as struct dw_units_hdr lays it out: malloc'd, *@len bytes; NULL: ENOMEM. */
+static void *units_encode(const struct dwarf_index *idx, const Dwarf_Off *rest, size_t nr_rest,
+			  uint64_t *len)
+{
+	struct dw_units_hdr h = {
+		.magic = DW_UNITS_MAGIC,
+		.nr_units = (uint32_t)idx->nr_units,
+		.nr_spans = (uint32_t)idx->nr_spans,
+		.nr_rest = (uint32_t)nr_rest,
+	};
+	char *buf, *p;
+	size_t i;
+
+	*len = sizeof(h) + (idx->nr_units + nr_rest) * sizeof(uint64_t) +
+	       idx->nr_spans * sizeof(struct dw_units_span);
+	buf = malloc(*len);
+	if (!buf)
+		return NULL;
+	p = buf;
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	for (i = 0; i < idx->nr_units; i++, p += sizeof(uint64_t))
+		memcpy(p, &(uint64_t){idx->units[i].die}, sizeof(uint64_t));
+	for (i = 0; i < idx->nr_spans; i++, p += sizeof(struct dw_units_span))
+		memcpy(p,
+		       &(struct dw_units_span){.lo = idx->spans[i].lo,
+					       .hi = idx->spans[i].hi,
+					       .unit = idx->spans[i].unit},
+		       sizeof(struct dw_units_span));
+	for (i = 0; i < nr_rest; i++, p += sizeof(uint64_t))
+		memcpy(p, &(uint64_t){rest[i]}, sizeof(uint64_t));
+	return buf;
+}
+
+/*
+ * The unit list units_encode() made, from a cache entry (bytes at any alignment), into
+ * @idx and *@rest (malloc'd). -EINVAL when it does not hold together (counts against its
+ * length, a span of no unit, spans out of order): nothing kept, the units are listed
+ * from the DWARF instead. Returns 0, -EINVAL or -ENOMEM.
+ */
+static int units_decode(struct dwarf_index *idx, const void *blob, uint64_t len, Dwarf_Off **rest,
+			size_t *nr_rest)
+{
+	const char *p = blob;
+	struct dw_units_hdr h;
+	struct dw_units_span sp;
+	uint64_t die;
+	size_t i;
+
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	if (h.magic != DW_UNITS_MAGIC || h.nr_units > DW_MAX_SEGS || h.nr_spans > DW_MAX_SEGS ||
+	    h.nr_rest > DW_MAX_SEGS ||
+	    len != sizeof(h) + ((uint64_t)h.nr_units + h.nr_rest) * sizeof(uint64_t) +
+			    (uint64_t)h.nr_spans * sizeof(sp))
+		return -EINVAL;
+	idx->units = malloc(MAX(h.nr_units, 1u) * sizeof(*idx->units));
+	idx->spans = malloc(MAX(h.nr_spans, 1u) * sizeof(*idx->spans));
+	*rest = malloc(MAX(h.nr_rest, 1u) * sizeof(**rest));
+	if (!idx->units || !idx->spans || !*rest)
+		return -ENOMEM;
+	idx->cap_units = MAX(h.nr_units, 1u);
+	idx->cap_spans = MAX(h.nr_spans, 1u);
+	for (i = 0; i < h.nr_units; i++, p += sizeof(die)) {
+		memcpy(&die, p, sizeof(die));
+		idx->units[i] = (struct dw_unit){.die = die};
+	}
+	for (i = 0; i < h.nr_spans; i++, p += sizeof(sp)) {
+		memcpy(&sp, p, sizeof(sp));
+		idx->spans[i] = (struct dw_span){.lo = sp.lo, .hi = sp.hi, .unit = sp.unit};
+		if (sp.unit >= h.nr_units || sp.hi <= sp.lo ||
+		    (i && span_cmp(&idx->spans[i - 1], &idx->spans[i]) > 0))
+			return -EINVAL;
+	}
+	for (i = 0; i < h.nr_rest; i++, p += sizeof(die)) {
+		memcpy(&die, p, sizeof(die));
+		(*rest)[i] = die;
+	}
+	idx->nr_units = h.nr_units;
+	idx->nr_spans = h.nr_spans;
+	*nr_rest = h.nr_rest;
+	return 0;
+}
+
+/*
+ * Lists the units and their address ranges (one DIE each), from @dc's cache entry when
+ * it has the list, and reads the units that give no range (partial units, producers
+ * that omit them) now: those may hold any address. The others are read on the first
+ * lookup inside them. Sections decompressed now go to the cache here, with the list
+ * when it was made whole (a list made with parts unreadable would hide them next time).
+ */
+static int units_list(struct dwarf_index *idx, const struct dw_cached *dc)
+{
+	Dwarf_Off *rest = NULL;
+	size_t nr_rest = 0, i;
+	uint64_t max_hi = 0, len = 0;
+	bool cached = false;
+	void *blob = NULL;
+	int err = 0;
+
+	if (dc->units) {
+		err = units_decode(idx, dc->units, dc->units_len, &rest, &nr_rest);
+		if (err == -ENOMEM)
+			goto cleanup;
+		cached = !err;
+		if (err) {
+			pr_debug("symbolize: %s: the unit list in the debug cache does not hold "
+				 "together: listed again\n",
+				 idx->what);
+			idx->nr_units = idx->nr_spans = nr_rest = 0;
+		}
+		err = 0;
+	}
+	if (!cached) {
+		err = units_walk(idx, &rest, &nr_rest);
+		if (err)
+			goto cleanup;
+	}
+	if (dc->store) {
+		if (!idx->bad && !idx->truncated)
+			blob = units_encode(idx, rest, nr_rest, &len);
+		dw_cache__store(dc->cache, dc->id, dc->id_len, dc->cs, dc->n, blob, blob ? len : 0);
+		free(blob);
+	}
 	for (i = 0; i < idx->nr_spans; i++) {
 		max_hi = MAX(max_hi, idx->spans[i].hi);
 		idx->spans[i].max_hi = max_hi;
 	}
 	err = units_read(idx, rest, nr_rest, &idx->rest);
-	pr_debug("symbolize: %s: %zu units read when first looked up (%zu address ranges); %zu "
+	pr_debug("symbolize: %s: %zu units read when first looked up (%zu address ranges%s); %zu "
 		 "read now: %zu scopes, %zu ranges, %zu line rows\n",
-		 idx->what, idx->nr_units, idx->nr_spans, nr_rest, idx->nr_scopes, idx->nr_segs,
+		 idx->what, idx->nr_units, idx->nr_spans,
+		 cached ? ", listed in the debug cache" : "", nr_rest, idx->nr_scopes, idx->nr_segs,
 		 idx->nr_lines);
 	if (!err && !idx->nr_units)
 		dw_close(idx);
@@ -956,6 +1118,7 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dw_cac
 			     struct dwarf_index **out)
 {
 	struct dwarf_index *idx = NULL;
+	struct dw_cached dc = {0};
 	int err = 0;
 
 	*out = NULL;
@@ -974,7 +1137,7 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dw_cac
 		goto cleanup;
 	}
 	drop_unused(idx->elf, lines);
-	err = inflate_sections(idx, cache, what);
+	err = inflate_sections(idx, cache, what, &dc);
 	if (err)
 		goto cleanup;
 	idx->dw = dwarf_begin_elf(idx->elf, DWARF_C_READ, NULL);
@@ -990,7 +1153,7 @@ int dwarf_index__build_lines(int fd, const char *what, bool lines, struct dw_cac
 	}
 	/* libdw read every section it uses when it opened the file: @fd is not read again */
 	elf_cntl(idx->elf, ELF_C_FDDONE);
-	err = units_list(idx);
+	err = units_list(idx, &dc);
 	if (err)
 		goto cleanup;
 	if (idx->bad)

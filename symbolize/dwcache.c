@@ -5,8 +5,9 @@
  * Debian's debug files (libc6-dbg, every -dbgsym package) compress their DWARF with
  * zlib: libc's 4 MB inflate to 7 MB at the first lookup of every run, ~40 ms, most of
  * the end of a recording whose samples touch libc. An entry holds the sections a DWARF
- * index reads, decompressed, under the build-id of the file they came from; the next
- * run maps them (no copy: page cache pages) and checks their CRC-32s instead (a few ms).
+ * index reads, decompressed, under the build-id of the file they came from, and after
+ * them a blob of the caller's (the index's unit list: dwarf.c); the next run maps them
+ * (no copy: page cache pages) and checks their CRC-32s instead (a few ms).
  *
  * We run as root: the directory is used only if it is ours alone (a directory, not a
  * symlink, owned by the effective user, writable by no one else). An entry is opened
@@ -33,7 +34,7 @@
 #include "symbolize-private.h"
 
 #define DWC_MAGIC	  "SCORCHdw"
-#define DWC_VERSION	  1
+#define DWC_VERSION	  2 /* 2: the caller's blob after the sections */
 #define DWC_SUFFIX	  ".dw"
 #define DWC_TMP_PREFIX	  ".tmp-"
 #define DWC_TMP_STALE_SEC 600	 /* a temporary file this old was left by a crash */
@@ -46,7 +47,10 @@ struct dw_cache {
 	uint64_t max_bytes; /* DW_CACHE_MAX_BYTES; tests shrink it */
 };
 
-/* The on-disk header, then nr entries, then each section's bytes at its offset. */
+/*
+ * The on-disk header, then nr entries, then each section's bytes at its offset, then
+ * extra_len bytes of the caller's (dw_cache__store()'s @extra).
+ */
 struct dwc_hdr {
 	char magic[8];
 	uint32_t version;
@@ -54,6 +58,8 @@ struct dwc_hdr {
 	uint64_t total; /* the entry's size in bytes */
 	uint32_t id_len;
 	uint8_t id[BUILD_ID_MAX];
+	uint32_t extra_crc;
+	uint64_t extra_len;
 };
 
 struct dwc_ent {
@@ -203,7 +209,8 @@ void dw_cache__unmap(struct dw_cache_map *map)
 }
 
 int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct dw_cache_sec *secs,
-		   size_t n, const char *what, struct dw_cache_map *map)
+		   size_t n, const char *what, struct dw_cache_map *map, const void **extra,
+		   uint64_t *extra_len)
 {
 	struct dwc_ent ents[DW_CACHE_MAX_SECS];
 	const char *why = "no entry";
@@ -217,6 +224,8 @@ int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct 
 	for (i = 0; i < n; i++)
 		secs[i].data = NULL;
 	*map = (struct dw_cache_map){0};
+	*extra = NULL;
+	*extra_len = 0;
 	if (!c || !n || n > DW_CACHE_MAX_SECS || !entry_name(id, id_len, secs, n, name))
 		return -ENOENT;
 	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -245,7 +254,7 @@ int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct 
 			goto cleanup;
 		pos += e->usize;
 	}
-	if (pos != h.total)
+	if (h.extra_len != h.total - pos)
 		goto cleanup;
 	/*
 	 * Private and writable, as the malloc'd buffers it replaces were to libelf; read
@@ -267,6 +276,10 @@ int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct 
 		if (crc_of(secs[i].data, ents[i].usize) != ents[i].crc)
 			goto cleanup;
 	}
+	if (crc_of((char *)map->base + pos, h.extra_len) != h.extra_crc)
+		goto cleanup;
+	*extra = h.extra_len ? (char *)map->base + pos : NULL;
+	*extra_len = h.extra_len;
 	/* used now: the last to go when the cache is pruned */
 	futimens(fd, NULL);
 	pr_debug("symbolize: %s: debug sections from the cache (%s/%s)\n", what, c->dir, name);
@@ -363,7 +376,8 @@ cleanup:
 }
 
 int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
-		    const struct dw_cache_sec *secs, size_t n)
+		    const struct dw_cache_sec *secs, size_t n, const void *extra,
+		    uint64_t extra_len)
 {
 	struct dwc_ent ents[DW_CACHE_MAX_SECS];
 	char name[DWC_NAME_LEN];
@@ -395,10 +409,12 @@ int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
 		ents[i].crc = crc_of(secs[i].data, secs[i].usize);
 		pos += secs[i].usize;
 	}
+	h.extra_len = extra ? extra_len : 0;
+	h.extra_crc = crc_of(extra, h.extra_len);
 	/* one file may not take more than a quarter of the cache */
-	if (pos > c->max_bytes / 4)
+	if (pos > c->max_bytes / 4 || h.extra_len > c->max_bytes / 4 - pos)
 		return -EFBIG;
-	h.total = pos;
+	h.total = pos + h.extra_len;
 	snprintf(tmp, sizeof(tmp), DWC_TMP_PREFIX "%d-%s", (int)getpid(), name);
 	fd = openat(c->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -408,6 +424,8 @@ int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
 		err = write_full(fd, ents, n * sizeof(*ents));
 	for (i = 0; i < n && !err; i++)
 		err = write_full(fd, secs[i].data, secs[i].usize);
+	if (!err)
+		err = write_full(fd, extra, h.extra_len);
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && renameat(c->dirfd, tmp, c->dirfd, name))
@@ -419,7 +437,7 @@ int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
 		return err;
 	}
 	pr_debug("symbolize: debug cache %s: %s written (%llu bytes)\n", c->dir, name,
-		 (unsigned long long)pos);
+		 (unsigned long long)h.total);
 	prune(c);
 	return 0;
 }

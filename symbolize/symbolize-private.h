@@ -224,21 +224,25 @@ struct dw_cache_map {
 /*
  * Points each @secs[i].data into the entry of build-id @id, mapped into *@map (the
  * caller unmaps it with dw_cache__unmap() once done with every section), when the entry
- * holds exactly @secs (names, both sizes, in order) with intact CRCs, and marks it used.
- * Returns 0, -ENOENT (no usable entry, nothing mapped: the caller decompresses, and
- * stores), or -ENOMEM. @what names the file in -v messages.
+ * holds exactly @secs (names, both sizes, in order) with intact CRCs, and marks it used;
+ * *@extra and *@extra_len: the blob stored with them (in the mapping; NULL and 0 when
+ * none). Returns 0, -ENOENT (no usable entry, nothing mapped: the caller decompresses,
+ * and stores), or -ENOMEM. @what names the file in -v messages.
  */
 int dw_cache__load(struct dw_cache *c, const uint8_t *id, size_t id_len, struct dw_cache_sec *secs,
-		   size_t n, const char *what, struct dw_cache_map *map);
+		   size_t n, const char *what, struct dw_cache_map *map, const void **extra,
+		   uint64_t *extra_len);
 /* Unmaps what dw_cache__load() mapped; a zeroed @map is fine. Leaves @map zeroed. */
 void dw_cache__unmap(struct dw_cache_map *map);
 /*
- * Writes the entry of @id holding @secs (a temporary file renamed into place), then
- * removes the least recently used entries beyond DW_CACHE_MAX_BYTES. Returns 0 or
- * -errno (-EFBIG: over a quarter of the cache).
+ * Writes the entry of @id holding @secs and @extra_len bytes of @extra (the caller's,
+ * opaque here, CRC-checked like the sections; NULL: none) in a temporary file renamed
+ * into place, then removes the least recently used entries beyond DW_CACHE_MAX_BYTES.
+ * Returns 0 or -errno (-EFBIG: over a quarter of the cache).
  */
 int dw_cache__store(struct dw_cache *c, const uint8_t *id, size_t id_len,
-		    const struct dw_cache_sec *secs, size_t n);
+		    const struct dw_cache_sec *secs, size_t n, const void *extra,
+		    uint64_t extra_len);
 
 /*
  * Opens the DWARF of the ELF file @fd as a compact index: function and inlined ranges

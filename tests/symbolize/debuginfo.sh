@@ -178,9 +178,32 @@ for _ in range(2000): print(hex(s + r.randrange(n)))" "$start" "$size" | sym --e
 	for run in written "from the cache" "from the cache"; do
 		SCORCH_CACHE_DIR=$TMP/cache sym -v --elf $libc --lines <libc.addrs >cache.out 2>err
 		grep -q "$run" err || fail "debug cache: not $run: $(grep -i cache err)"
+		# the unit list comes back with the sections (the listing skipped)
+		[ "$run" = written ] || grep -q "listed in the debug cache" err ||
+			fail "debug cache: no unit list: $(grep -i 'units' err)"
 		cmp -s libc.out cache.out || fail "libc frames differ through the cache ($run)"
 	done
 	[ "$(stat -c %a "$TMP/cache")" = 700 ] || fail "cache directory mode $(stat -c %a "$TMP/cache")"
+	# a unit list that does not hold together (a span of no unit) under a valid CRC:
+	# listed from the DWARF again, the same frames
+	python3 - "$TMP"/cache/*.dw <<'PY' || fail "cannot rewrite the cache entry's unit list"
+import struct, sys, zlib
+path = sys.argv[1]
+img = bytearray(open(path, "rb").read())
+fmt = "<8sIIQI40sIQ"  # struct dwc_hdr
+magic, ver, nr, total, id_len, bid, crc, extra_len = struct.unpack_from(fmt, img)
+assert ver == 2 and extra_len > 16 and total == len(img), (ver, extra_len, total)
+off = total - extra_len
+units_magic, nr_units, nr_spans, nr_rest = struct.unpack_from("<IIII", img, off)
+assert nr_spans > 0
+struct.pack_into("<I", img, off + 16 + 8 * nr_units + 16, nr_units)  # first span's unit
+struct.pack_into("<I", img, struct.calcsize("<8sIIQI40s"), zlib.crc32(img[off:]))
+open(path, "wb").write(img)
+PY
+	SCORCH_CACHE_DIR=$TMP/cache sym -v --elf $libc --lines <libc.addrs >cache.out 2>err
+	grep -q "does not hold together: listed again" err ||
+		fail "debug cache: a bad unit list was used: $(grep -i 'unit' err)"
+	cmp -s libc.out cache.out || fail "libc frames differ after a bad cached unit list"
 	# without --lines another entry (no line tables), the same functions and chains
 	SCORCH_CACHE_DIR=$TMP/cache sym -v --elf $libc <libc.addrs >cache.out 2>err
 	grep -q written err || fail "debug cache: no entry without the line tables"

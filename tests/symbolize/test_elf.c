@@ -1379,23 +1379,36 @@ static void rm_dir(const char *cdir)
 	CHECK(!rmdir(cdir));
 }
 
+/* The blob stored with the sections (a DWARF index's unit list, opaque to the cache). */
+static char cache_extra[333];
+
 /* Loads @secs' sizes and names under @id into @got; returns dw_cache__load's result and
- * frees what it read after comparing it with @secs. */
-static int cache_load(struct dw_cache *c, const uint8_t *id, const struct dw_cache_sec *secs)
+ * unmaps what it read after comparing it with @secs, and the blob with cache_extra's
+ * first @extra_len bytes. */
+static int cache_load(struct dw_cache *c, const uint8_t *id, const struct dw_cache_sec *secs,
+		      size_t extra_len)
 {
 	struct dw_cache_sec got[2];
 	struct dw_cache_map map;
+	const void *extra;
+	uint64_t got_len;
 	int err, i;
 
 	for (i = 0; i < 2; i++)
 		got[i] = (struct dw_cache_sec){
 			.name = secs[i].name, .csize = secs[i].csize, .usize = secs[i].usize};
-	err = dw_cache__load(c, id, 20, got, 2, "test", &map);
+	err = dw_cache__load(c, id, 20, got, 2, "test", &map, &extra, &got_len);
 	for (i = 0; i < 2; i++) {
 		if (!err)
 			CHECK(!memcmp(got[i].data, secs[i].data, secs[i].usize));
 		else
 			CHECK(!got[i].data);
+	}
+	if (!err) {
+		CHECK_U64(got_len, extra_len);
+		CHECK(extra_len ? extra && !memcmp(extra, cache_extra, extra_len) : !extra);
+	} else {
+		CHECK(!extra && !got_len);
 	}
 	CHECK(!err == !!map.base);
 	dw_cache__unmap(&map);
@@ -1428,41 +1441,48 @@ static void test_dwcache(void)
 		info[i] = (char)rng();
 	for (i = 0; i < sizeof(abbrev); i++)
 		abbrev[i] = (char)rng();
+	for (i = 0; i < sizeof(cache_extra); i++)
+		cache_extra[i] = (char)rng();
 	for (i = 0; i < 5; i++)
 		for (j = 0; j < 20; j++)
 			id[i][j] = (uint8_t)(i * 31 + j);
 	CHECK(mkdtemp(cdir));
 	CHECK(!dw_cache__open(cdir, &c) && c);
 
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
-	CHECK(!dw_cache__store(c, id[0], 20, secs, 2));
-	CHECK(!cache_load(c, id[0], secs));
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
+	CHECK(!dw_cache__store(c, id[0], 20, secs, 2, cache_extra, sizeof(cache_extra)));
+	CHECK(!cache_load(c, id[0], secs, sizeof(cache_extra)));
 	CHECK(cache_entry(cdir, id[0], 20, path, sizeof(path)));
 	CHECK(!stat(path, &st) && (st.st_mode & 0777) == 0600);
 	/* another build-id; another compressed size (another build of the file): no entry */
-	CHECK(cache_load(c, id[1], secs) == -ENOENT);
+	CHECK(cache_load(c, id[1], secs, sizeof(cache_extra)) == -ENOENT);
 	secs[1].csize++;
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
 	secs[1].csize--;
 
-	/* one byte of data changed: the CRC refuses it; a store mends it */
+	/* one byte of a section changed, or of the blob after them: the CRC refuses it; a
+	 * store mends it */
 	img = read_whole(path, &len);
+	img[len - sizeof(cache_extra) - 1] ^= 1;
+	write_file(path, img, len);
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
+	img[len - sizeof(cache_extra) - 1] ^= 1;
 	img[len - 1] ^= 1;
 	write_file(path, img, len);
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
 	/* torn: shorter than its header says */
 	write_file(path, img, len - 100);
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
 	/* the build-id in the header is not the name's */
 	img[len - 1] ^= 1;
 	img[8 + 4 + 4 + 8 + 4] ^= 0xff;
 	write_file(path, img, len);
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
-	CHECK(!dw_cache__store(c, id[0], 20, secs, 2));
-	CHECK(!cache_load(c, id[0], secs));
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
+	CHECK(!dw_cache__store(c, id[0], 20, secs, 2, cache_extra, sizeof(cache_extra)));
+	CHECK(!cache_load(c, id[0], secs, sizeof(cache_extra)));
 	/* writable by others */
 	CHECK(!chmod(path, 0622));
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
 	CHECK(!chmod(path, 0600));
 	/* a symlink in its place, to an intact copy: not followed */
 	snprintf(other, sizeof(other), "%s.copy", cdir);
@@ -1470,29 +1490,32 @@ static void test_dwcache(void)
 	write_file(other, img, len);
 	CHECK(!unlink(path));
 	CHECK(!symlink(other, path));
-	CHECK(cache_load(c, id[0], secs) == -ENOENT);
+	CHECK(cache_load(c, id[0], secs, sizeof(cache_extra)) == -ENOENT);
 	CHECK(!unlink(path));
 	CHECK(!rename(other, path));
-	CHECK(!cache_load(c, id[0], secs));
+	CHECK(!cache_load(c, id[0], secs, sizeof(cache_extra)));
 	free(img);
 
 	/* five entries where four and a half fit: the least recently used goes */
 	dw_cache__set_max(c, len * 9 / 2);
 	for (i = 1; i < 4; i++)
-		CHECK(!dw_cache__store(c, id[i], 20, secs, 2));
+		CHECK(!dw_cache__store(c, id[i], 20, secs, 2, cache_extra, sizeof(cache_extra)));
 	for (i = 0; i < 4; i++) {
 		CHECK(cache_entry(cdir, id[i], 20, path, sizeof(path)));
 		ts[0] = ts[1] = (struct timespec){.tv_sec = time(NULL) - 100 + (time_t)i};
 		CHECK(!utimensat(AT_FDCWD, path, ts, 0));
 	}
-	CHECK(!cache_load(c, id[0], secs)); /* used now: the newest */
-	CHECK(!dw_cache__store(c, id[4], 20, secs, 2));
+	CHECK(!cache_load(c, id[0], secs, sizeof(cache_extra))); /* used now: the newest */
+	CHECK(!dw_cache__store(c, id[4], 20, secs, 2, cache_extra, sizeof(cache_extra)));
 	CHECK(!cache_entry(cdir, id[1], 20, path, sizeof(path)));
 	for (i = 0; i < 5; i++)
 		CHECK(i == 1 || cache_entry(cdir, id[i], 20, path, sizeof(path)));
+	/* an entry without a blob gives none back */
+	CHECK(!dw_cache__store(c, id[1], 20, secs, 2, NULL, 0));
+	CHECK(!cache_load(c, id[1], secs, 0));
 	/* an entry over a quarter of the cache is not written */
 	dw_cache__set_max(c, len * 3);
-	CHECK(dw_cache__store(c, id[1], 20, secs, 2) == -EFBIG);
+	CHECK(dw_cache__store(c, id[1], 20, secs, 2, NULL, 0) == -EFBIG);
 	dw_cache__free(c);
 
 	/* the directory: writable by others, or a symlink, is no cache */

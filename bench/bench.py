@@ -286,6 +286,13 @@ def start_job_for(cpujob, threads, seconds):
                             stdout=subprocess.DEVNULL)
 
 
+def rotated(tools, rnd):
+    """The tools in round @rnd's order: rotated by one each round, so that no tool always
+    runs first or after the same neighbour."""
+    k = rnd % len(tools)
+    return tools[k:] + tools[:k]
+
+
 def med(v):
     return statistics.median(v) if v else float("nan")
 
@@ -331,7 +338,7 @@ def overhead_runs(a, res, bases):
     for hz in a.rates:
         for rnd in range(a.rounds):
             # rotate the order each round so no tool always runs after the same one
-            order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+            order = rotated(a.tools, rnd)
             for tool in order:
                 # each profiled run is paired with a run of the job alone just before it
                 base = run_job(a.cpujob, a.threads, a.units, a.churn)
@@ -520,7 +527,7 @@ def bpf_cost(a):
     res = {}  # tool -> list of (ns per run, runs)
     with BpfStats():
         for rnd in range(a.rounds):
-            order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+            order = rotated(a.tools, rnd)
             for tool in order:
                 p = Profiler(tool, a.hz, a.work, "bc-%d-%d" % (a.tools.index(tool), rnd),
                              a.scorch)
@@ -644,7 +651,7 @@ def handler_cost(a):
     comm = os.path.basename(a.cpujob)[:15]
     res = {}  # tool -> [(p25, p50, p75, n)]
     for rnd in range(a.rounds):
-        order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+        order = rotated(a.tools, rnd)
         for tool in order:
             tag = "hc-%d-%d" % (a.tools.index(tool), rnd)
             meter = Meter(a.work, tag, comm)
@@ -827,16 +834,12 @@ def startup(a):
     ready, phases = {t: [] for t in a.tools}, {t: [] for t in a.tools}
     os.sync()
     for r in range(a.rounds):
-        order = a.tools[r % len(a.tools):] + a.tools[:r % len(a.tools)]
+        order = rotated(a.tools, r)
         for tool in order:
             scorch = tool.startswith("scorch")
             p = Profiler(tool, a.hz, a.work, "startup-%d-%s" % (r, tool.replace("/", "_")),
                          a.scorch, extra=["--timing"] if scorch else ())
-            try:
-                p.start()
-            finally:
-                if p.proc and p.ready_at is None:
-                    p.kill()
+            p.start()  # kills it if it does not start
             ready[tool].append(1e3 * (p.ready_at - p.started_at))
             p.stop()
             if scorch:
@@ -1004,7 +1007,7 @@ def proc_cost(a):
     warm = 20
     res = {}  # tool -> [(profiler us per process, seen, gone, the processes' extra us)]
     for rnd in range(a.rounds):
-        order = a.tools[rnd % len(a.tools):] + a.tools[:rnd % len(a.tools)]
+        order = rotated(a.tools, rnd)
         # the processes' own CPU time without a profiler, in this round
         alone = run_procs(a.cpujob, a.procs, a.units, a.spawn)
         for tool in order:

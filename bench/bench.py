@@ -610,7 +610,14 @@ class Meter:
     def stop(self):
         """Returns the histogram: [(lower bound ns, width ns, count)], the last bin open."""
         self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(60)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            # seen once (bpftrace 0.17): a meter that never exits would time every later
+            # run beside its own
+            self.kill()
+            raise BenchError("the meter (bpftrace) did not exit within 60 s of SIGINT; "
+                             "killed (see %s.meter.err)" % self.base)
         self.reader.join(60)
         bins = []
         for line in open(self.base + ".meter.out", "rb"):

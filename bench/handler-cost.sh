@@ -22,6 +22,7 @@ need_tool perf linux-perf
 need_tool bpftrace bpftrace
 need_tool python3 python3
 rounds_arg "$@"
+need_tracefs
 grep -qw perf_swevent_hrtimer /proc/kallsyms ||
 	die "perf_swevent_hrtimer is not in /proc/kallsyms" "the meter needs the kernel's symbols (run as root; CONFIG_KALLSYMS_ALL)"
 make_work

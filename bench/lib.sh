@@ -35,13 +35,27 @@ rounds_arg() { # [ROUNDS]: sets $rounds (default 5), a positive count
 	[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 5"
 }
 
+# what the script leaves behind it undone at exit: its work directory (unless
+# BENCH_KEEP=1), and tracefs if need_tracefs mounted it
+work=
+tracefs_mounted=0
+bench_cleanup() {
+	[ "$tracefs_mounted" = 0 ] || umount /sys/kernel/tracing 2>/dev/null || true
+	[ -z "$work" ] || [ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$work"
+}
+trap bench_cleanup EXIT
+
 make_work() { # sets $work, removed at exit unless BENCH_KEEP=1
 	work=$(mktemp -d /tmp/scorch-bench.XXXXXX)
-	if [ "${BENCH_KEEP:-0}" = 1 ]; then
-		echo "$name: keeping $work" >&2
-	else
-		trap 'rm -rf "$work"' EXIT
-	fi
+	[ "${BENCH_KEEP:-0}" = 0 ] || echo "$name: keeping $work" >&2
+}
+
+need_tracefs() { # bpftrace's tracepoints need tracefs: mounted for the run if it is not
+	[ -e /sys/kernel/tracing/events ] && return
+	mount -t tracefs nodev /sys/kernel/tracing ||
+		die "tracefs is not mounted and cannot be mounted at /sys/kernel/tracing" \
+			"mount -t tracefs nodev /sys/kernel/tracing (CONFIG_TRACING)"
+	tracefs_mounted=1
 }
 
 build_cpujob() { # the fixed CPU job, with frame pointers so every profiler walks it

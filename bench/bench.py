@@ -286,6 +286,41 @@ def start_job_for(cpujob, threads, seconds):
                             stdout=subprocess.DEVNULL)
 
 
+def kthreads_run_ns():
+    """Nanoseconds on CPU of the kernel's own threads so far (kthreadd's children:
+    kworkers, RCU, ksoftirqd), from their schedstat."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != 2:
+                continue
+            with open("/proc/%s/schedstat" % pid) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # gone meanwhile
+    return total
+
+
+def quiesce(window=0.1, busy_ns=2e6, timeout=5.0):
+    """Waits until the kernel's threads ran less than @busy_ns in a @window: the work a
+    profiler leaves behind when it exits (its BPF maps and perf buffers freed in
+    kworkers: 9 to 40 ms measured) done before the next run, which it would otherwise
+    slow down. Returns the seconds waited (@timeout when never quiet)."""
+    t0 = time.monotonic()
+    last = kthreads_run_ns()
+    while time.monotonic() - t0 < timeout:
+        time.sleep(window)
+        now = kthreads_run_ns()
+        if now - last < busy_ns:
+            break
+        last = now
+    return time.monotonic() - t0
+
+
 def rotated(tools, rnd):
     """The tools in round @rnd's order: rotated by one each round, so that no tool always
     runs first or after the same neighbour."""
@@ -366,16 +401,18 @@ def overhead_runs(a, res, bases):
                 t0 = time.monotonic()
                 os.sync()
                 synced = time.monotonic() - t0
+                quiet = quiesce()
                 res.setdefault((hz, tool), []).append(Run(job, base, st["cpu"], during))
                 log("overhead: %d Hz round %d %-13s wall %.3f s (base %.3f), CPU %.3f s (base "
                     "%.3f), taken %.2f %% (base %.2f %%); profiler CPU %.3f s (%.3f s during "
                     "the job); threads waited %.1f ms (base %.1f), %d involuntary switches "
                     "(base %d), %d migrations (base %d); an interruption took %.2f us "
-                    "(quartiles %.2f..%.2f; base %.2f); output synced in %.2f s"
+                    "(quartiles %.2f..%.2f; base %.2f); output synced in %.2f s, the "
+                    "kernel's threads quiet after %.2f s"
                     % (hz, rnd + 1, tool, job.wall, base.wall, job.cpu, base.cpu,
                        taken_pct(job), taken_pct(base), st["cpu"], during, 1e3 * job.wait,
                        1e3 * base.wait, job.switches, base.switches, job.migrations,
-                       base.migrations, job.p50, job.p25, job.p75, base.p50, synced))
+                       base.migrations, job.p50, job.p25, job.p75, base.p50, synced, quiet))
 
 
 # one profiled run: the job under the profiler, its paired run alone, the profiler's CPU
@@ -401,7 +438,10 @@ def overhead(a):
           "each profiler records the whole system while it runs, and each profiled run is "
           "paired with a run of the job alone just before it; after each profiler stops, "
           "what it wrote is written back to disk (sync) before the next run, which its "
-          "write-back would otherwise slow down. Medians of %d rounds (min..max).\n\n"
+          "write-back would otherwise slow down, and the next run waits until the kernel's "
+          "threads are quiet (what the profiler's exit left to kworkers, its BPF maps and "
+          "buffers freed, would land in the next tool's run alone). Medians of %d rounds "
+          "(min..max).\n\n"
           "Taken: the share of the job threads' time taken from them, profiled minus alone, "
           "in points. Each thread reads the clock every 1024 iterations of its loop "
           "(~1.3 us); a stretch that took over twice the fastest was interrupted (the "

@@ -50,6 +50,7 @@
 #define CHUNK	   1024UL   /* iterations between two clock reads (about 1.3 us) */
 #define HIST_NS	   50	    /* width of a bin of the interruption histogram */
 #define HIST_BINS  4000	    /* 200 us of bins; the last holds longer ones too */
+#define LONG_NS	   50000    /* a long interruption: a task run in the job's place */
 
 static unsigned long units;
 static double seconds;
@@ -57,12 +58,12 @@ static double start;
 
 struct sched_seen {
 	unsigned long long wait_ns, switches, migrations;
-	uint64_t taken_ns, detours, alive_ns;
+	uint64_t taken_ns, detours, alive_ns, long_ns, longs;
 };
 
 /* This thread's clock reads between chunks of work: see the header. */
 struct detours {
-	uint64_t last, fastest, sum, n;
+	uint64_t last, fastest, sum, n, long_sum, long_n;
 	uint32_t *hist; /* HIST_BINS: interruptions by what they took beyond the fastest */
 };
 
@@ -142,6 +143,10 @@ static inline void detour_check(void)
 
 		dt.sum += d;
 		dt.n++;
+		if (d - dt.fastest > LONG_NS) {
+			dt.long_sum += d - dt.fastest;
+			dt.long_n++;
+		}
 		dt.hist[bin < HIST_BINS ? bin : HIST_BINS - 1]++;
 	}
 }
@@ -210,6 +215,8 @@ static void *worker(void *arg)
 	me->alive_ns = mono_ns() - born;
 	me->detours = dt.n;
 	me->taken_ns = dt.n ? dt.sum - dt.n * dt.fastest : 0;
+	me->long_ns = dt.long_sum;
+	me->longs = dt.long_n;
 	sched_read(me);
 	return (void *)x;
 }
@@ -295,15 +302,18 @@ job:
 		sum.migrations += seen[i].migrations;
 		sum.taken_ns += seen[i].taken_ns;
 		sum.detours += seen[i].detours;
+		sum.long_ns += seen[i].long_ns;
+		sum.longs += seen[i].longs;
 		sum.alive_ns += seen[i].alive_ns;
 	}
 	printf("cpujob: threads %ld units %lu wall_s %.6f cpu_s %.6f sink %lu wait_s %.6f switches "
 	       "%llu migrations %llu taken_s %.6f detours %llu alive_s %.6f p25_us %.2f p50_us "
-	       "%.2f p75_us %.2f\n",
+	       "%.2f p75_us %.2f longs %llu long_s %.6f\n",
 	       n, units, now(CLOCK_MONOTONIC) - start, now(CLOCK_PROCESS_CPUTIME_ID) - cpu0,
 	       sink & 1, sum.wait_ns / 1e9, sum.switches, sum.migrations, sum.taken_ns / 1e9,
 	       (unsigned long long)sum.detours, sum.alive_ns / 1e9, hist_quantile(n, 0.25),
-	       hist_quantile(n, 0.50), hist_quantile(n, 0.75));
+	       hist_quantile(n, 0.50), hist_quantile(n, 0.75), (unsigned long long)sum.longs,
+	       sum.long_ns / 1e9);
 	return 0;
 usage:
 	fprintf(stderr, "usage: cpujob THREADS UNITS [-f N] | cpujob THREADS -t SECONDS\n");

@@ -77,8 +77,8 @@ struct stack_trace {
 };
 
 /*
- * Key of map "counts"; the value is a __u64 per CPU (summed by user space): a sample
- * count (oncpu) or nanoseconds off CPU (offcpu). Stack id 0: no stack.
+ * Key of map "counts"; the value is a __u64: a sample count (oncpu) or nanoseconds off
+ * CPU (offcpu). Stack id 0: no stack.
  */
 struct count_key {
 	__u32 pid; /* thread group id */

@@ -272,7 +272,7 @@ static void usage(FILE *out)
 		"                             interval only; the last, partial one included\n"
 		"                             (not for captures)\n"
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
-		"                             about 1.1 KiB each, plus 8 bytes per CPU (default:\n"
+		"                             about 1.2 KiB each with its count (default:\n"
 		"                             frequency x duration x CPUs within 4096..65536;\n"
 		"                             32768 without -d)\n"
 		"\n"

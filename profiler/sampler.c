@@ -120,9 +120,9 @@ static void explain_load_error(const char *what, int err)
  * preallocated: an on-demand (BPF_F_NO_PREALLOC) insert from the timer interrupt
  * or the scheduler fails with -ENOMEM whenever the per-CPU allocation cache has
  * not been refilled yet, which loses samples in bursts of new stacks. The cost is
- * memory up front: about 1.1 KiB per stack entry, and 8 bytes per CPU for its count
- * (at 65536 entries, 0.5 MiB per CPU: perf record's default ring per CPU). So record
- * sizes the maps from frequency x duration x CPUs, within limits (--max-stacks overrides).
+ * memory up front: about 1.1 KiB per stack entry and 0.1 KiB per count (at 65536
+ * entries, 79 MiB). So record sizes the maps from frequency x duration x CPUs, within
+ * limits (--max-stacks overrides).
  */
 static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 {
@@ -497,28 +497,21 @@ static __u64 percpu_sum(const __u64 *pcpu, int nr_cpus)
 }
 
 /*
- * Reads every (key, value) of the per-CPU counts map @fd into arrays grown as needed,
- * each value the sum of its @nr_cpus slots: in batches (one syscall per batch) where
- * the kernel supports it, else key by key. Entries added meanwhile may or may not be
- * seen. Returns 0 or -errno.
+ * Reads every (key, value) of the counts map @fd into arrays grown as needed: in
+ * batches (one syscall per batch) where the kernel supports it, else key by key.
+ * Entries added meanwhile may or may not be seen. Returns 0 or -errno.
  */
-static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **vals, size_t *nr)
+static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	/* a batch's per-CPU values take at most 4 MiB (64 keys a batch: 8192 CPUs) */
-	__u32 batch_max = MAX(64, MIN(4096, (4 << 20) / 8 / nr_cpus)), count, i;
+	__u32 batch_max = 4096, count;
 	size_t cap = 0, n = 0;
 	struct count_key *k = NULL, *kt, batch_key, next, last;
 	bool have_last = false;
-	__u64 *v = NULL, *vt, *pcpu;
+	__u64 *v = NULL, *vt;
 	bool batch = true, done = false;
 	int err = 0;
 
-	pcpu = calloc((size_t)batch_max * nr_cpus, sizeof(*pcpu));
-	if (!pcpu) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	while (!done) {
 		if (cap - n < batch_max) {
 			cap = cap ? cap * 2 : 8192;
@@ -536,10 +529,8 @@ static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **val
 		if (batch) {
 			count = batch_max;
 			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n,
-						   pcpu, &count, &opts);
+						   v + n, &count, &opts);
 			if (!err || err == -ENOENT) {
-				for (i = 0; i < count; i++)
-					v[n + i] = percpu_sum(pcpu + (size_t)i * nr_cpus, nr_cpus);
 				n += count;
 				done = err == -ENOENT;
 				err = 0;
@@ -558,11 +549,10 @@ static int read_counts(int fd, int nr_cpus, struct count_key **keys, __u64 **val
 		last = next;
 		have_last = true;
 		k[n] = next;
-		if (!bpf_map_lookup_elem(fd, &k[n], pcpu))
-			v[n++] = percpu_sum(pcpu, nr_cpus);
+		if (!bpf_map_lookup_elem(fd, &k[n], &v[n]))
+			n++;
 	}
 cleanup:
-	free(pcpu);
 	if (err) {
 		pr_err("cannot read the BPF counts map: %s\n", strerror(-err));
 		free(k);
@@ -690,20 +680,15 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 		       sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
 		       struct stack_trace *kernel, size_t *nr_taken, size_t *nr_forgot)
 {
-	int fd = bpf_map__fd(ps->counts), nr_cpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(ps->counts);
 	struct count_key *keys = NULL;
-	__u64 *vals = NULL, *pcpu = NULL, *kept = NULL, *gone = NULL, value;
+	__u64 *vals = NULL, *kept = NULL, *gone = NULL, value;
 	size_t i, n = 0, nr_sel = 0, nr_deleted = 0, nr_kept = 0, nr_gone = 0;
 	int err;
 
-	if (nr_cpus < 0)
-		return nr_cpus;
-	pcpu = calloc(nr_cpus, sizeof(*pcpu));
-	if (!pcpu)
-		return -ENOMEM;
 	if (!ps->kcache)
 		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
-	err = read_counts(fd, nr_cpus, &keys, &vals, &n);
+	err = read_counts(fd, &keys, &vals, &n);
 	if (!err && select && final) {
 		/* the stacks of the keys left, and of those taken (none: no stack deleted) */
 		kept = malloc((2 * n + 1) * sizeof(*kept));
@@ -727,9 +712,8 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 		value = vals[i];
 		if (select && i >= nr_deleted) {
 			if ((!final && !select(ctx, &keys[i])) ||
-			    bpf_map_lookup_and_delete_elem(fd, &keys[i], pcpu))
+			    bpf_map_lookup_and_delete_elem(fd, &keys[i], &value))
 				continue;
-			value = percpu_sum(pcpu, nr_cpus);
 		}
 		(*nr_taken)++;
 		if (gone && keys[i].user_stack)
@@ -746,7 +730,6 @@ static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final
 	free(gone);
 	free(keys);
 	free(vals);
-	free(pcpu);
 	return err;
 }
 

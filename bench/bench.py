@@ -224,13 +224,16 @@ def scorch_samples(err_path):
 JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)"
                     r"(?: sink \d+ wait_s ([0-9.]+) switches (\d+) migrations (\d+)"
                     r" taken_s ([0-9.]+) detours (\d+) alive_s ([0-9.]+))?"
-                    r"(?: p25_us ([0-9.]+) p50_us ([0-9.]+) p75_us ([0-9.]+))?")
+                    r"(?: p25_us ([0-9.]+) p50_us ([0-9.]+) p75_us ([0-9.]+))?"
+                    r"(?: longs (\d+) long_s ([0-9.]+))?")
 # one run of cpujob: wall and CPU seconds; the threads' run-queue wait (s), involuntary
 # context switches and CPU migrations (0 if the kernel has no schedstat); the time taken
 # from them by interruptions (s), how many, and their lifetimes (s); all summed over them;
-# the quartiles of what one interruption took (us, over all threads' interruptions)
+# the quartiles of what one interruption took (us, over all threads' interruptions); the
+# long interruptions (over 50 us: a task run in the threads' place), how many and their
+# time beyond the fastest stretch (s)
 Job = collections.namedtuple("Job", "wall cpu wait switches migrations taken detours alive "
-                             "p25 p50 p75")
+                             "p25 p50 p75 longs long_s")
 
 
 class Churn(threading.Thread):
@@ -273,7 +276,8 @@ def run_job(cpujob, threads, units, churn=0):
                          "bench/cpujob.c")
     return Job(float(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)),
                int(m.group(7)), float(m.group(8)), int(m.group(9)), float(m.group(10)),
-               float(m.group(11)), float(m.group(12)), float(m.group(13)))
+               float(m.group(11)), float(m.group(12)), float(m.group(13)),
+               int(m.group(14) or 0), float(m.group(15) or 0))
 
 
 def taken_pct(job):
@@ -1183,10 +1187,75 @@ def accuracy(a):
               % (hz, tool, total, *pct, err, se))
 
 
+# ---------------------------------------------------------------- after the exit
+
+def exit_cost(a):
+    header("After the %s: what a profiler leaves the machine when it %s (%d Hz, "
+           "system-wide)" % (a.at, "stops" if a.at == "exit" else "starts", a.hz), a.argv)
+    res = {t: [] for t in a.tools}
+    os.sync()
+    for r in range(a.rounds):
+        for tool in rotated(a.tools, r):
+            p = Profiler(tool, a.hz, a.work, "exit-%d-%d" % (a.tools.index(tool), r), a.scorch)
+            p.start()
+            if a.at == "exit":
+                time.sleep(a.seconds)
+                p.stop()
+                os.sync()
+            k0 = kthreads_run_ns()
+            after = run_job(a.cpujob, a.threads, a.units)
+            k1 = kthreads_run_ns()
+            time.sleep(2.0)
+            k2 = kthreads_run_ns()
+            later = run_job(a.cpujob, a.threads, a.units)
+            k3 = kthreads_run_ns()
+            if a.at == "start":
+                p.stop()
+                os.sync()
+            if not (after.alive and later.alive):
+                raise BenchError("cpujob printed no lifetimes: rebuild it from bench/cpujob.c")
+            row = (taken_pct(after) - taken_pct(later),
+                   100 * (after.long_s / after.alive - later.long_s / later.alive),
+                   ((k1 - k0) - (k3 - k2)) / 1e6)
+            res[tool].append(row)
+            log("exitcost: round %d %-13s right after the %s minus 2 s later: taken %+.2f "
+                "points, in long interruptions %+.2f; the kernel's threads %+.1f ms"
+                % ((r + 1, tool, a.at) + row))
+        quiesce()
+    if a.at == "start":
+        intro = ("Each profiler records the whole system, one at a time, in an order rotated "
+                 "each round; the job (`cpujob %d %d`) runs at once when it says it samples, "
+                 "then again 2 s later in the same recording. What the first run lost beyond "
+                 "the second is what the profiler's start left to the machine, and its first "
+                 "moments (scorch: the processes it samples first, their maps and files "
+                 "read). " % (a.threads, a.units))
+    else:
+        intro = ("Each profiler records the whole system for %g s (nothing else running), one "
+                 "at a time, in an order rotated each round; once it has exited and what it "
+                 "wrote is written back (sync), the job (`cpujob %d %d`) runs at once, then "
+                 "again 2 s later. What the first run lost beyond the second is what the "
+                 "profiler's exit left to the machine: in the kernel, its BPF maps, programs "
+                 "and perf buffers freed by kworkers (what bench/overhead.sh now waits out "
+                 "between runs). " % (a.seconds, a.threads, a.units))
+    print(intro + "Taken: as in bench/overhead.sh, points of the job threads' time; long "
+          "interruptions: those over 50 us (a task run in a thread's place); the kernel's "
+          "threads: the CPU time of kthreadd's children (kworkers, RCU, ksoftirqd) during "
+          "each run, first minus second. Medians of %d rounds (min..max).\n" % a.rounds)
+    print("| profiler | taken, right after the %s minus 2 s later | min..max | in long "
+          "interruptions | the kernel's threads, ms | min..max |" % a.at)
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for t in a.tools:
+        v = res[t]
+        col = [[x[i] for x in v] for i in range(3)]
+        print("| %s | %+.2f | %+.2f..%+.2f | %+.2f | %+.1f | %+.1f..%+.1f |"
+              % (tool_name(t), med(col[0]), min(col[0]), max(col[0]), med(col[1]),
+                 med(col[2]), min(col[2]), max(col[2])))
+
+
 def main():
     ap = argparse.ArgumentParser(prog="bench.py")
     ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy", "bpfcost",
-                                      "handler", "proccost", "startup"])
+                                      "handler", "proccost", "startup", "exitcost"])
     ap.add_argument("--scorch", required=True)
     ap.add_argument("--cpujob")
     ap.add_argument("--split")
@@ -1199,6 +1268,7 @@ def main():
                     help="short processes started a second during each job run")
     ap.add_argument("--settle", type=float, default=0,
                     help="seconds between a profiler's start of sampling and the job")
+    ap.add_argument("--at", choices=["exit", "start"], default="exit")
     ap.add_argument("--procs", type=int, default=200)
     ap.add_argument("--spawn", choices=["exec", "fork"], default="exec")
     ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])
@@ -1212,7 +1282,7 @@ def main():
     try:
         {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
          "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost,
-         "proccost": proc_cost, "startup": startup}[a.bench](a)
+         "proccost": proc_cost, "startup": startup, "exitcost": exit_cost}[a.bench](a)
     except (BenchError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1

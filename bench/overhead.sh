@@ -36,5 +36,11 @@ for r in "${rates[@]}"; do
 	[[ $r =~ ^[1-9][0-9]*$ ]] || die "invalid rate '$r'" "give rates in Hz, e.g. $0 99 999"
 done
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf perf-dwarf bpftrace}"
+# the command line printed: the environment that shapes the run, then the arguments
+shown=("ROUNDS=${ROUNDS:-3}")
+for v in CHURN SETTLE UNITS THREADS TOOLS; do
+	if [[ ${!v:-} == *" "* ]]; then shown+=("$v=\"${!v}\""); elif [ -n "${!v:-}" ]; then shown+=("$v=${!v}"); fi
+done
 bench_py overhead --cpujob "$work/cpujob" --threads "${THREADS:-2}" --units "${UNITS:-4000}" \
-	--rounds "${ROUNDS:-3}" --churn "${CHURN:-0}" --settle "${SETTLE:-0}" --rates "${rates[@]}" --tools "${tools[@]}" --argv "$0" "$@"
+	--rounds "${ROUNDS:-3}" --churn "${CHURN:-0}" --settle "${SETTLE:-0}" --rates "${rates[@]}" --tools "${tools[@]}" \
+	--argv "${shown[@]}" "$0" "$@"

@@ -1202,13 +1202,18 @@ def exit_cost(a):
                 time.sleep(a.seconds)
                 p.stop()
                 os.sync()
-            k0 = kthreads_run_ns()
-            after = run_job(a.cpujob, a.threads, a.units)
-            k1 = kthreads_run_ns()
-            time.sleep(2.0)
-            k2 = kthreads_run_ns()
-            later = run_job(a.cpujob, a.threads, a.units)
-            k3 = kthreads_run_ns()
+            try:
+                k0 = kthreads_run_ns()
+                after = run_job(a.cpujob, a.threads, a.units)
+                k1 = kthreads_run_ns()
+                time.sleep(2.0)
+                k2 = kthreads_run_ns()
+                later = run_job(a.cpujob, a.threads, a.units)
+                k3 = kthreads_run_ns()
+            except BenchError:
+                if a.at == "start":
+                    p.kill()
+                raise
             if a.at == "start":
                 p.stop()
                 os.sync()

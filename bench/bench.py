@@ -424,6 +424,15 @@ def overhead_runs(a, res, bases):
 Run = collections.namedtuple("Run", "job base cpu during")
 
 
+def pinned_note():
+    """How the job's threads were placed (CPUJOB_PIN, set by lib.sh's pin_job)."""
+    if os.environ.get("CPUJOB_PIN") == "1":
+        return (", each thread created on a CPU of its own and kept there (PIN=1: placed by "
+                "the scheduler, two threads created just after a profiler's start-up now "
+                "and then share a CPU for 10 to 40 ms, which moves a run by up to 2 points)")
+    return ", its threads placed by the scheduler (PIN=0)"
+
+
 def by_profiler(r):
     """Points of the job threads' time the profiler took: profiled minus alone."""
     return taken_pct(r.job) - taken_pct(r.base)
@@ -438,7 +447,7 @@ def overhead(a):
     bases = []
     header("Overhead: %d-thread fixed job, system-wide recording" % a.threads, a.argv)
     overhead_runs(a, res, bases)
-    print("The job: %d threads x %d units of fixed CPU work (bench/cpujob.c), timed inside; "
+    print("The job: %d threads x %d units of fixed CPU work (bench/cpujob.c), timed inside%s; "
           "each profiler records the whole system while it runs, and each profiled run is "
           "paired with a run of the job alone just before it; after each profiler stops, "
           "what it wrote is written back to disk (sync) before the next run, which its "
@@ -461,7 +470,7 @@ def overhead(a):
           "(schedstat of its threads). No BPF statistics are enabled "
           "(kernel.bpf_stats_enabled costs every program run two clock reads): "
           "bench/bpf-cost.sh measures the BPF programs' time.%s%s\n"
-          % (a.threads, a.units, a.rounds,
+          % (a.threads, a.units, pinned_note(), a.rounds,
              (" Churn: %g short processes a second (`cpujob 1 5`, ~5 ms of CPU each) start "
               "beside the job in every run, profiled or not, as on a busy machine." % a.churn)
              if a.churn else "",
@@ -1229,19 +1238,19 @@ def exit_cost(a):
         quiesce()
     if a.at == "start":
         intro = ("Each profiler records the whole system, one at a time, in an order rotated "
-                 "each round; the job (`cpujob %d %d`) runs at once when it says it samples, "
+                 "each round; the job (`cpujob %d %d`%s) runs at once when it says it samples, "
                  "then again 2 s later in the same recording. What the first run lost beyond "
                  "the second is what the profiler's start left to the machine, and its first "
                  "moments (scorch: the processes it samples first, their maps and files "
-                 "read). " % (a.threads, a.units))
+                 "read). " % (a.threads, a.units, pinned_note()))
     else:
         intro = ("Each profiler records the whole system for %g s (nothing else running), one "
                  "at a time, in an order rotated each round; once it has exited and what it "
-                 "wrote is written back (sync), the job (`cpujob %d %d`) runs at once, then "
+                 "wrote is written back (sync), the job (`cpujob %d %d`%s) runs at once, then "
                  "again 2 s later. What the first run lost beyond the second is what the "
                  "profiler's exit left to the machine: in the kernel, its BPF maps, programs "
                  "and perf buffers freed by kworkers (what bench/overhead.sh now waits out "
-                 "between runs). " % (a.seconds, a.threads, a.units))
+                 "between runs). " % (a.seconds, a.threads, a.units, pinned_note()))
     print(intro + "Taken: as in bench/overhead.sh, points of the job threads' time; long "
           "interruptions: those over 50 us (a task run in a thread's place); the kernel's "
           "threads: the CPU time of kthreadd's children (kworkers, RCU, ksoftirqd) during "

@@ -11,6 +11,11 @@
  *        cpujob THREADS UNITS -f N  the job N times, in N children forked one after
  *                                 another, which do not exec (a worker pool's
  *                                 processes, for proc-cost.sh); each prints its line
+ * Environment: CPUJOB_PIN=1 creates thread i on the i-th CPU the process may use (modulo
+ * their number) and keeps it there. Unpinned, the scheduler places threads created while
+ * the machine is briefly busier on one side (a profiler's start-up just ended) on the same
+ * CPU now and then, and moves one away only 10 to 40 ms later: a wait that has nothing to
+ * do with the profiler's sampling but moves a 2-s job by up to 2 points.
  *
  * The line ends with what the scheduler did to the threads, summed over them (read by
  * each thread from /proc/thread-self at its end; 0 where the kernel lacks the file):
@@ -36,8 +41,11 @@
  * only the CPU time a profiler takes from the threads (interrupts, cache and TLB
  * pollution) slows it down.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,9 +253,11 @@ int main(int argc, char **argv)
 	pthread_t th[256];
 	unsigned long sink = 0;
 	struct sched_seen sum = {0};
+	cpu_set_t allowed;
 	char *end;
 	long n, forks = 0;
 	int status;
+	bool pin;
 
 	if (argc == 5 && !strcmp(argv[3], "-f")) {
 		forks = strtol(argv[4], &end, 10);
@@ -285,13 +295,36 @@ int main(int argc, char **argv)
 	if (forks)
 		return 0;
 job:
+	pin = getenv("CPUJOB_PIN") && !strcmp(getenv("CPUJOB_PIN"), "1");
+	if (pin && sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		perror("cpujob: sched_getaffinity");
+		return 1;
+	}
 	start = now(CLOCK_MONOTONIC);
 	double cpu0 = now(CLOCK_PROCESS_CPUTIME_ID);
-	for (long i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, worker, (void *)(i + 1))) {
-			perror("cpujob: pthread_create");
+	for (long i = 0; i < n; i++) {
+		pthread_attr_t attr;
+		int err;
+
+		pthread_attr_init(&attr);
+		if (pin) {
+			cpu_set_t one;
+			int k = i % CPU_COUNT(&allowed), cpu = -1;
+
+			while (k-- >= 0)
+				while (!CPU_ISSET(++cpu, &allowed))
+					;
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
+		err = pthread_create(&th[i], &attr, worker, (void *)(i + 1));
+		pthread_attr_destroy(&attr);
+		if (err) {
+			fprintf(stderr, "cpujob: pthread_create: %s\n", strerror(err));
 			return 1;
 		}
+	}
 	for (long i = 0; i < n; i++) {
 		void *r;
 

@@ -12,7 +12,8 @@
 #   to the kernel, and its first moments); HZ (default 999); SECONDS_EACH (default 1) of
 #   recording an idle machine before the exit;
 #   UNITS (default 2000) the job's work per thread; TOOLS (default "scorch-fp
-#   scorch-dwarf perf bpftrace"; scorch-fp@PATH runs another scorch binary); SCORCH.
+#   scorch-dwarf perf bpftrace"; scorch-fp@PATH runs another scorch binary); SCORCH;
+#   PIN (default 1) the job's threads one per CPU, as in bench/overhead.sh.
 # Prints a markdown table. Exits 1 only when it cannot run.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +25,8 @@ need_tool python3 python3
 rounds_arg "$@"
 make_work
 build_cpujob
+pin_job
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf bpftrace}"
 bench_py exitcost --at "${AT:-exit}" --cpujob "$work/cpujob" --hz "${HZ:-999}" --seconds "${SECONDS_EACH:-1}" \
 	--units "${UNITS:-2000}" --rounds "$rounds" --tools "${tools[@]}" \
-	--argv "AT=${AT:-exit}" "HZ=${HZ:-999}" "SECONDS_EACH=${SECONDS_EACH:-1}" "UNITS=${UNITS:-2000}" "$0" "$@"
+	--argv "AT=${AT:-exit}" "PIN=$CPUJOB_PIN" "HZ=${HZ:-999}" "SECONDS_EACH=${SECONDS_EACH:-1}" "UNITS=${UNITS:-2000}" "$0" "$@"

@@ -64,4 +64,11 @@ build_cpujob() { # the fixed CPU job, with frame pointers so every profiler walk
 		die "cannot build bench/cpujob.c"
 }
 
+pin_job() { # PIN (default 1): the job's threads one per CPU (bench/cpujob.c, CPUJOB_PIN)
+	case "${PIN:-1}" in
+	0 | 1) export CPUJOB_PIN="${PIN:-1}" ;;
+	*) die "invalid PIN '$PIN'" "PIN=1 pins the job's threads one per CPU, PIN=0 leaves them to the scheduler" ;;
+	esac
+}
+
 bench_py() { python3 "$here/bench.py" "$@" --work "$work" --scorch "$scorch"; }

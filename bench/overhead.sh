@@ -11,7 +11,10 @@
 #   runs another scorch build, e.g. scorch-fp@/tmp/old/scorch); SCORCH the binary;
 #   CHURN (default 0) short processes started a second beside the job in every run;
 #   SETTLE (default 0) seconds from the profiler's start of sampling to the job's start
-#   (SETTLE=1: the job misses what a profiler does in its first moments).
+#   (SETTLE=1: the job misses what a profiler does in its first moments); PIN (default 1)
+#   creates the job's threads one per CPU and keeps them there (PIN=0: the scheduler
+#   places them, and now and then puts two on one CPU for 10 to 40 ms when the job starts
+#   just after a profiler's start-up: see docs/BENCHMARKS.md).
 # Each round runs the job alone, then under each profiler (the order rotates per
 # round): the profiler is started, the job runs once it samples, the profiler stops.
 # Prints markdown tables: the share of the job threads' time each profiler took from
@@ -30,6 +33,7 @@ need_tool bpftrace bpftrace
 need_tool python3 python3
 make_work
 build_cpujob
+pin_job
 rates=("$@")
 [ ${#rates[@]} -gt 0 ] || rates=(99 999 4999)
 for r in "${rates[@]}"; do
@@ -37,7 +41,7 @@ for r in "${rates[@]}"; do
 done
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf perf-dwarf bpftrace}"
 # the command line printed: the environment that shapes the run, then the arguments
-shown=("ROUNDS=${ROUNDS:-3}")
+shown=("ROUNDS=${ROUNDS:-3}" "PIN=$CPUJOB_PIN")
 for v in CHURN SETTLE UNITS THREADS TOOLS; do
 	if [[ ${!v:-} == *" "* ]]; then shown+=("$v=\"${!v}\""); elif [ -n "${!v:-}" ]; then shown+=("$v=${!v}"); fi
 done

@@ -427,9 +427,10 @@ Run = collections.namedtuple("Run", "job base cpu during")
 def pinned_note():
     """How the job's threads were placed (CPUJOB_PIN, set by lib.sh's pin_job)."""
     if os.environ.get("CPUJOB_PIN") == "1":
-        return (", each thread created on a CPU of its own and kept there (PIN=1: placed by "
-                "the scheduler, two threads created just after a profiler's start-up now "
-                "and then share a CPU for 10 to 40 ms, which moves a run by up to 2 points)")
+        return (", each thread created on a CPU of its own and kept there (PIN=1; placed by "
+                "the scheduler, the two threads now and then start on one CPU and wait 10 to "
+                "40 ms for one to be moved: a placement, not a sampling cost, that moves a "
+                "run by up to 2 points, and came more often under scorch than under perf)")
     return ", its threads placed by the scheduler (PIN=0)"
 
 
@@ -1196,6 +1197,88 @@ def accuracy(a):
               % (hz, tool, total, *pct, err, se))
 
 
+# ---------------------------------------------------------------- placement
+
+BURN = ("import sys, time\nt = time.monotonic()\nwhile time.monotonic() - t < %g: pass\n"
+        "sys.stdout.write('x'); sys.stdout.flush(); time.sleep(60)")
+
+
+def sleepers(seconds):
+    """Tasks that each burn a CPU for one of @seconds, then sleep (their utilization stays
+    with the CPU they ran on, decaying): started at once, returned when all have burned."""
+    ps = [subprocess.Popen([sys.executable, "-c", BURN % s], stdout=subprocess.PIPE)
+          for s in seconds]
+    for p in ps:
+        p.stdout.read(1)
+    return ps
+
+
+def placement(a):
+    """How often the scheduler starts the job's threads on one CPU, unpinned: the job at
+    once (or a delay) after each profiler says it samples, and without a profiler after
+    tasks that burned one or both CPUs and sleep."""
+    header("Placement: the job's threads started on one CPU, unpinned (%d Hz)" % a.hz, a.argv)
+    os.environ["CPUJOB_PIN"] = "0"
+    cases = [(t, d) for t in a.tools for d in a.delays]
+    cases += [("none", None), ("one sleeper", (0.06,)), ("two sleepers", (0.06, 0.03))]
+    res = {c: [] for c in cases}
+    for r in range(a.rounds):
+        for case in rotated(cases, r):
+            quiesce()
+            tool, arg = case
+            p, ps = None, []
+            if tool in ("none", "one sleeper", "two sleepers"):
+                ps = sleepers(arg or ())
+            else:
+                p = Profiler(tool, a.hz, a.work, "place-%d" % r, a.scorch)
+                p.start()
+                time.sleep(arg)
+            ns0, k0 = p.run_ns() if p else 0, kthreads_run_ns()
+            try:
+                job = run_job(a.cpujob, a.threads, a.units)
+            finally:
+                for q in ps:
+                    q.kill()
+                    q.wait()
+            during = (p.run_ns() - ns0) / 1e6 if p else 0
+            kern = (kthreads_run_ns() - k0) / 1e6
+            if p:
+                p.stop()
+            res[case].append((job.migrations, job.wait * 1e3, during, kern))
+            log("placement: round %d %-13s %-9s %d migrations, waited %.1f ms; profiler %.2f "
+                "ms, kernel threads %.2f ms" % (r + 1, tool, "" if arg is None else
+                                                 "%g s" % arg if p else
+                                                 "+".join("%d ms" % (1e3 * x) for x in arg),
+                                                 job.migrations, job.wait * 1e3, during, kern))
+    print("The job (`cpujob %d %d`, ~0.15 s), its threads placed by the scheduler (PIN=0), "
+          "run at once when each profiler says it samples or after a delay, in a system-wide "
+          "recording at %d Hz; without a profiler, alone, and at once after one or two tasks "
+          "that burned a CPU (60 ms; 60 and 30 ms beside each other) and now sleep. A run "
+          "with a migration is one where both threads started on one CPU and one was moved "
+          "away later (the job's two threads do not move otherwise); the wait is their time "
+          "runnable on a run queue (schedstat). Profiler: its CPU from the moment it said it "
+          "samples to the job's end; kernel threads: kthreadd's children's CPU during the "
+          "job. Medians of %d rounds, cases in an order rotated each round.\n"
+          % (a.threads, a.units, a.hz, a.rounds))
+    print("| case | delay, s | runs with a migration | wait, ms (median) | max | profiler, ms "
+          "| kernel threads, ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for case in cases:
+        tool, arg = case
+        rows = res[case]
+        name = {"none": "no profiler",
+                "one sleeper": "no profiler, after a task that burned a CPU and sleeps",
+                "two sleepers": "no profiler, after two that burned both CPUs and sleep",
+                }.get(tool) or tool_name(tool)
+        print("| %s | %s | %d of %d | %.1f | %.1f | %s | %.2f |"
+              % (name, "%g" % arg if tool in a.tools else "",
+                 sum(1 for m in rows if m[0]), len(rows), med([m[1] for m in rows]),
+                 max(m[1] for m in rows),
+                 "%.2f" % med([m[2] for m in rows]) if tool in a.tools else "",
+                 med([m[3] for m in rows])))
+    print()
+
+
 # ---------------------------------------------------------------- after the exit
 
 def exit_cost(a):
@@ -1269,7 +1352,8 @@ def exit_cost(a):
 def main():
     ap = argparse.ArgumentParser(prog="bench.py")
     ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy", "bpfcost",
-                                      "handler", "proccost", "startup", "exitcost"])
+                                      "handler", "proccost", "startup", "exitcost",
+                                      "placement"])
     ap.add_argument("--scorch", required=True)
     ap.add_argument("--cpujob")
     ap.add_argument("--split")
@@ -1283,6 +1367,8 @@ def main():
     ap.add_argument("--settle", type=float, default=0,
                     help="seconds between a profiler's start of sampling and the job")
     ap.add_argument("--at", choices=["exit", "start"], default="exit")
+    ap.add_argument("--delays", type=float, nargs="+", default=[0, 0.05, 0.3, 1],
+                    help="seconds from a profiler's start of sampling to the job (placement)")
     ap.add_argument("--procs", type=int, default=200)
     ap.add_argument("--spawn", choices=["exec", "fork"], default="exec")
     ap.add_argument("--rates", type=int, nargs="+", default=[99, 999, 4999])
@@ -1296,7 +1382,8 @@ def main():
     try:
         {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
          "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost,
-         "proccost": proc_cost, "startup": startup, "exitcost": exit_cost}[a.bench](a)
+         "proccost": proc_cost, "startup": startup, "exitcost": exit_cost,
+         "placement": placement}[a.bench](a)
     except (BenchError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1

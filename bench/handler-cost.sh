@@ -29,4 +29,4 @@ make_work
 build_cpujob
 read -ra tools <<<"${TOOLS:-scorch-fp scorch-dwarf perf-dwarf bpftrace perf}"
 bench_py handler --cpujob "$work/cpujob" --threads "${THREADS:-2}" --units "${UNITS:-4000}" \
-	--hz "${HZ:-4999}" --rounds "$rounds" --tools "${tools[@]}" --argv "HZ=${HZ:-4999}" "$0" "$@"
+	--hz "${HZ:-4999}" --rounds "$rounds" --tools "${tools[@]}" --argv "HZ=${HZ:-4999}" ${TOOLS:+"TOOLS=\"$TOOLS\""} "$0" "$@"

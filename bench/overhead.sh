@@ -11,10 +11,11 @@
 #   runs another scorch build, e.g. scorch-fp@/tmp/old/scorch); SCORCH the binary;
 #   CHURN (default 0) short processes started a second beside the job in every run;
 #   SETTLE (default 0) seconds from the profiler's start of sampling to the job's start
-#   (SETTLE=1: the job misses what a profiler does in its first moments); PIN (default 1)
-#   creates the job's threads one per CPU and keeps them there (PIN=0: the scheduler
-#   places them, and now and then puts two on one CPU for 10 to 40 ms when the job starts
-#   just after a profiler's start-up: see docs/BENCHMARKS.md).
+#   (SETTLE=1: the job misses what a profiler does in its first moments); PIN (default 1,
+#   0 with CHURN) creates the job's threads one per CPU and keeps them there (PIN=0: the
+#   scheduler places them, and now and then starts both on one CPU, one moved away 10 to
+#   40 ms later: bench/placement.sh; with CHURN, pinned threads cannot move away from the
+#   short processes, which then take ~18 % of their time, and the rounds spread +-5 points).
 # Each round runs the job alone, then under each profiler (the order rotates per
 # round): the profiler is started, the job runs once it samples, the profiler stops.
 # Prints markdown tables: the share of the job threads' time each profiler took from
@@ -33,6 +34,7 @@ need_tool bpftrace bpftrace
 need_tool python3 python3
 make_work
 build_cpujob
+[ "${CHURN:-0}" = 0 ] || PIN="${PIN:-0}"
 pin_job
 rates=("$@")
 [ ${#rates[@]} -gt 0 ] || rates=(99 999 4999)

@@ -1236,6 +1236,10 @@ def placement(a):
             ns0, k0 = p.run_ns() if p else 0, kthreads_run_ns()
             try:
                 job = run_job(a.cpujob, a.threads, a.units)
+            except BenchError:
+                if p:
+                    p.kill()
+                raise
             finally:
                 for q in ps:
                     q.kill()

@@ -12,10 +12,10 @@
  *                                 another, which do not exec (a worker pool's
  *                                 processes, for proc-cost.sh); each prints its line
  * Environment: CPUJOB_PIN=1 creates thread i on the i-th CPU the process may use (modulo
- * their number) and keeps it there. Unpinned, the scheduler places threads created while
- * the machine is briefly busier on one side (a profiler's start-up just ended) on the same
- * CPU now and then, and moves one away only 10 to 40 ms later: a wait that has nothing to
- * do with the profiler's sampling but moves a 2-s job by up to 2 points.
+ * their number) and keeps it there. Unpinned, the scheduler now and then starts two
+ * threads on one CPU (after tasks that just ran on both CPUs, or while another task runs
+ * briefly: bench/placement.sh) and moves one away only 10 to 40 ms later: a wait that is
+ * not the profiler's sampling but moves a 2-s job by up to 2 points.
  *
  * The line ends with what the scheduler did to the threads, summed over them (read by
  * each thread from /proc/thread-self at its end; 0 where the kernel lacks the file):

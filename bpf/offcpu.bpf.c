@@ -253,6 +253,9 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u64 now = bpf_ktime_get_ns();
 	__u32 next_tid = BPF_CORE_READ(next, pid), prev_tid = BPF_CORE_READ(prev, pid);
 
+	/* intervals still open end at the stop (sampler__drain()) */
+	if (stopped)
+		return 0;
 	if (mark_switches)
 		mark_switch(prev, prev_tid, next_tid, now);
 

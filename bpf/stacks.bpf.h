@@ -26,6 +26,10 @@ const volatile __u64 period_ns = 0;
 const volatile __u64 sideband_since = 0;
 const volatile __u32 sideband_mntns = 0;
 
+/* Set by user space (the mapped .bss) the moment the recording ends: from then on the
+ * sampling programs return at once, whatever user space is still busy with. */
+volatile bool stopped = false;
+
 /* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -3,6 +3,8 @@
 #ifndef SCORCH_PROFILER_PRIVATE_H
 #define SCORCH_PROFILER_PRIVATE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +122,12 @@ int sampler__attach(struct sampler *s);
 int sampler__nr_cpus(const struct sampler *s);
 /* Stops sampling (detaches everything); maps stay readable. */
 void sampler__detach(struct sampler *s);
+/*
+ * Ends the recording at once: the BPF programs return on their next event (a store
+ * to their mapped data: no system call, safe on any thread but one at a time), and
+ * off-CPU intervals still open end now when drained. Later calls do nothing.
+ */
+void sampler__stop(struct sampler *s);
 
 /*
  * Process notifications and (--unwind dwarf) sample records, both from ring buffers:
@@ -134,8 +142,22 @@ void sampler__detach(struct sampler *s);
 typedef void (*sampler_event_fn)(void *ctx, const struct scorch_event *e);
 typedef void (*sampler_sample_fn)(void *ctx, const struct scorch_sample *smp, size_t len);
 int sampler__event_fd(const struct sampler *s);
+/*
+ * Reads the rings until they are empty or, with @budget_ns > 0, until the record that
+ * ends past @budget_ns from now: the kernel may fill a ring faster than its records are
+ * unwound, and the caller must get back to its deadline and signals. Returns 0 (all
+ * read), -EAGAIN (the budget ran out; the next call starts with the next ring, and what
+ * the kernel cannot write meanwhile it counts as lost), or -errno.
+ */
 int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn sample_cb,
-		     void *ctx);
+		     void *ctx, uint64_t budget_ns);
+/*
+ * After sampler__detach(): empties the rings, passing notifications and interval ends
+ * to the callbacks of the last sampler__consume() but counting sample records instead
+ * of passing them (the recording has stopped; unwinding them could take seconds).
+ * Returns how many sample records were dropped so.
+ */
+uint64_t sampler__discard(struct sampler *s);
 uint64_t sampler__bad_samples(const struct sampler *s);
 
 /*
@@ -340,6 +362,32 @@ int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn 
 		  struct stack_trace *ubuf, struct stack_trace *kbuf);
 size_t ustacks__nr(const struct ustacks *t);
 
+/* ---- stop.c: when the recording ends ---- */
+
+/*
+ * A thread that ends the recording (sampler__stop()) at the deadline or at SIGINT or
+ * SIGTERM, whatever the main thread is doing; the main thread polls stopper__fd() and
+ * finishes its loop when it is readable. SIGINT and SIGTERM must be blocked in every
+ * thread before stopper__start(): the thread takes them through a signalfd.
+ */
+struct stopper {
+	struct sampler *s;
+	double deadline;   /* CLOCK_MONOTONIC s; 0: none */
+	double stopped_at; /* when sampling stopped; read after stopper__finish() */
+	int sig;	   /* the signal that ended it; 0: another cause */
+	int sigfd, efd, quitfd;
+	pthread_t thread;
+	bool running;
+	atomic_bool stopped;
+};
+/* Starts the thread. Returns 0, or -errno (logged). */
+int stopper__start(struct stopper *st, struct sampler *s, double deadline);
+/* Readable once sampling has stopped. */
+int stopper__fd(const struct stopper *st);
+bool stopper__stopped(struct stopper *st);
+/* Stops sampling if not done yet, ends the thread, closes the fds. Safe to repeat. */
+void stopper__finish(struct stopper *st);
+
 /* ---- launch.c: record -- cmd ---- */
 
 struct launch {
@@ -417,6 +465,7 @@ struct summary {
 	bool quiet;
 	uint64_t drain_lost;
 	uint64_t ring_bytes;
+	uint64_t ring_left; /* of st[STAT_LOST_RINGBUF]: left in the rings at the stop */
 	uint64_t max_stacks;
 	uint64_t procs_seen, procs_released, procs_held_max, procs_missing;
 	uint64_t procs_copied;		   /* snapshots copied from the parent's (0: not known) */

@@ -31,6 +31,14 @@
 #define MAX_TARGETS	 4096
 #define POLL_PERIOD_MS	 250 /* --unwind dwarf, or exits pending: wake up this often */
 #define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): new images wake us up, exits wait */
+/*
+ * The rings are read in slices: at high rates the kernel fills them faster than their
+ * records are unwound, and the loop must still see its deadline and signals. What the
+ * kernel cannot write meanwhile it counts as lost (ring full). At the stop, what is
+ * left after STOP_SLICE_MS is counted, not unwound.
+ */
+#define CONSUME_SLICE_MS 50
+#define STOP_SLICE_MS	 100
 #define PARTIAL_LOSS_PCT 5.0
 /* reaps of exited processes (reap_due(); the other limits: reap_mark__exceeded()) */
 #define REAP_PERIOD_SEC	 1.0  /* once a period, */
@@ -143,6 +151,7 @@ struct record {
 	unsigned int max_depth;
 	uint64_t drain_lost;
 	uint64_t drain_lost_ns;
+	uint64_t ring_left; /* sample records left in the rings at the stop, not unwound */
 	/* process images */
 	size_t pending_exits;  /* exited, not reaped yet */
 	size_t pending_replaced; /* images replaced by exec, not reaped yet */
@@ -174,7 +183,6 @@ struct record {
 	int err;
 };
 
-static volatile sig_atomic_t stop_signal;
 
 static void *ksyms_load(void *arg)
 {
@@ -215,11 +223,6 @@ static int ksyms_wait(struct record *r)
 	pthread_join(r->ksyms_thread, NULL);
 	r->ksyms_running = false;
 	return r->ksyms_err;
-}
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
 }
 
 static void usage(FILE *out)
@@ -311,8 +314,8 @@ static void usage(FILE *out)
 		"      --timing               print how long start-up (load, attach, the wait\n"
 		"                             for kallsyms, read beside the load) and each\n"
 		"                             phase from the end of the recording to the output\n"
-		"                             on disk (stop, drain and symbolize, render or sort\n"
-		"                             and write) took\n"
+		"                             on disk (stop, last reads, drain and symbolize,\n"
+		"                             render or sort and write) took\n"
 		"  -q, --quiet                no summary on standard error\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
@@ -1500,18 +1503,29 @@ static int reap_due(struct record *r)
 	return reap_mark__exceeded(was, &now, r->map_entries);
 }
 
-/* Waits until the duration ends, a signal arrives, or the targets exit. */
-static int record_loop(struct record *r, const sigset_t *waitmask)
+/*
+ * Waits until the duration ends, a signal arrives, or the targets exit; sampling has
+ * stopped when it returns. The duration and signals are a stop thread's: the loop may
+ * be busy for a while (naming the stacks of exited processes), the recording is not.
+ */
+static int record_loop(struct record *r)
 {
 	const struct record_opts *o = &r->opts;
 	size_t nr_targets = o->nr_pids + o->nr_tids, i;
-	struct pollfd *pfds;
+	struct pollfd *pfds = NULL;
 	double start = now_sec(), deadline = start + o->duration;
-	int nfds = 0, first_pid, n, err = 0;
+	struct stopper stopper, *stop = &stopper;
+	int nfds = 0, first_pid, n, err;
 
-	pfds = calloc(2 + sideband__nr_fds(r->sb) + nr_targets, sizeof(*pfds));
-	if (!pfds)
-		return -ENOMEM;
+	err = stopper__start(stop, r->sampler, o->duration ? deadline : 0);
+	if (err)
+		return err;
+	pfds = calloc(3 + sideband__nr_fds(r->sb) + nr_targets, sizeof(*pfds));
+	if (!pfds) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	pfds[nfds++] = (struct pollfd){ .fd = stopper__fd(stop), .events = POLLIN };
 	pfds[nfds++] = (struct pollfd){ .fd = sampler__event_fd(r->sampler), .events = POLLIN };
 	if (r->launch.pid)
 		pfds[nfds++] = (struct pollfd){ .fd = r->launch.pidfd, .events = POLLIN };
@@ -1522,7 +1536,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		pfds[nfds++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
 
 	r->next_interval = start + o->interval;
-	while (!stop_signal) {
+	while (!stopper__stopped(stop)) {
 		/* each wake-up takes a CPU from the programs profiled: only as often as needed
 		 * (the idle window of a pending reap is read every IDLE_WINDOW_SEC or so) */
 		bool often = o->unwind == UNWIND_DWARF || r->pending_exits || r->pending_replaced;
@@ -1537,7 +1551,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			left = MAX(0, MIN(left, r->next_interval - now_sec()));
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-		n = ppoll(pfds, nfds, &ts, waitmask);
+		n = ppoll(pfds, nfds, &ts, NULL);
 		if (n < 0 && errno != EINTR) {
 			err = -errno;
 			pr_err("poll failed: %s\n", strerror(errno));
@@ -1546,12 +1560,15 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		/* a quarter of a side-band ring waits: read it before it fills */
 		if (sideband__drain(r->sb) == -ENOMEM)
 			r->err = -ENOMEM;
-		sampler__consume(r->sampler, on_event, on_sample, r);
-		idle_update(r);
+		sampler__consume(r->sampler, on_event, on_sample, r, CONSUME_SLICE_MS * 1000000ULL);
 		if (r->err) {
 			err = r->err;
 			break;
 		}
+		/* the rest can wait for the end: stop as soon as asked */
+		if (stopper__stopped(stop))
+			break;
+		idle_update(r);
 		if (now_sec() - r->last_jit_refresh >= JIT_REFRESH_SEC) {
 			perfmaps__refresh(r->pm, 0);
 			r->last_jit_refresh = now_sec();
@@ -1571,7 +1588,7 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (err)
 			break;
 		if (r->launch.pid) {
-			bool exited = r->launch.pidfd >= 0 ? n > 0 && (pfds[1].revents & POLLIN)
+			bool exited = r->launch.pidfd >= 0 ? n > 0 && (pfds[2].revents & POLLIN)
 							   : launch__wait(&r->launch, true) != -EAGAIN;
 			if (exited)
 				break;
@@ -1581,15 +1598,15 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 			break;
 		}
 	}
-	r->elapsed = now_sec() - start;
+cleanup:
+	stopper__finish(stop);
+	r->elapsed = stop->stopped_at - start;
 	pr_debug("reaps: %" PRIu64 " count keys of exited processes and %" PRIu64
 		 " user stacks only they used taken out of the kernel maps; intervals: %" PRIu64
 		 " stacks unused for one\n",
 		 r->reaped_counts, r->reaped_stacks, r->stacks_aged);
 	timing__start(&r->finish, o->timing);
-	/* last notifications: processes seen just before the end */
-	sampler__consume(r->sampler, on_event, on_sample, r);
-	perfmaps__refresh(r->pm, 0);
+	r->finish.start = stop->stopped_at; /* the end phases count from the stop */
 	free(pfds);
 	return err;
 }
@@ -1668,6 +1685,7 @@ static double report_summary(struct record *r, const uint64_t *st)
 		.quiet = o->quiet,
 		.drain_lost = r->drain_lost,
 		.ring_bytes = r->ring_bytes,
+		.ring_left = r->ring_left,
 		.max_stacks = map_entries(r, sampler__nr_cpus(r->sampler)),
 		.procs_seen = r->procs_seen,
 		.procs_released = r->procs_released,
@@ -1858,8 +1876,7 @@ static int record_run(struct record *r)
 		.jit_lookup = perfmaps__lookup,
 		.cache_dir = scorch__cache_dir(),
 	};
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t block, waitmask;
+	sigset_t block;
 	uint64_t st[SCORCH_NR_STATS];
 	struct stat nst;
 	size_t i;
@@ -1939,15 +1956,11 @@ static int record_run(struct record *r)
 	for (i = 0; i < o->nr_pids; i++)
 		r->pidfds[i] = syscall(SYS_pidfd_open, o->pids[i], 0);
 
-	/* signals are only delivered inside ppoll(): no lost wake-up */
+	/* blocked in every thread from here on: the stop thread takes them (stop.c) */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigprocmask(SIG_BLOCK, &block, NULL);
 	ksyms_start(r);
 
 	/* before the BPF programs: a process begun from now on needs no /proc read */
@@ -2004,16 +2017,22 @@ static int record_run(struct record *r)
 			o->mode == MODE_CPU ? "" : o->mode == MODE_OFFCPU ? " off CPU" : " wall-clock",
 			o->duration ? "" : "; Ctrl-C to stop");
 
-	err = record_loop(r, &waitmask);
+	err = record_loop(r);
 	sampler__detach(r->sampler);
 	read_cpu_ticks(&r->cpu_at[1]);
-	/* samples written between the loop's last read and the detach */
-	if (!err) {
-		sampler__consume(r->sampler, on_event, on_sample, r);
-		err = r->err;
-	}
 	finish_command(r);
 	timing__mark(&r->finish, "stop");
+	/* what the rings still hold (the last notifications, samples written before the
+	 * detach), then the JIT maps as they are at the end */
+	if (!err) {
+		if (sampler__consume(r->sampler, on_event, on_sample, r,
+				     STOP_SLICE_MS * 1000000ULL) == -EAGAIN)
+			r->ring_left = sampler__discard(r->sampler);
+		err = r->err;
+	}
+	if (!err)
+		perfmaps__refresh(r->pm, 0);
+	timing__mark(&r->finish, "last reads");
 	if (err)
 		goto cleanup;
 
@@ -2028,6 +2047,8 @@ static int record_run(struct record *r)
 	}
 	timing__mark(&r->finish, "drain and symbolize");
 	sampler__stats(r->sampler, st);
+	/* dropped from the full rings at the stop: lost as the kernel's drops are */
+	st[STAT_LOST_RINGBUF] += r->ring_left;
 	err = write_output(r, st);
 	if (err)
 		goto cleanup;

@@ -5,6 +5,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
  * their contents, and the stack map never drops a kernel stack, so an id's kernel stack
  * never changes: forget_stacks() deletes user stacks only) */
 #define KSTACK_CACHE_SLOTS 256
+#define SAMPLER_MAX_RINGS 4 /* per set: process notifications, sample records */
 
 struct kstack_slot {
 	__u64 id; /* 0: empty */
@@ -48,7 +50,14 @@ struct sampler {
 	struct offcpu_bpf *off;
 	struct prog_set sets[2];
 	int nr_sets;
-	struct ring_buffer *rb;
+	/* one consumer per ring, taken in turn so that none starves another when the
+	 * budget of sampler__consume() runs out; @epfd polls them all */
+	struct ring_buffer *rbs[SAMPLER_MAX_RINGS];
+	int nr_rbs, next_rb, epfd;
+	uint64_t deadline_ns; /* sampler__consume(): stop after the record past it (0: never) */
+	bool discard;	      /* sampler__discard(): count sample records, pass none */
+	uint64_t discarded;
+	uint64_t stop_ns; /* sampler__stop(): CLOCK_MONOTONIC ns; 0: sampling */
 	struct bpf_link **links; /* perf events and sched_switch */
 	int *pfds;
 	int nr_links;
@@ -92,6 +101,14 @@ struct sampler {
 		(skel)->rodata->sideband_since = (o)->sideband_since;                              \
 		(skel)->rodata->sideband_mntns = (o)->sideband_mntns;                              \
 	} while (0)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1000000000ULL + now.tv_nsec;
+}
 
 /* The kernel's cpu-clock period for sample_freq @freq (perf_swevent_init_hrtimer). */
 static uint64_t period_ns(long freq)
@@ -155,6 +172,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		return -ENOMEM;
 	s->opts = *opts;
 	s->freq = opts->freq;
+	s->epfd = -1;
 	if (opts->oncpu) {
 		s->on = oncpu_bpf__open();
 		if (!s->on) {
@@ -229,7 +247,10 @@ void sampler__free(struct sampler *s)
 		free(s->sets[i].used);
 		free(s->sets[i].used_prev);
 	}
-	ring_buffer__free(s->rb);
+	for (int i = 0; i < s->nr_rbs; i++)
+		ring_buffer__free(s->rbs[i]);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
 	free(s);
@@ -260,6 +281,12 @@ int sampler__add_tid(struct sampler *s, pid_t tid)
 	return filter_add(s, true, tid);
 }
 
+/* After each record: a negative return makes libbpf stop there (that record is read). */
+static int ring_budget(const struct sampler *s)
+{
+	return s->deadline_ns && mono_ns() >= s->deadline_ns ? -EAGAIN : 0;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
@@ -267,7 +294,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(struct scorch_event) || !s->event_cb)
 		return 0;
 	s->event_cb(s->event_ctx, data);
-	return 0;
+	return ring_budget(s);
 }
 
 static int handle_sample(void *ctx, void *data, size_t size)
@@ -278,7 +305,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (size == sizeof(struct scorch_interval) && smp->type == SCORCH_EVENT_INTERVAL) {
 		if (s->event_cb)
 			s->event_cb(s->event_ctx, data);
-		return 0;
+		return ring_budget(s);
 	}
 	if (size < sizeof(*smp) ||
 	    (smp->type != SCORCH_EVENT_SAMPLE && smp->type != SCORCH_EVENT_OFFCPU_COPY) ||
@@ -287,9 +314,13 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		s->bad_samples++;
 		return 0;
 	}
+	if (s->discard) {
+		s->discarded++;
+		return 0;
+	}
 	if (s->sample_cb)
 		s->sample_cb(s->event_ctx, smp, size);
-	return 0;
+	return ring_budget(s);
 }
 
 uint64_t sampler__bad_samples(const struct sampler *s)
@@ -428,42 +459,74 @@ void sampler__detach(struct sampler *s)
 	}
 }
 
+/* One consumer for the ring @fd, its epoll fd added to s->epfd. */
+static int add_ring(struct sampler *s, int fd, ring_buffer_sample_fn fn)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct ring_buffer *rb;
+
+	if (s->nr_rbs == SAMPLER_MAX_RINGS)
+		return -E2BIG;
+	rb = ring_buffer__new(fd, fn, s, NULL);
+	if (!rb)
+		return -errno;
+	s->rbs[s->nr_rbs++] = rb;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb), &ev))
+		return -errno;
+	return 0;
+}
+
 static int sampler_ring(struct sampler *s)
 {
-	int i;
+	int i, err = 0;
 
-	if (s->rb)
+	if (s->epfd >= 0)
 		return 0;
-	for (i = 0; i < s->nr_sets; i++) {
-		int fd = bpf_map__fd(s->sets[i].events);
-
-		if (!s->rb) {
-			s->rb = ring_buffer__new(fd, handle_event, s, NULL);
-			if (!s->rb)
-				goto fail;
-		} else if (ring_buffer__add(s->rb, fd, handle_event, s)) {
-			goto fail;
-		}
-		/* after "events": a process's announcement is usually read before its samples */
-		if (s->opts.unwind_dwarf &&
-		    ring_buffer__add(s->rb, bpf_map__fd(s->sets[i].samples), handle_sample, s))
-			goto fail;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		err = -errno;
+		goto cleanup;
 	}
-	return 0;
-fail:
-	pr_err("cannot set up the BPF ring buffer: %s\n", strerror(errno));
-	return -errno;
+	for (i = 0; i < s->nr_sets && !err; i++) {
+		err = add_ring(s, bpf_map__fd(s->sets[i].events), handle_event);
+		/* after "events": a process's announcement is usually read before its samples */
+		if (!err && s->opts.unwind_dwarf)
+			err = add_ring(s, bpf_map__fd(s->sets[i].samples), handle_sample);
+	}
+cleanup:
+	if (err)
+		pr_err("cannot set up the BPF ring buffer: %s\n", strerror(-err));
+	return err;
 }
 
 int sampler__event_fd(const struct sampler *s)
 {
 	if (sampler_ring((struct sampler *)s))
 		return -1;
-	return ring_buffer__epoll_fd(s->rb);
+	return s->epfd;
+}
+
+/* Reads the rings in turn from s->next_rb until all are empty or the budget is spent. */
+static int consume_rings(struct sampler *s)
+{
+	int i, k, err;
+
+	for (i = 0; i < s->nr_rbs; i++) {
+		k = (s->next_rb + i) % s->nr_rbs;
+		err = ring_buffer__consume(s->rbs[k]);
+		if (err == -EAGAIN) {
+			/* the next call starts with the ring after the one that used it up */
+			s->next_rb = (k + 1) % s->nr_rbs;
+			return -EAGAIN;
+		}
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn sample_cb,
-		     void *ctx)
+		     void *ctx, uint64_t budget_ns)
 {
 	int err = sampler_ring(s);
 
@@ -472,8 +535,23 @@ int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn s
 	s->event_cb = cb;
 	s->sample_cb = sample_cb;
 	s->event_ctx = ctx;
-	err = ring_buffer__consume(s->rb);
-	return err < 0 ? err : 0;
+	s->deadline_ns = budget_ns ? mono_ns() + budget_ns : 0;
+	err = consume_rings(s);
+	s->deadline_ns = 0;
+	return err;
+}
+
+uint64_t sampler__discard(struct sampler *s)
+{
+	uint64_t before = s->discarded;
+
+	if (sampler_ring(s))
+		return 0;
+	s->discard = true;
+	s->deadline_ns = 0;
+	(void)consume_rings(s);
+	s->discard = false;
+	return s->discarded - before;
 }
 
 static int lookup_stack(int fd, __u64 id, struct stack_trace *st)
@@ -824,22 +902,36 @@ int sampler__age_stacks(struct sampler *s, size_t *nr_deleted)
 	return 0;
 }
 
-/* Threads still off CPU: their interval ends now. */
+void sampler__stop(struct sampler *s)
+{
+	if (s->stop_ns)
+		return;
+	if (s->on)
+		s->on->bss->stopped = true;
+	if (s->off)
+		s->off->bss->stopped = true;
+	s->stop_ns = mono_ns();
+}
+
+/* Now, or when sampling stopped (bpf_ktime_get_ns() is CLOCK_MONOTONIC). */
+static uint64_t end_ns(const struct sampler *s)
+{
+	return s->stop_ns ? s->stop_ns : mono_ns();
+}
+
+/* Threads still off CPU: their interval ends now, or at the stop. */
 static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
 	int fd = bpf_map__fd(s->off->maps.start);
 	struct offcpu_start *st;
 	__u32 tid, next, *prev = NULL;
-	struct timespec now;
 	uint64_t now_ns, delta;
 	int err = 0;
 
 	st = malloc(sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	now_ns = end_ns(s);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		tid = next;
 		prev = &tid;
@@ -879,7 +971,6 @@ int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64
 int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta)
 {
 	struct offcpu_start *st;
-	struct timespec now;
 	uint64_t now_ns;
 	int err = 0;
 
@@ -888,8 +979,7 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 	st = malloc(sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	now_ns = end_ns(s);
 	if (bpf_map_lookup_elem(bpf_map__fd(s->off->maps.start), &tid, st) || st->ts != ts ||
 	    !(st->key.flags & KEY_OFFCPU_COPY) || ts > now_ns) {
 		err = -ENOENT;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* profiler: the end-of-run summary on standard error, shared by record and report. */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "common.h"
 #include "flamegraph.h"
@@ -87,10 +88,17 @@ double summary__counts(const struct summary *sm)
 			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
 			sm->drain_lost, st[STAT_LOST_START]);
 		if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
+			char left[96] = "";
+
+			if (sm->ring_left)
+				snprintf(left, sizeof(left),
+					 " (%" PRIu64 " of them left in it at the stop, not unwound)",
+					 sm->ring_left);
 			pr_warn("lost: %" PRIu64 " samples or off-CPU stack copies and %" PRIu64
 				" off-CPU interval ends with the sample ring buffer full (%" PRIu64
-				" KiB)\n",
-				st[STAT_LOST_RINGBUF], st[STAT_LOST_INTERVAL], sm->ring_bytes >> 10);
+				" KiB)%s\n",
+				st[STAT_LOST_RINGBUF], st[STAT_LOST_INTERVAL], sm->ring_bytes >> 10,
+				left);
 			pr_hint("lower -F or --stack-size, or raise --ring-size: unwinding did not "
 				"keep up\n");
 		} else if (lost > st[STAT_OFF_UNENDED]) {

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/* profiler: when a recording ends: -d, SIGINT or SIGTERM, on a thread of its own. */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "profiler-private.h"
+
+static double mono_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Waits for a signal, the deadline or stopper__finish(), whichever comes first, then
+ * stops sampling and says so on the event fd. The main thread may be busy for seconds
+ * (naming the stacks of exited processes, unwinding a full ring): the recording still
+ * ends on time.
+ */
+static void *stopper_run(void *arg)
+{
+	struct stopper *st = arg;
+	struct pollfd pfds[2] = {
+		{ .fd = st->sigfd, .events = POLLIN },
+		{ .fd = st->quitfd, .events = POLLIN },
+	};
+	struct signalfd_siginfo si;
+	uint64_t one = 1;
+
+	for (;;) {
+		double left = st->deadline - mono_sec();
+		struct timespec ts;
+
+		if (st->deadline && left <= 0)
+			break;
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+		if (ppoll(pfds, 2, st->deadline ? &ts : NULL, NULL) < 0 && errno != EINTR)
+			break;
+		if (pfds[0].revents & POLLIN) {
+			if (read(st->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				st->sig = (int)si.ssi_signo;
+				break;
+			}
+		}
+		if (pfds[1].revents & POLLIN)
+			break;
+	}
+	sampler__stop(st->s);
+	st->stopped_at = mono_sec();
+	atomic_store(&st->stopped, true);
+	if (write(st->efd, &one, sizeof(one)) < 0)
+		pr_debug("cannot wake the recording loop: %s\n", strerror(errno));
+	return NULL;
+}
+
+int stopper__start(struct stopper *st, struct sampler *s, double deadline)
+{
+	struct sched_param param = { .sched_priority = 1 };
+	sigset_t set;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	st->s = s;
+	st->deadline = deadline;
+	st->sigfd = st->efd = st->quitfd = -1;
+	atomic_init(&st->stopped, false);
+	/* blocked in every thread (record blocks them before its first thread starts) */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	st->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	st->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	st->quitfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (st->sigfd < 0 || st->efd < 0 || st->quitfd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = -pthread_create(&st->thread, NULL, stopper_run, st);
+	if (err)
+		goto cleanup;
+	st->running = true;
+	/* it sleeps but for a few microseconds at the end; as an ordinary thread it waited
+	 * 10 to 90 ms for a CPU at the deadline on two CPUs kept busy and sampled at 100 kHz */
+	err = pthread_setschedparam(st->thread, SCHED_FIFO, &param);
+	if (err)
+		pr_debug("the stop thread runs without SCHED_FIFO: %s\n", strerror(err));
+	return 0;
+cleanup:
+	pr_err("cannot start the recording's stop thread: %s\n", strerror(-err));
+	stopper__finish(st);
+	return err;
+}
+
+int stopper__fd(const struct stopper *st)
+{
+	return st->efd;
+}
+
+bool stopper__stopped(struct stopper *st)
+{
+	return atomic_load(&st->stopped);
+}
+
+void stopper__finish(struct stopper *st)
+{
+	uint64_t one = 1;
+
+	if (st->running) {
+		if (write(st->quitfd, &one, sizeof(one)) < 0)
+			pr_debug("cannot wake the stop thread: %s\n", strerror(errno));
+		pthread_join(st->thread, NULL);
+		st->running = false;
+	} else if (st->s && !st->stopped_at) {
+		sampler__stop(st->s);
+		st->stopped_at = mono_sec();
+	}
+	if (st->sigfd >= 0)
+		close(st->sigfd);
+	if (st->efd >= 0)
+		close(st->efd);
+	if (st->quitfd >= 0)
+		close(st->quitfd);
+	st->sigfd = st->efd = st->quitfd = -1;
+}

@@ -57,7 +57,7 @@ struct sampler {
 	uint64_t deadline_ns; /* sampler__consume(): stop after the record past it (0: never) */
 	bool discard;	      /* sampler__discard(): count sample records, pass none */
 	uint64_t discarded;
-	uint64_t stop_ns; /* sampler__stop(): CLOCK_MONOTONIC ns; 0: sampling */
+	uint64_t stop_ns; /* sampler__stop(), on the stop thread: CLOCK_MONOTONIC ns; 0: sampling */
 	struct bpf_link **links; /* perf events and sched_switch */
 	int *pfds;
 	int nr_links;
@@ -904,19 +904,21 @@ int sampler__age_stacks(struct sampler *s, size_t *nr_deleted)
 
 void sampler__stop(struct sampler *s)
 {
-	if (s->stop_ns)
+	if (__atomic_load_n(&s->stop_ns, __ATOMIC_ACQUIRE))
 		return;
 	if (s->on)
 		s->on->bss->stopped = true;
 	if (s->off)
 		s->off->bss->stopped = true;
-	s->stop_ns = mono_ns();
+	__atomic_store_n(&s->stop_ns, mono_ns(), __ATOMIC_RELEASE);
 }
 
 /* Now, or when sampling stopped (bpf_ktime_get_ns() is CLOCK_MONOTONIC). */
 static uint64_t end_ns(const struct sampler *s)
 {
-	return s->stop_ns ? s->stop_ns : mono_ns();
+	uint64_t stop = __atomic_load_n(&s->stop_ns, __ATOMIC_ACQUIRE);
+
+	return stop ? stop : mono_ns();
 }
 
 /* Threads still off CPU: their interval ends now, or at the stop. */

@@ -18,13 +18,11 @@ CLI = sys.argv[1]
 REFERENCE = "--reference" in sys.argv
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 EXPECTED = os.path.join(DATA, "expected")
-# The whole FlameGraph perf-script corpus is read where it lives (it is shared data,
-# not copied into the project): SCORCH_PERF_SCRIPT_CORPUS, else ../shared/data/perf-script
-# next to the checkout. Without it, the excerpt kept in data/ (3 captures x 6 options).
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CORPUS = os.environ.get("SCORCH_PERF_SCRIPT_CORPUS",
-                        os.path.join(os.path.dirname(_ROOT), "shared", "data", "perf-script"))
-if not os.path.isdir(os.path.join(CORPUS, "expected")):
+# The whole FlameGraph perf-script corpus (13 captures with stackcollapse-perf.pl's
+# output per option) is read where it lives when SCORCH_PERF_SCRIPT_CORPUS names it;
+# without it, the excerpt kept in data/ (3 captures x 6 options).
+CORPUS = os.environ.get("SCORCH_PERF_SCRIPT_CORPUS")
+if not CORPUS or not os.path.isdir(os.path.join(CORPUS, "expected")):
     CORPUS = None
 failures = []
 

@@ -19,7 +19,7 @@ need_scorch() { # sets $scorch from SCORCH (default build/profiler/scorch)
 }
 
 need_tool() { # command package
-	command -v "$1" >/dev/null || die "$1 is not installed" "apt-get install $2 (scripts/setup.sh installs it)"
+	command -v "$1" >/dev/null || die "$1 is not installed" "apt-get install $2 (scripts/setup.sh --test installs it)"
 }
 
 need_flamegraph() { # sets $fgdir from FLAMEGRAPH_DIR

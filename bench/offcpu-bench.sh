@@ -40,7 +40,7 @@ pin=${PIN:-1}
 [ -x "$scorch" ] || { echo "offcpu-bench: no scorch binary at $scorch" >&2
 	echo "hint: run scripts/build.sh first" >&2; exit 1; }
 command -v bpftrace >/dev/null || { echo "offcpu-bench: bpftrace is not installed" >&2
-	echo "hint: run scripts/setup.sh (it installs bpftrace)" >&2; exit 1; }
+	echo "hint: run scripts/setup.sh --test (it installs bpftrace)" >&2; exit 1; }
 
 work=$(mktemp -d)
 mounted=0

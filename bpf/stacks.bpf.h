@@ -39,7 +39,7 @@ struct {
 } stacks SEC(".maps");
 
 /*
- * One value per key, added to atomically. A per-CPU hash (session 11) saved ~50 ns a
+ * One value per key, added to atomically. A per-CPU hash would save ~50 ns a
  * sample where threads of one pool sample the same stack on several CPUs, but the
  * kernel preallocates its values one per-CPU allocation per entry: 16 ms to create at
  * 32768 entries (40 at 65536) before sampling could start, and more than that in a

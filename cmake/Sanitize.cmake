@@ -31,15 +31,28 @@ if(SCORCH_SANITIZE)
 endif()
 
 # scorch_add_fuzzer(NAME SOURCES src... [LIBS lib...] [INCLUDES dir...])
-# Declares the libFuzzer executable NAME (which must start with fuzz_) in a fuzzing build;
-# does nothing otherwise. Seeds live in tests/<area>/corpus/<NAME without fuzz_>/.
+# Declares the libFuzzer executable NAME (which must start with fuzz_) in a fuzzing build.
+# Seeds live in tests/<area>/corpus/<NAME without fuzz_>/. In every other build the same
+# sources are linked with tests/fuzz/replay.c into replay_<NAME without fuzz_>, and the
+# test fuzz_replay_<...> (label unit) runs the entry point once on each committed seed:
+# the regressions fuzzing found are checked by every ctest run, sanitized or not.
 function(scorch_add_fuzzer name)
 	cmake_parse_arguments(F "" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
-	if(NOT SCORCH_FUZZ)
-		return()
-	endif()
 	if(NOT name MATCHES "^fuzz_")
 		message(FATAL_ERROR "fuzz target ${name}: the name must start with fuzz_")
+	endif()
+	if(NOT SCORCH_FUZZ)
+		string(REGEX REPLACE "^fuzz_" "" short ${name})
+		set(corpus ${CMAKE_CURRENT_SOURCE_DIR}/corpus/${short})
+		if(NOT IS_DIRECTORY ${corpus})
+			return() # its seeds are made by the fuzzing build only
+		endif()
+		add_executable(replay_${short} ${F_SOURCES} ${PROJECT_SOURCE_DIR}/tests/fuzz/replay.c)
+		target_include_directories(replay_${short} PRIVATE ${F_INCLUDES})
+		target_link_libraries(replay_${short} PRIVATE scorch_common ${F_LIBS})
+		add_test(NAME fuzz_replay_${short} COMMAND replay_${short} ${corpus})
+		set_tests_properties(fuzz_replay_${short} PROPERTIES LABELS unit)
+		return()
 	endif()
 	add_executable(${name} ${F_SOURCES})
 	target_include_directories(${name} PRIVATE ${F_INCLUDES})

@@ -31,7 +31,7 @@ out=$bdir/fuzz-out
 
 if ! command -v clang >/dev/null; then
 	echo "fuzz.sh: clang is needed for libFuzzer" >&2
-	echo "hint: run scripts/setup.sh (Debian package clang)" >&2
+	echo "hint: run scripts/setup.sh --test (Debian packages clang, libclang-rt-14-dev)" >&2
 	exit 2
 fi
 cmake -S . -B $bdir -DCMAKE_C_COMPILER=clang -DSCORCH_FUZZ=ON -DSCORCH_WERROR=ON >/dev/null

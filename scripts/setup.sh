@@ -1,19 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Installs what scorch needs to build, test and benchmark on Debian 12, and only
-# what is missing. Run as root.
+# Installs the Debian 12 packages scorch needs, and only those missing. Run as root.
+#
+#   scripts/setup.sh          what building scorch and recording need
+#   scripts/setup.sh --test   that, and what the test suite and benchmarks run beside
+#                             scorch (runtimes, reference tools, a browser, sanitizers)
 set -eu
 
-pkgs=(
-	build-essential cmake pkg-config clang llvm
-	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev bpftool
-	libxml2-utils perl python3 chromium bpftrace gzip zstd
-	libiberty-dev binutils elfutils gdc libc6-dbg libstdc++6-12-dbg time bc
-	linux-perf nodejs openjdk-17-jdk-headless # JIT runtimes for tests/perfmap (perf samples them)
-	libprotobuf-c-dev protobuf-c-compiler golang-go # pprof output (export/), go tool pprof in tests
-	libclang-rt-14-dev # libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh; a recommends of clang)
-	groff-base man-db # tests/man renders the manual pages
+build_pkgs=(
+	build-essential cmake pkg-config clang llvm bpftool
+	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev libiberty-dev
+	libprotobuf-c-dev protobuf-c-compiler # pprof output (export/)
 )
+test_pkgs=(
+	libxml2-utils perl python3 gzip zstd time bc binutils elfutils
+	chromium                                  # the flame graph browser test
+	bpftrace linux-perf                       # reference tools beside scorch
+	gdc libc6-dbg libstdc++6-12-dbg           # symbolization fixtures (D, debug files)
+	nodejs openjdk-17-jdk-headless            # JIT runtimes for tests/perfmap
+	golang-go                                 # go tool pprof reads the pprof output
+	libclang-rt-14-dev                        # libFuzzer and the sanitizers' runtimes
+	groff-base man-db                         # tests/man renders the manual pages
+)
+
+pkgs=("${build_pkgs[@]}")
+case "${1:-}" in
+'') ;;
+--test) pkgs+=("${test_pkgs[@]}") ;;
+*)
+	echo "setup: unknown option '$1'" >&2
+	echo "hint: scripts/setup.sh [--test]" >&2
+	exit 2
+	;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -26,7 +45,7 @@ if [ "${#missing[@]}" -eq 0 ]; then
 fi
 if [ "$(id -u)" != 0 ]; then
 	echo "setup: missing packages: ${missing[*]}" >&2
-	echo "hint: run this script as root (sudo $0)" >&2
+	echo "hint: run this script as root (or with sudo)" >&2
 	exit 1
 fi
 echo "setup: installing ${missing[*]}"

@@ -8,7 +8,7 @@
 # Arguments go to every ctest run (e.g. -R symbolize).
 set -eu
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --test
 scripts/build.sh
 ctest --test-dir build --output-on-failure --no-tests=error "$@"
 

@@ -3,8 +3,8 @@
 # tests/collapse: `scorch collapse` on the FlameGraph perf-script corpus (every file x every
 # option set of expected/, byte for byte), edge cases, gzip/zstd input, event filtering, bad
 # input and exit codes, and real bpftrace captures against an independent reference parser.
-# usage: test_collapse.py COLLAPSE_CLI [--anchor]
-#   --anchor: compare with stackcollapse-perf.pl --all from FLAMEGRAPH_DIR (default
+# usage: test_collapse.py COLLAPSE_CLI [--reference]
+#   --reference: compare with stackcollapse-perf.pl --all from FLAMEGRAPH_DIR (default
 #             /tmp/FlameGraph) on the corpus and the edge cases; exits 77 without one.
 import gzip
 import os
@@ -15,16 +15,14 @@ import sys
 import tempfile
 
 CLI = sys.argv[1]
-ANCHOR = "--anchor" in sys.argv
+REFERENCE = "--reference" in sys.argv
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 EXPECTED = os.path.join(DATA, "expected")
-# The whole FlameGraph perf-script corpus is read where it lives (it is shared data,
-# not copied into the project): SCORCH_PERF_SCRIPT_CORPUS, else ../shared/data/perf-script
-# next to the checkout. Without it, the excerpt kept in data/ (3 captures x 6 options).
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CORPUS = os.environ.get("SCORCH_PERF_SCRIPT_CORPUS",
-                        os.path.join(os.path.dirname(_ROOT), "shared", "data", "perf-script"))
-if not os.path.isdir(os.path.join(CORPUS, "expected")):
+# The whole FlameGraph perf-script corpus (13 captures with stackcollapse-perf.pl's
+# output per option) is read where it lives when SCORCH_PERF_SCRIPT_CORPUS names it;
+# without it, the excerpt kept in data/ (3 captures x 6 options).
+CORPUS = os.environ.get("SCORCH_PERF_SCRIPT_CORPUS")
+if not CORPUS or not os.path.isdir(os.path.join(CORPUS, "expected")):
     CORPUS = None
 failures = []
 
@@ -279,7 +277,7 @@ def bpftrace(tmp):
     check("bpftrace cut record reported", b"may be cut" in p.stderr, p.stderr.decode())
 
 
-def anchor():
+def reference():
     fg = os.environ.get("FLAMEGRAPH_DIR", "/tmp/FlameGraph")
     script = os.path.join(fg, "stackcollapse-perf.pl")
     if not os.path.exists(script) or not shutil.which("perl"):
@@ -297,19 +295,19 @@ def anchor():
             raw = gzip.decompress(raw)
         want = subprocess.run(["perl", script, "--all"], input=raw, capture_output=True).stdout
         got = run([inp]).stdout
-        check("anchor %s" % os.path.basename(inp), got == want, first_diff(got, want))
+        check("reference %s" % os.path.basename(inp), got == want, first_diff(got, want))
     # the edge cases: equal but for the documented deviations
     edge = os.path.join(DATA, "perf-edge-cases.txt")
     want = subprocess.run(["perl", script, "--all", edge], capture_output=True).stdout
     want = want.replace(b";tail;;lead", b";tail;[empty];lead").replace(b"comm;x;j", b"comm:x;j")
     want = b"".join(sorted(want.splitlines(keepends=True)))
     got = run([edge]).stdout
-    check("anchor edge cases", got == want, first_diff(got, want))
+    check("reference edge cases", got == want, first_diff(got, want))
 
 
 def main():
-    if ANCHOR:
-        anchor()
+    if REFERENCE:
+        reference()
     else:
         with tempfile.TemporaryDirectory() as tmp:
             corpus()

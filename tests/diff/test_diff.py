@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/diff: `scorch diff` (two-count output, differential SVG colours, normalize, negate,
 # --self, --top, compressed and bad input) and `scorch flamegraph` on two-count files.
-# usage: test_diff.py DIFF_CLI FG_CLI [--anchor]
-#   --anchor: compare with difffolded.pl / flamegraph.pl from FLAMEGRAPH_DIR
+# usage: test_diff.py DIFF_CLI FG_CLI [--reference]
+#   --reference: compare with difffolded.pl / flamegraph.pl from FLAMEGRAPH_DIR
 #             (default /tmp/FlameGraph); exits 77 (skip) when there is none.
 import os
 import re
@@ -13,7 +13,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 DIFF, FG = sys.argv[1], sys.argv[2]
-ANCHOR = "--anchor" in sys.argv
+REFERENCE = "--reference" in sys.argv
 SVG = "{http://www.w3.org/2000/svg}"
 failures = []
 
@@ -261,15 +261,15 @@ def test_bad_input():
         assert b"examples:" in p.stdout and b"--normalize" in p.stdout
 
 
-def anchor_dir():
+def reference_dir():
     d = os.environ.get("FLAMEGRAPH_DIR", "/tmp/FlameGraph")
     if os.path.exists(os.path.join(d, "difffolded.pl")):
         return d
     return None
 
 
-def test_anchor():
-    d = anchor_dir()
+def test_reference():
+    d = reference_dir()
     with Files() as f:
         for flags in [[], ["-s"]]:
             ours = run(DIFF, flags + [f.b, f.a]).stdout.decode().splitlines()
@@ -290,14 +290,14 @@ def test_anchor():
 
 
 def main():
-    if ANCHOR:
-        if not anchor_dir():
+    if REFERENCE:
+        if not reference_dir():
             print("skip: no FlameGraph checkout (set FLAMEGRAPH_DIR)")
             return 77
-        tests = [("test_anchor", test_anchor)]
+        tests = [("test_reference", test_reference)]
     else:
         tests = [(n, f) for n, f in sorted(globals().items())
-                 if n.startswith("test_") and n != "test_anchor"]
+                 if n.startswith("test_") and n != "test_reference"]
     for name, fn in tests:
         try:
             fn()

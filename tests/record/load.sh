@@ -72,7 +72,7 @@ assert seen >= rate * dur / 2, f"only {seen} processes seen of about {rate * dur
 # processes, as in the baseline)
 # Under AddressSanitizer scorch needs several times the CPU and competes for it with the
 # load on this 2-CPU machine: a stretch without CPU lets more exits pile up (29 runs of
-# session 8's and 9's ASan builds: 290 to 1,224 held, 8 over the normal bound; the normal
+# earlier ASan builds: 290 to 1,224 held, 8 over the normal bound; the normal
 # build: under 100, when 64 exits forced a reap). There the bound allows 5 s of exits
 # beyond the 1,024 (about 2,700 here, near the 3,000 seen): what catches a release that
 # never comes is the count of processes never released below.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Processes that come and go (issue 8): short-lived processes recorded
+# Processes that come and go: short-lived processes recorded
 # system-wide keep their names, an exec shows each binary under its own comm,
 # and a long recording with many exited processes holds only the live ones.
 set -eu

@@ -172,6 +172,7 @@ struct record {
 	bool ksyms_running;
 	int ksyms_err;
 	int err;
+	bool write_failed; /* an output could not be written: the summary still follows */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -1748,14 +1749,18 @@ static int write_named(struct record *r)
 /* @st NULL: an interval's outputs, else the end of the recording (with the capture). */
 static int write_output(struct record *r, const uint64_t *st)
 {
-	int err = 0;
+	int err = 0, e;
 
 	if (r->opts.named) {
 		err = write_named(r);
 		timing__mark(&r->finish, "render and write");
 	}
-	if (!err && r->opts.capture)
-		err = close_capture(r, st);
+	/* the capture is written even when another output could not be */
+	if (r->opts.capture && err != -ENOMEM) {
+		e = close_capture(r, st);
+		err = err ?: e;
+	}
+	r->write_failed = err != 0;
 	return err;
 }
 
@@ -1786,8 +1791,10 @@ static int write_interval(struct record *r)
 		return err;
 	}
 	err = write_named(r);
-	if (err)
+	if (err) {
+		r->write_failed = true;
 		return err;
+	}
 	pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted from the "
 		 "kernel's stack maps\n",
 		 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
@@ -1798,7 +1805,9 @@ static int write_interval(struct record *r)
 	if (!r->fold.folded)
 		return -ENOMEM;
 	r->next_interval += r->opts.interval;
-	return outputs__next(r->opts.outs);
+	err = outputs__next(r->opts.outs);
+	r->write_failed = err != 0;
+	return err;
 }
 
 static int finish_command(struct record *r)
@@ -2014,6 +2023,11 @@ static int record_run(struct record *r)
 	}
 	finish_command(r);
 	timing__mark(&r->finish, "stop");
+	if (err && r->write_failed) {
+		/* what was recorded until the output failed: its summary still counts */
+		sampler__stats(r->sampler, st);
+		report_summary(r, st);
+	}
 	if (err)
 		goto cleanup;
 
@@ -2029,10 +2043,10 @@ static int record_run(struct record *r)
 	timing__mark(&r->finish, "drain and symbolize");
 	sampler__stats(r->sampler, st);
 	err = write_output(r, st);
-	if (err)
-		goto cleanup;
-	if (report_summary(r, st) > PARTIAL_LOSS_PCT)
+	if (report_summary(r, st) > PARTIAL_LOSS_PCT && !err)
 		err = 1; /* partial result */
+	if (err < 0)
+		goto cleanup;
 	timing__report(&r->startup, "start-up");
 	timing__report(&r->finish, "end of recording to output");
 cleanup:

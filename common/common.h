@@ -90,20 +90,33 @@ bool path__is_jitdump(const char *path, size_t len);
 int cpu_list__parse(const char *path, bool *online, int nr);
 
 /*
- * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout).
- * An existing device or FIFO (/dev/null) is written in place. For a regular
- * file, data goes to a temporary file in the same directory, and
+ * Atomic output: out__open() returns a stream for @path ("-" or NULL: stdout; "" is
+ * refused). An existing device or FIFO (/dev/null) is written in place. For a regular
+ * file, data goes to a temporary "@path.tmp.PID.XXXXXX" in the same directory, and
  * out__close(.., commit=true) flushes, fsyncs and renames it over @path, so an
- * interrupted run never leaves half a file; commit=false removes it.
+ * interrupted run never leaves half a file; commit=false removes it. Temporaries of
+ * @path that a killed run left (ours, their PID gone) are removed at open.
+ * Modes: a new file gets 0666 & ~umask; a file replaced keeps its mode and its owner
+ * and group, or is refused when they cannot be kept. A symbolic link at @path is
+ * followed only when root or we own it (the file it names is replaced); one another
+ * user owns is refused (-ELOOP).
  * Both return 0 or -errno and log a one-line error naming the file.
+ *
+ * out__fail() reports that writing @out failed with @err (-errno, e.g. the -EIO of a
+ * stream's error flag) as the first write error the file met (-ENOSPC), once per file
+ * (out__close() does not report it again), and returns that error.
  */
+struct out_sink;
 struct out_file {
 	FILE *fp;
 	char *path; /* NULL for stdout or a device written in place */
 	char *tmp_path;
-	bool direct; /* fp is a device or FIFO opened in place */
+	struct out_sink *sink; /* the temporary's descriptor and first write error */
+	bool direct;	       /* fp is a device or FIFO opened in place */
+	bool reported;	       /* a write error was reported */
 };
 int out__open(struct out_file *out, const char *path);
+int out__fail(struct out_file *out, int err);
 int out__close(struct out_file *out, bool commit);
 
 #endif /* SCORCH_COMMON_H */

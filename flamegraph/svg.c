@@ -1314,8 +1314,7 @@ int flamegraph__write_svg_path(const struct folded *f, const struct flamegraph_o
 		goto cleanup;
 	err = flamegraph__write_svg(fg, of.fp);
 	if (err && err != -ENODATA)
-		pr_err("flamegraph: cannot write %s: %s\n", path ? path : "<stdout>",
-		       strerror(-err));
+		err = out__fail(&of, err);
 	/* the "No stack counts found" SVG is still a valid result to keep */
 	{
 		int cerr = out__close(&of, !err || err == -ENODATA);

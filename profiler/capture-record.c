@@ -149,7 +149,7 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 	};
 	err = put(c, &meta);
 	if (err)
-		pr_err("cannot write %s: %s\n", path, strerror(-err));
+		err = out__fail(&c->out, err);
 cleanup:
 	if (err) {
 		out__close(&c->out, false);
@@ -379,7 +379,6 @@ int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen)
 int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bool commit)
 {
 	struct capture_record rec = {.type = CAPTURE_STATS};
-	const char *name = c->out.path ? c->out.path : "standard output";
 	size_t i;
 	int err = 0;
 
@@ -400,7 +399,7 @@ int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bo
 	if (!err)
 		err = c->err ?: capture_writer__finish(c->w);
 	if (err)
-		pr_err("cannot write the capture %s: %s\n", name, strerror(-err));
+		err = out__fail(&c->out, err);
 	return out__close(&c->out, !err) ?: err;
 }
 

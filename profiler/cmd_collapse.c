@@ -244,8 +244,7 @@ int cmd_collapse(int argc, char **argv)
 	opened = true;
 	err = folded__write(collapser__folded(c), out.fp);
 	if (err)
-		pr_err("collapse: cannot write %s: %s\n", o.output ? o.output : "standard output",
-		       strerror(-err));
+		err = out__fail(&out, err);
 	err = out__close(&out, !err) ?: err;
 	opened = false;
 cleanup:

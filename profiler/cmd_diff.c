@@ -255,8 +255,7 @@ int cmd_diff(int argc, char **argv)
 	else
 		err = folded_diff__write(d, out.fp);
 	if (err && err != -ENODATA)
-		pr_err("diff: cannot write %s: %s\n", o.output ? o.output : "standard output",
-		       strerror(-err));
+		err = out__fail(&out, err);
 	if (!err && o.has_top) {
 		err = folded_diff__write_top(d, (size_t)MIN(o.top, SIZE_MAX), stderr);
 		if (err)

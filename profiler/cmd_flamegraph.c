@@ -180,8 +180,7 @@ static int export_folded(const struct fg_cmd_opts *o, int first, int argc, char 
 	err = o->format == EXPORT_PPROF ? profile__write_pprof(p, out.fp)
 					: profile__write_speedscope(p, out.fp, NULL);
 	if (err)
-		pr_err("flamegraph: cannot write %s: %s\n",
-		       o->output ? o->output : "standard output", strerror(-err));
+		err = out__fail(&out, err);
 	err = out__close(&out, !err) ?: err;
 cleanup:
 	profile__free(p);
@@ -233,8 +232,7 @@ int cmd_flamegraph(int argc, char **argv)
 		goto cleanup;
 	}
 	if (err)
-		pr_err("flamegraph: cannot write %s: %s\n", o.output ? o.output : "standard output",
-		       strerror(-err));
+		err = out__fail(&out, err);
 	err = out__close(&out, !err) ?: err;
 cleanup:
 	if (err)

@@ -152,6 +152,11 @@ int outputs__add(struct outputs *o, const char *path)
 	struct output *tmp;
 	size_t ext, i;
 
+	if (path && !*path) {
+		pr_err("-o '' names no file\n");
+		pr_hint("give -o FILE, or -o - for standard output\n");
+		return -EINVAL;
+	}
 	if (path && !strcmp(path, "-"))
 		path = NULL;
 	for (i = 0; i < o->n; i++) {
@@ -319,8 +324,7 @@ int outputs__write(struct outputs *o, struct output_data *d)
 		d->name = out->cur;
 		e = out->fmt->write(d, out->out.fp);
 		if (e)
-			pr_err("cannot write %s: %s\n", out->cur ? out->cur : "standard output",
-			       strerror(-e));
+			e = out__fail(&out->out, e);
 		e = out__close(&out->out, !e) ?: e;
 		out->open = false;
 		err = err ?: e;

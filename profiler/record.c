@@ -181,8 +181,8 @@ struct record {
 	bool ksyms_running;
 	int ksyms_err;
 	int err;
+	bool write_failed; /* an output could not be written: the summary still follows */
 };
-
 
 static void *ksyms_load(void *arg)
 {
@@ -261,12 +261,13 @@ static void usage(FILE *out)
 		"  -K, --kernel-only          kernel stacks only\n"
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
-		"                             files are replaced atomically; repeatable, one\n"
-		"                             recording written in several formats, chosen by\n"
-		"                             the name: .svg flame graph, .pb.gz or .pb pprof\n"
-		"                             (gzipped profile.proto, for go tool pprof), .json\n"
-		"                             speedscope, .scorch a capture (below), anything\n"
-		"                             else folded stacks\n"
+		"                             files are replaced atomically, keeping their mode\n"
+		"                             and owner (new ones: 0666 minus the umask);\n"
+		"                             repeatable, one recording written in several\n"
+		"                             formats, chosen by the name: .svg flame graph,\n"
+		"                             .pb.gz or .pb pprof (gzipped profile.proto, for\n"
+		"                             go tool pprof), .json speedscope, .scorch a\n"
+		"                             capture (below), anything else folded stacks\n"
 		"      --format FMT           folded, svg, pprof, speedscope or capture for a\n"
 		"                             single -o (or standard output), whatever its name\n"
 		"      --interval SECONDS     write every output every SECONDS (decimals\n"
@@ -1766,14 +1767,18 @@ static int write_named(struct record *r)
 /* @st NULL: an interval's outputs, else the end of the recording (with the capture). */
 static int write_output(struct record *r, const uint64_t *st)
 {
-	int err = 0;
+	int err = 0, e;
 
 	if (r->opts.named) {
 		err = write_named(r);
 		timing__mark(&r->finish, "render and write");
 	}
-	if (!err && r->opts.capture)
-		err = close_capture(r, st);
+	/* the capture is written even when another output could not be */
+	if (r->opts.capture && err != -ENOMEM) {
+		e = close_capture(r, st);
+		err = err ?: e;
+	}
+	r->write_failed = err != 0;
 	return err;
 }
 
@@ -1804,8 +1809,10 @@ static int write_interval(struct record *r)
 		return err;
 	}
 	err = write_named(r);
-	if (err)
+	if (err) {
+		r->write_failed = true;
 		return err;
+	}
 	pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted from the "
 		 "kernel's stack maps\n",
 		 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
@@ -1816,7 +1823,9 @@ static int write_interval(struct record *r)
 	if (!r->fold.folded)
 		return -ENOMEM;
 	r->next_interval += r->opts.interval;
-	return outputs__next(r->opts.outs);
+	err = outputs__next(r->opts.outs);
+	r->write_failed = err != 0;
+	return err;
 }
 
 static int finish_command(struct record *r)
@@ -2033,6 +2042,11 @@ static int record_run(struct record *r)
 	if (!err)
 		perfmaps__refresh(r->pm, 0);
 	timing__mark(&r->finish, "last reads");
+	if (err && r->write_failed) {
+		/* what was recorded until the output failed: its summary still counts */
+		sampler__stats(r->sampler, st);
+		report_summary(r, st);
+	}
 	if (err)
 		goto cleanup;
 
@@ -2050,10 +2064,10 @@ static int record_run(struct record *r)
 	/* dropped from the full rings at the stop: lost as the kernel's drops are */
 	st[STAT_LOST_RINGBUF] += r->ring_left;
 	err = write_output(r, st);
-	if (err)
-		goto cleanup;
-	if (report_summary(r, st) > PARTIAL_LOSS_PCT)
+	if (report_summary(r, st) > PARTIAL_LOSS_PCT && !err)
 		err = 1; /* partial result */
+	if (err < 0)
+		goto cleanup;
 	timing__report(&r->startup, "start-up");
 	timing__report(&r->finish, "end of recording to output");
 cleanup:

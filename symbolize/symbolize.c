@@ -42,12 +42,24 @@ struct file_index {
 	size_t count;
 };
 
+/*
+ * What a mapping is, told by this and never by its name: a file named "jit" is shown as
+ * "[jit]" too, and the interned strings of both are one pointer.
+ */
+enum proc_map_kind {
+	PROC_MAP_PSEUDO = 0, /* "[heap]", "[stack]", "anon_inode:...": a name, no file */
+	PROC_MAP_FILE,	     /* a file (maybe unreadable) */
+	PROC_MAP_ANON,	     /* anonymous executable memory, shown as "[jit]" */
+	PROC_MAP_VDSO,	     /* the kernel's vDSO */
+};
+
 struct proc_map {
 	uint64_t start, end, pgoff;
-	const char *name;      /* frame name without a symbol: "[libc.so.6]", "[anon]", "[heap]" */
+	const char *name;      /* frame name without a symbol: "[libc.so.6]", "[jit]", "[heap]" */
 	const char *path;      /* frame module: the file path, "[vdso]"; NULL otherwise */
 	struct elf_file *file; /* symbols, or NULL */
 	uint64_t inode;	       /* as maps said, to reuse files on refresh */
+	enum proc_map_kind kind;
 };
 
 struct proc {
@@ -114,7 +126,7 @@ struct symbolizer {
 	struct elf_file *vdso; /* this process's vDSO image: the same kernel serves others */
 	uint64_t vdso_size;
 
-	const char *s_unknown, *s_anon, *s_vdso, *s_jit;
+	const char *s_unknown, *s_anon, *s_vdso;
 	struct symbolizer_stats st;
 };
 
@@ -249,7 +261,6 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	/* anonymous memory is only kept when executable: JIT code, most likely */
 	s->s_anon = strset__intern(s->strs, "[jit]");
 	s->s_vdso = strset__intern(s->strs, "[vdso]");
-	s->s_jit = s->s_anon;
 	if (!s->kallsyms_path || !s->debug_root || !s->s_unknown || !s->s_anon || !s->s_vdso) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -943,7 +954,8 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 	};
 	if (e->path[0] == '[') {
 		m->name = e->path;
-		if (m->name == s->s_vdso) {
+		if (!strcmp(e->path, "[vdso]")) {
+			m->kind = PROC_MAP_VDSO;
 			if (!s->vdso_tried)
 				err = vdso_load(s);
 			/* a compat (32-bit) process has another vDSO: name it "[vdso]" only */
@@ -957,6 +969,7 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 		return 0;
 	if (!e->path[0]) {
 		m->name = s->s_anon;
+		m->kind = PROC_MAP_ANON;
 		return 0;
 	}
 	m->name = bracket_name(s, e->path);
@@ -965,6 +978,7 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 	if (e->path[0] != '/')
 		return 0; /* "anon_inode:...", "/memfd:" starts with '/' and is a file */
 	m->path = e->path;
+	m->kind = PROC_MAP_FILE;
 	/* a runtime's jitdump, mapped for perf to see: no code in it, not read (perfmap's) */
 	if (path__is_jitdump(e->path, strlen(e->path)))
 		return 0;
@@ -1218,7 +1232,7 @@ int symbolizer__jit_hints(struct symbolizer *s, pid_t pid, uint64_t gen)
 	for (i = 0; i < p->nr_maps; i++) {
 		const struct proc_map *m = &p->maps[i];
 
-		if (m->name == s->s_anon)
+		if (m->kind == PROC_MAP_ANON)
 			flags |= SYMBOLIZER_JIT_ANON;
 		else if (m->path && !m->file && path__is_jitdump(m->path, strlen(m->path)))
 			flags |= SYMBOLIZER_JIT_DUMP;
@@ -1530,7 +1544,7 @@ int symbolizer__user_gen(struct symbolizer *s, pid_t pid, uint64_t gen, uint64_t
 		return err;
 	if (p)
 		s->last = p;
-	if (!m || m->name == s->s_anon)
+	if (!m || m->kind == PROC_MAP_ANON)
 		return frame_jit(s, pid, ip, addr, m, out);
 	if (m->file && elf_file__offset_to_vaddr(m->file, addr - m->start + m->pgoff, &vaddr)) {
 		n = file_frames(s, m->file, vaddr, ip - addr, m->path, out, cap);
@@ -1835,9 +1849,9 @@ int symbolizer__mappings_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
 			.end = m->end,
 			.pgoff = m->pgoff,
 			/* a file, "[vdso]", a pseudo mapping's frame name, NULL for "[jit]" */
-			.path = m->path ? m->path : m->name == s->s_anon ? NULL : m->name,
+			.path = m->path ? m->path : m->kind == PROC_MAP_ANON ? NULL : m->name,
 		};
-		if (m->path == s->s_vdso)
+		if (m->kind == PROC_MAP_VDSO)
 			v[i].kind = SYMBOLIZER_MAP_VDSO;
 		else if (m->file)
 			v[i].kind = SYMBOLIZER_MAP_FILE;
@@ -2020,8 +2034,10 @@ int symbolizer__import_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
 		*pm = (struct proc_map){ .start = m->start, .end = m->end, .pgoff = m->pgoff };
 		if (!m->path) {
 			pm->name = s->s_anon;
+			pm->kind = PROC_MAP_ANON;
 		} else if (m->kind == SYMBOLIZER_MAP_VDSO || !strcmp(m->path, "[vdso]")) {
 			pm->name = pm->path = s->s_vdso;
+			pm->kind = PROC_MAP_VDSO;
 			if (!s->vdso_tried) {
 				err = vdso_load(s);
 				if (err)
@@ -2036,6 +2052,7 @@ int symbolizer__import_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
 		} else {
 			pm->path = strset__intern(s->strs, m->path);
 			pm->name = pm->path ? bracket_name(s, m->path) : NULL;
+			pm->kind = PROC_MAP_FILE;
 			if (pm->path && pm->name)
 				err = import_file(s, pm->path, m->build_id, m->build_id_len,
 						  &pm->file);

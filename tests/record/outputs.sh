@@ -5,7 +5,8 @@
 # 50 % (within 3 points) and every format must hold the same samples. --interval on
 # the phases workload (phase_one burns, then execs phase_two) must put phase one in
 # the early files and phase two in the late ones, and the files must add up to the
-# summary. Bad option combinations are usage errors.
+# summary. Bad option combinations are usage errors. A program named "jit" keeps its
+# symbols; a full file system is reported once, as such, after which the summary follows.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 CHECKS="$(dirname "$0")/../export"
@@ -28,6 +29,8 @@ expect 2 "needs -o FILE" -- record --interval 1 -o "$TMP/x.svg" -o -
 expect 2 "invalid --interval '0'" -- record --interval 0 -o "$TMP/x.svg"
 NOHINT=1 expect 2 "flame graph options need an SVG output" -- record --title x -o "$TMP/x.pb.gz"
 "$SCORCH" record --help | grep -q -- '--interval SECONDS' || fail "--help lacks --interval"
+# refused while parsing, before anything is recorded
+expect 2 "-o '' names no file" -- record -o '' -- true
 
 require_bpf
 if ! command -v go >/dev/null; then
@@ -153,4 +156,29 @@ except CheckError as e:
     print(f"FAIL: {e}")
     sys.exit(1)
 EOF
+
+# --- a program named "jit", as anonymous executable memory is shown: still symbolized ---
+cp "$SPLIT" "$TMP/jit"
+"$SCORCH" record -F 999 -q -o "$TMP/jit.folded" -- "$TMP/jit" --seconds 0.5 >/dev/null ||
+	fail "record of ./jit failed"
+grep -q ';main;run_rounds;burn_a' "$TMP/jit.folded" ||
+	fail "./jit lost its symbols: $(head -n 3 "$TMP/jit.folded")"
+
+# --- a full file system: said once with the file's name; the summary still printed ---
+FULL="$TMP/full"
+mkdir "$FULL"
+mount -t tmpfs -o size=4k tmpfs "$FULL" || fail "cannot mount a tmpfs on $FULL"
+trap 'umount "$FULL" 2>/dev/null || true; rm -rf "$TMP"; true' EXIT
+rc=0
+"$SCORCH" record -F 999 -o "$FULL/x.svg" -- "$SPLIT" --seconds 0.5 >/dev/null 2>"$TMP/err" ||
+	rc=$?
+cat "$TMP/err"
+[ "$rc" -eq 1 ] || fail "record to a full file system exited $rc, expected 1"
+[ "$(grep -c 'No space left on device' "$TMP/err")" -eq 1 ] ||
+	fail "ENOSPC not reported exactly once"
+grep -q "cannot write $FULL/x.svg: No space left on device" "$TMP/err" ||
+	fail "the error does not name $FULL/x.svg"
+grep -q 'samples at 999 Hz' "$TMP/err" || fail "no summary after the failed write"
+[ -z "$(ls -A "$FULL")" ] || fail "files left on the full file system: $(ls -A "$FULL")"
+umount "$FULL"
 echo PASS

@@ -1121,6 +1121,70 @@ static void test_evict(void)
 }
 
 /*
+ * Files named like the markers of mappings that are no file ("[jit]" for anonymous
+ * executable memory, "[heap]", "[vdso]"...): still files, their symbols found, live and
+ * through an exported and imported snapshot, and no JIT hint from them.
+ */
+static void test_marker_names(void)
+{
+	static const char *const names[] = {
+		"jit",	  "[jit]",   "heap",	  "[heap]", "stack",  "[stack]",  "vdso",
+		"[vdso]", "unknown", "[unknown]", "anon",   "[anon]", "vsyscall", "[vsyscall]",
+	};
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	struct symbolizer *s = symbolizer__new(NULL), *s2 = symbolizer__new(NULL);
+	struct symbolizer_mapping *mv = NULL, mp;
+	uint64_t addr[N], off;
+	char path[4096], *img;
+	size_t len, bid, nm, i;
+	int hints0, hints;
+	struct frame fr;
+	void *h;
+
+	CHECK(s && s2);
+	img = symfix_lib_image(&h, &len, &off, &bid);
+	CHECK(!symbolizer__snapshot_gen(s, getpid(), 1));
+	hints0 = symbolizer__jit_hints(s, getpid(), 1);
+	CHECK(hints0 >= 0);
+	for (i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		write_file(path, img, len);
+		addr[i] = map_exec(path, len);
+	}
+	CHECK(!symbolizer__snapshot_gen(s, getpid(), 2));
+	hints = symbolizer__jit_hints(s, getpid(), 2);
+	CHECK(hints == hints0);
+	for (i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		CHECK(symbolizer__user_gen(s, getpid(), 2, addr[i] + off, false, &fr, 1) == 1);
+		CHECK_STR(fr.name, "symfix_lib_func");
+		CHECK(fr.module && !strcmp(fr.module, path));
+		CHECK(!symbolizer__mapping_gen(s, getpid(), 2, addr[i] + off, &mp));
+		CHECK(mp.kind == SYMBOLIZER_MAP_FILE && mp.path && !strcmp(mp.path, path));
+	}
+	/* as a capture carries them to report */
+	CHECK(!symbolizer__mappings_gen(s, getpid(), 2, &mv, &nm));
+	CHECK(!symbolizer__import_gen(s2, 77, 1, mv, nm));
+	for (i = 0; i < N; i++) {
+		CHECK(symbolizer__user_gen(s2, 77, 1, addr[i] + off, false, &fr, 1) == 1);
+		CHECK_STR(fr.name, "symfix_lib_func");
+	}
+	CHECK(symbolizer__jit_hints(s2, 77, 1) == hints0);
+	for (i = 0; i < N; i++) {
+		munmap((void *)(uintptr_t)addr[i], len);
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		CHECK(!unlink(path));
+	}
+	free(mv);
+	symbolizer__forget_gen(s, getpid(), 1);
+	symbolizer__forget_gen(s, getpid(), 2);
+	symbolizer__free(s2);
+	symbolizer__free(s);
+	dlclose(h);
+	free(img);
+}
+
+/*
  * A file's symbol tables are read at its first lookup, after the process may have unmapped
  * it and the file may be gone: the descriptor the snapshot opened still reads it.
  */
@@ -1557,6 +1621,7 @@ int main(int argc, char **argv)
 	test_vmas();
 	test_vmas_live();
 	test_evict();
+	test_marker_names();
 	test_deferred();
 	test_jit();
 	test_corrupt();

@@ -12,8 +12,9 @@
 /*
  * The folded format (a contract; see README and DESIGN.md):
  *   one line per distinct stack: "frame;frame;...;frame COUNT\n", root first.
- *   Frames never contain ';' (replaced by ':'), '\n', '\r' (both removed) or NUL;
- *   other control bytes (0x01-0x1f including TAB, and 0x7f) are replaced by '?'.
+ *   Frames never contain ';' (replaced by ':') or NUL; control bytes (0x01-0x1f
+ *   including TAB, '\r' and '\n', and 0x7f) are replaced by '?', so "ma\rin" and
+ *   "main" stay two frames.
  *   Bytes >= 0x80 are kept as they are (the SVG writer repairs invalid UTF-8).
  *   A frame that is empty after escaping is written "[empty]".
  *   COUNT is a decimal unsigned 64-bit integer, separated from the stack by one space.

@@ -306,6 +306,13 @@ def test_escaping_hostile():
     assert any(b"NOTES" in c for c in comments)
 
 
+def test_cr_in_frame():
+    # a CR or LF inside a frame is escaped like other control bytes, never deleted:
+    # "ma\rin" must not merge with "main"
+    fr = frames(render(b"p;ma\rin 2\np;main 3\r\n")[0])
+    assert one(fr, "ma?in").fw == 2 and one(fr, "main").fw == 3
+
+
 def test_deep_and_huge_counts():
     deep = ";".join("f%d" % i for i in range(5000)) + " 3\n"
     svg, _ = render(deep, ["--minwidth", "0"])

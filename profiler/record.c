@@ -111,6 +111,7 @@ struct record {
 	struct symbolizer *sym;
 	struct perfmaps *pm; /* JIT symbol files of the processes seen */
 	struct unwinder *unw; /* --unwind dwarf */
+	bool cmd_failed; /* the -- command exited non-zero or was killed, not by scorch */
 	struct stack_trace *ubuf, *kbuf; /* one sample's stacks */
 	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
 	uint32_t ring_bytes;
@@ -313,7 +314,7 @@ static void usage(FILE *out)
 		"                             phase from the end of the recording to the output\n"
 		"                             on disk (stop, drain and symbolize, render or sort\n"
 		"                             and write) took\n"
-		"  -q, --quiet                no summary on standard error\n"
+		"  -q, --quiet                no summary on standard error (not with -v)\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
 		"\n"
@@ -334,7 +335,9 @@ static void usage(FILE *out)
 		"\n"
 		"exit status: 0 success (also when stopped by Ctrl-C), 1 error, 2 usage error,\n"
 		"3 output written but more than 5%% of samples were lost (with --interval: over\n"
-		"the whole recording; the intervals' files are all written)\n"
+		"the whole recording; the intervals' files are all written), 4 output written but\n"
+		"the command given after -- exited non-zero or was killed by a signal (4 also\n"
+		"when more than 5%% were lost)\n"
 		"\n"
 		"examples:\n"
 		"  sudo scorch record -p 1234 -d 10 -o cpu.folded     # a PID for 10 s\n"
@@ -357,16 +360,23 @@ static void usage(FILE *out)
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
 {
-	char *copy = strdup(arg), *tok, *save = NULL;
+	char *copy = strdup(arg), *tok, *next;
 	pid_t *tmp;
 	long v;
 	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* strtok_r would skip empty fields: "1,,2" or "1," is refused, not read as "1,2" */
+	for (tok = copy; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
 		if (parse__long(tok, 1, INT_MAX, &v)) {
-			pr_err("invalid %s '%s' in '%s'\n", what, tok, arg);
+			if (*tok)
+				pr_err("invalid %s '%s' in '%s'\n", what, tok, arg);
+			else
+				pr_err("empty %s in '%s'\n", what, arg);
 			pr_hint("give positive numbers separated by commas, e.g. 1234,1240\n");
 			err = -EINVAL;
 			goto cleanup;
@@ -383,10 +393,6 @@ static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t 
 		}
 		*ids = tmp;
 		(*ids)[(*nr)++] = v;
-	}
-	if (!*nr) {
-		pr_err("empty %s list\n", what);
-		err = -EINVAL;
 	}
 cleanup:
 	free(copy);
@@ -672,6 +678,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		o->cmd = &argv[optind];
 	if (o->user_only && o->kernel_only) {
 		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
+		goto cleanup;
+	}
+	if (o->quiet && o->verbose) {
+		pr_err("-q/--quiet and -v/--verbose exclude each other\n");
+		pr_hint("-q drops the summary, -v adds debug messages: choose one\n");
+		goto cleanup;
+	}
+	if (o->kernel_only && o->unwind == UNWIND_DWARF) {
+		pr_err("-K/--kernel-only records no user stack for --unwind dwarf to unwind\n");
+		pr_hint("drop --unwind dwarf (kernel stacks are walked in the kernel), or drop -K\n");
 		goto cleanup;
 	}
 	if (o->all && (o->nr_pids || o->nr_tids || o->cmd)) {
@@ -1801,9 +1817,15 @@ static int write_interval(struct record *r)
 	return outputs__next(r->opts.outs);
 }
 
+/*
+ * Reaps the -- command. It failed (r->cmd_failed, exit status EXIT_COMMAND) when it
+ * exited non-zero or was killed by a signal other than SIGINT or SIGTERM; ended by
+ * scorch (-d, Ctrl-C) it did not.
+ */
 static int finish_command(struct record *r)
 {
 	struct pollfd pfd = { .fd = r->launch.pidfd, .events = POLLIN };
+	bool stopped = false;
 	int status;
 
 	if (!r->launch.pid)
@@ -1811,15 +1833,20 @@ static int finish_command(struct record *r)
 	status = launch__wait(&r->launch, true);
 	if (status == -EAGAIN) {
 		/* stopped early (duration or signal): end the command, then reap it */
+		stopped = true;
 		kill(r->launch.pid, SIGTERM);
 		if (pfd.fd < 0 || poll(&pfd, 1, 2000) <= 0)
 			kill(r->launch.pid, SIGKILL);
 		status = launch__wait(&r->launch, false);
 	}
-	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status))
+	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status)) {
 		pr_info("scorch: the command exited with status %d\n", WEXITSTATUS(status));
-	else if (status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM)
+		r->cmd_failed = !stopped;
+	} else if (status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM) {
 		pr_info("scorch: the command was killed by signal %d\n", WTERMSIG(status));
+		/* Ctrl-C reaches the terminal's whole process group: a stop, not a failure */
+		r->cmd_failed = !stopped && WTERMSIG(status) != SIGINT;
+	}
 	return 0;
 }
 
@@ -2089,6 +2116,9 @@ int cmd_record(int argc, char **argv)
 	free(r.opts.pids);
 	free(r.opts.tids);
 	outputs__free(r.opts.outs); /* uncommitted files removed */
+	/* both a failed command and a partial result: the command's failure wins */
+	if ((!err || err == 1) && r.cmd_failed)
+		return EXIT_COMMAND;
 	if (err == 1)
 		return EXIT_PARTIAL;
 	return err ? EXIT_ERROR : EXIT_OK;

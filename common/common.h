@@ -30,6 +30,12 @@ bool log__enabled(enum log_level level);
 /* Replace the sink (default: vfprintf to stderr). NULL restores the default. */
 void log__set_fn(log_fn_t fn);
 void log__print(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Names the subcommand that is running (a static string, NULL: none): error and
+ * warning messages "scorch: X" are then printed "scorch: @cmd: X" (once, when X
+ * already starts with "@cmd: "), also those of the libraries it calls.
+ */
+void log__set_command(const char *cmd);
 
 #define pr_err(fmt, ...)   log__print(LOG_ERROR, "scorch: " fmt, ##__VA_ARGS__)
 #define pr_warn(fmt, ...)  log__print(LOG_WARN, "scorch: " fmt, ##__VA_ARGS__)

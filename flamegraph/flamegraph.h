@@ -95,6 +95,15 @@ enum flamegraph_palette {
 #define FG_FRAME_OFFCPU	  "[off-cpu]"
 #define FG_FRAME_RUNQUEUE "[runqueue]"
 
+/*
+ * The SVG draws stacks FG_MAX_DEPTH frames deep at most (the image grows one row per
+ * level: a single 500,000-frame line made a 104 MB SVG). The frames above that level
+ * are drawn as one FG_FRAME_DEEPER frame per level-(FG_MAX_DEPTH + 1) frame, with its
+ * position and width, and a warning counts them.
+ */
+#define FG_MAX_DEPTH	  8192
+#define FG_FRAME_DEEPER	  "[deeper frames not drawn]"
+
 struct flamegraph_opts {
 	size_t sz;			/* sizeof(struct flamegraph_opts) */
 	const char *title;		/* NULL: "Flame Graph", "Icicle Graph" or "Flame Chart" */

@@ -90,6 +90,19 @@ int parse__double(const char *s, double min, double max, double *out);
  */
 bool path__is_jitdump(const char *path, size_t len);
 
+/*
+ * /proc/@pid/stat, the fields scorch uses: the state letter ('R', 'S', 'Z' for a
+ * zombie, ...), the flags (PF_KTHREAD 0x00200000 marks a kernel thread) and the start
+ * time (clock ticks after boot). Returns 0, or -errno of the read, -EINVAL if malformed.
+ */
+struct proc_stat {
+	char state;
+	uint64_t flags;
+	uint64_t start_time;
+};
+#define PROC_PF_KTHREAD 0x00200000
+int proc__read_stat(int pid, struct proc_stat *st);
+
 /* Parses a CPU list file such as /sys/devices/system/cpu/online ("0-3,5") into
  * @online[0..nr) (set to true; CPUs >= @nr ignored). Returns 0, -EINVAL (malformed),
  * -errno of the read. */

@@ -798,6 +798,38 @@ cleanup:
 	return err;
 }
 
+/*
+ * A zombie has exited: no thread is left to sample, so it is refused. A kernel thread
+ * has no user stack: its kernel stacks are sampled while it runs (most sleep, so 0
+ * samples is likely), which a note says; with -U nothing could be recorded.
+ */
+static int check_target(const struct record_opts *o, pid_t pid)
+{
+	struct proc_stat st;
+
+	if (proc__read_stat(pid, &st))
+		return 0; /* gone or unreadable: the attach reports it */
+	if (st.state == 'Z' || st.state == 'X') {
+		pr_err("process %d has exited (a zombie): it has no threads to sample\n", pid);
+		pr_hint("profile a live process; its parent ('ps -o ppid= -p %d') has not reaped it\n",
+			pid);
+		return -ESRCH;
+	}
+	if (!(st.flags & PROC_PF_KTHREAD))
+		return 0;
+	if (o->user_only) {
+		pr_err("process %d is a kernel thread: it has no user stack for -U/--user-only\n",
+		       pid);
+		pr_hint("drop -U to sample its kernel stacks\n");
+		return -EINVAL;
+	}
+	pr_warn("process %d is a kernel thread: only its kernel stacks are sampled, while it "
+		"runs on a CPU\n",
+		pid);
+	pr_hint("an idle kernel thread gives no samples; --mode offcpu shows where it waits\n");
+	return 0;
+}
+
 /* The host probes of probe.c decide; the refusal is the probe's detail and hint. */
 static int preflight(struct record *r)
 {
@@ -828,6 +860,9 @@ static int preflight(struct record *r)
 			pr_hint("check the PID with 'ps -p %d'\n", o->pids[i]);
 			return -ESRCH;
 		}
+		err = check_target(o, o->pids[i]);
+		if (err)
+			return err;
 	}
 	for (i = 0; i < o->nr_tids; i++) {
 		if (kill(o->tids[i], 0) && errno == ESRCH) {

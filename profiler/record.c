@@ -256,7 +256,7 @@ static void usage(FILE *out)
 		"                             Ctrl-C, or until the targets exit\n"
 		"  -F, --frequency HZ         samples per second per CPU (default %d)\n"
 		"  -U, --user-only            user stacks only\n"
-		"  -K, --kernel-only          kernel stacks only\n"
+		"  -K, --kernel-only          kernel stacks only (not with --unwind dwarf)\n"
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
 		"                             files are replaced atomically; repeatable, one\n"

@@ -30,6 +30,12 @@ bool log__enabled(enum log_level level);
 /* Replace the sink (default: vfprintf to stderr). NULL restores the default. */
 void log__set_fn(log_fn_t fn);
 void log__print(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Names the subcommand that is running (a static string, NULL: none): error and
+ * warning messages "scorch: X" are then printed "scorch: @cmd: X" (once, when X
+ * already starts with "@cmd: "), also those of the libraries it calls.
+ */
+void log__set_command(const char *cmd);
 
 #define pr_err(fmt, ...)   log__print(LOG_ERROR, "scorch: " fmt, ##__VA_ARGS__)
 #define pr_warn(fmt, ...)  log__print(LOG_WARN, "scorch: " fmt, ##__VA_ARGS__)
@@ -83,6 +89,19 @@ int parse__double(const char *s, double min, double max, double *out);
  * find: a marker, not code.
  */
 bool path__is_jitdump(const char *path, size_t len);
+
+/*
+ * /proc/@pid/stat, the fields scorch uses: the state letter ('R', 'S', 'Z' for a
+ * zombie, ...), the flags (PF_KTHREAD 0x00200000 marks a kernel thread) and the start
+ * time (clock ticks after boot). Returns 0, or -errno of the read, -EINVAL if malformed.
+ */
+struct proc_stat {
+	char state;
+	uint64_t flags;
+	uint64_t start_time;
+};
+#define PROC_PF_KTHREAD 0x00200000
+int proc__read_stat(int pid, struct proc_stat *st);
 
 /* Parses a CPU list file such as /sys/devices/system/cpu/online ("0-3,5") into
  * @online[0..nr) (set to true; CPUs >= @nr ignored). Returns 0, -EINVAL (malformed),

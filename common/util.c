@@ -3,12 +3,40 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
+
+int proc__read_stat(int pid, struct proc_stat *st)
+{
+	char path[32], *text = NULL, *p, *tok, *save = NULL;
+	int field, err, found = 0;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	err = file__read_bounded(AT_FDCWD, path, 4096, &text, &len);
+	if (err)
+		return err;
+	/* "pid (comm) state ...": comm may hold anything, so count fields after the last ')' */
+	p = strrchr(text, ')');
+	for (field = 3, tok = p ? strtok_r(p + 1, " \n", &save) : NULL; tok && found < 3;
+	     tok = strtok_r(NULL, " \n", &save), field++) {
+		if (field == 3) {
+			st->state = tok[0];
+			found++;
+		} else if (field == 9 || field == 22) {
+			if (parse__u64(tok, 10, field == 9 ? &st->flags : &st->start_time))
+				break;
+			found++;
+		}
+	}
+	free(text);
+	return found == 3 ? 0 : -EINVAL;
+}
 
 int file__read_bounded(int dirfd, const char *path, size_t max, char **buf, size_t *len)
 {

@@ -106,8 +106,6 @@ static ssize_t normalize_stack(struct folded_diff *d, const char *s, size_t len)
 			if (i < len)
 				d->buf[o++] = ';';
 			start = o;
-		} else if (c == '\n' || c == '\r') {
-			continue;
 		} else if (c < 0x20 || c == 0x7f) {
 			d->buf[o++] = '?';
 		} else if (d->opts.strip_hex && c == '0' && i + 2 < len && s[i + 1] == 'x' &&

@@ -12,8 +12,9 @@
 /*
  * The folded format (a contract; see README and DESIGN.md):
  *   one line per distinct stack: "frame;frame;...;frame COUNT\n", root first.
- *   Frames never contain ';' (replaced by ':'), '\n', '\r' (both removed) or NUL;
- *   other control bytes (0x01-0x1f including TAB, and 0x7f) are replaced by '?'.
+ *   Frames never contain ';' (replaced by ':') or NUL; control bytes (0x01-0x1f
+ *   including TAB, '\r' and '\n', and 0x7f) are replaced by '?', so "ma\rin" and
+ *   "main" stay two frames.
  *   Bytes >= 0x80 are kept as they are (the SVG writer repairs invalid UTF-8).
  *   A frame that is empty after escaping is written "[empty]".
  *   COUNT is a decimal unsigned 64-bit integer, separated from the stack by one space.
@@ -93,6 +94,15 @@ enum flamegraph_palette {
 /* The marker leaf frames of wall-clock stacks (see FG_PAL_WALL). */
 #define FG_FRAME_OFFCPU	  "[off-cpu]"
 #define FG_FRAME_RUNQUEUE "[runqueue]"
+
+/*
+ * The SVG draws stacks FG_MAX_DEPTH frames deep at most (the image grows one row per
+ * level: a single 500,000-frame line made a 104 MB SVG). The frames above that level
+ * are drawn as one FG_FRAME_DEEPER frame per level-(FG_MAX_DEPTH + 1) frame, with its
+ * position and width, and a warning counts them.
+ */
+#define FG_MAX_DEPTH	  8192
+#define FG_FRAME_DEEPER	  "[deeper frames not drawn]"
 
 struct flamegraph_opts {
 	size_t sz;			/* sizeof(struct flamegraph_opts) */

@@ -65,8 +65,6 @@ size_t folded__escape_frame(char *dst, const char *name)
 	size_t n = 0;
 
 	for (; *p; p++) {
-		if (*p == '\n' || *p == '\r')
-			continue;
 		if (*p == ';')
 			dst[n++] = ':';
 		else if (*p < 0x20 || *p == 0x7f)

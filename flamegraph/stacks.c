@@ -234,8 +234,6 @@ static int split_stack(struct flamegraph *fg, const char *s, size_t len, size_t 
 			for (i = 0; s + i < p; i++) {
 				unsigned char c = (unsigned char)s[i];
 
-				if (c == '\n' || c == '\r')
-					continue;
 				fg->scratch[flen++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
 			}
 			name = fg->scratch;

@@ -761,6 +761,7 @@ struct render {
 	char *countname; /* escaped once */
 	size_t countname_len;
 	size_t max_depth, nr_frames;
+	size_t nr_deeper; /* FG_FRAME_DEEPER frames drawn */
 	bool diff;	 /* differential colours and titles */
 	double maxdelta; /* the largest |after - before| of a drawn frame */
 };
@@ -806,8 +807,10 @@ static int measure_cb(void *ctx, size_t depth, const struct open_frame *f, uint6
 {
 	struct render *r = ctx;
 
-	if (!width || (double)width < r->min_time)
+	if (!width || (double)width < r->min_time || depth > FG_MAX_DEPTH + 1)
 		return 0;
+	if (depth > FG_MAX_DEPTH)
+		r->nr_deeper++;
 	r->nr_frames++;
 	if (r->diff && fabs(diff_delta(r, f, width)) > r->maxdelta)
 		r->maxdelta = fabs(diff_delta(r, f, width));
@@ -876,11 +879,14 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 	char annot = 0, cnt[48], self[48];
 	struct rgb c;
 
-	if (!width || (double)width < r->min_time)
+	if (!width || (double)width < r->min_time || depth > FG_MAX_DEPTH + 1)
 		return 0;
 	if (f->name == ROOT_ID) {
 		name = "all";
 		len = 3;
+	} else if (depth > FG_MAX_DEPTH) {
+		name = FG_FRAME_DEEPER;
+		len = sizeof(FG_FRAME_DEEPER) - 1;
 	} else {
 		name = r->fg->names[f->name];
 		len = r->fg->name_len[f->name];
@@ -892,7 +898,7 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		c = diff_color(diff_delta(r, f, width), r->maxdelta);
 	} else if (o->colors == FG_PAL_WALL) {
 		c = wall_color(o, name, len, width, f->off, f->rq);
-	} else if (o->cp && f->name != ROOT_ID) {
+	} else if (o->cp && f->name != ROOT_ID && depth <= FG_MAX_DEPTH) {
 		size_t full = r->fg->name_len[f->name];
 		const struct cp_entry *e = cp_get(&r->cp, name, full);
 
@@ -938,7 +944,7 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 	fputs(", ", r->out);
 	put_fixed(r->out, pct, 2);
 	fputc('%', r->out);
-	if (f->self) {
+	if (f->self && depth <= FG_MAX_DEPTH) {
 		fputs(", self ", r->out);
 		fputs(fmt_count(self, f->self, o->factor), r->out);
 	}
@@ -1241,6 +1247,12 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 	err = flow(fg, shift, dashdash, r.diff, measure_cb, &r);
 	if (err)
 		goto cleanup;
+	if (r.nr_deeper) {
+		pr_warn("flamegraph: stacks deeper than %d frames: what is above drawn as %zu "
+			"'" FG_FRAME_DEEPER "' frames\n",
+			FG_MAX_DEPTH, r.nr_deeper);
+		pr_hint("cut or fold the deep stacks (e.g. repeated recursive frames) to see their tops\n");
+	}
 	r.imgh = (double)(r.max_depth + 1) * o->height + r.ypad1 + r.ypad2 + r.ypad3;
 	err = write_head(&r, o->width, r.imgh, default_title(o, r.diff));
 	if (err)

@@ -3,6 +3,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +100,8 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
 		return -ENOMEM;
 
 	optind = 1;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "o:nsvh", longopts, NULL)) != -1) {
+	opterr = 0; /* getopt's own messages would say "diff:", not "scorch: diff:" */
+	while ((c = getopt_long(argc, argv, ":o:nsvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = strcmp(optarg, "-") ? optarg : NULL;
@@ -138,9 +140,15 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
 			usage(stdout);
 			err = 1;
 			goto cleanup;
+		case ':':
+			pr_err("option '%s' needs a value\n", argv[optind - 1]);
+			pr_hint("run 'scorch diff --help' for the options\n");
+			err = -EINVAL;
+			goto cleanup;
 		default:
 			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
 			if (err == -ENOENT) {
+				pr_err("unknown option '%s'\n", argv[optind - 1]);
 				pr_hint("run 'scorch diff --help' for the options\n");
 				err = -EINVAL;
 			}
@@ -208,7 +216,21 @@ static int write_svg(const struct diff_cmd_opts *o, const struct folded_diff *d,
 	return err;
 }
 
-int cmd_diff(int argc, char **argv)
+/* The --top report's totals and shares are not exact once a profile's total saturated. */
+static void warn_saturated(const struct diff_cmd_opts *o, const struct folded_diff *d)
+{
+	bool before = folded_diff__total(d, FOLDED_BEFORE) == UINT64_MAX;
+	bool after = folded_diff__total(d, FOLDED_AFTER) == UINT64_MAX;
+
+	if (!before && !after)
+		return;
+	pr_warn("diff: the total of %s saturated at %" PRIu64
+		": the --top totals and percentages are not exact\n",
+		before && after ? "both profiles" : before ? o->before : o->after, UINT64_MAX);
+	pr_hint("divide the counts so that each profile's sum fits in 64 bits\n");
+}
+
+static int diff_main(int argc, char **argv)
 {
 	struct diff_cmd_opts o = {.diff = {.sz = sizeof(struct folded_diff_opts)}};
 	struct folded_diff *d = NULL;
@@ -240,6 +262,8 @@ int cmd_diff(int argc, char **argv)
 		 (unsigned long long)folded_diff__total(d, FOLDED_BEFORE),
 		 (unsigned long long)folded_diff__total(d, FOLDED_AFTER));
 
+	if (o.has_top)
+		warn_saturated(&o, d);
 	if (o.has_top && !o.output) {
 		err = folded_diff__write_top(d, (size_t)MIN(o.top, SIZE_MAX), stdout);
 		if (err)
@@ -268,4 +292,14 @@ cleanup:
 		out__close(&out, false);
 	folded_diff__free(d);
 	return err ? EXIT_ERROR : EXIT_OK;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	int rc;
+
+	log__set_command("diff");
+	rc = diff_main(argc, argv);
+	log__set_command(NULL);
+	return rc;
 }

@@ -11,6 +11,7 @@ enum scorch_exit {
 	EXIT_ERROR = 1,   /* failure: nothing or nothing trustworthy was written */
 	EXIT_USAGE = 2,   /* bad command line */
 	EXIT_PARTIAL = 3, /* output written, but more than 5 % of samples were lost */
+	EXIT_COMMAND = 4, /* record: output written, but the -- command failed */
 };
 
 /* Each takes argv with argv[0] the subcommand name and returns an exit code. */

@@ -36,7 +36,8 @@ static void usage(FILE *out)
 		fprintf(out, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(out, "\nRun 'scorch <command> --help' for a command's options.\n"
 		     "\nexit status: 0 success, 1 error, 2 usage error, 3 partial result\n"
-		     "(output written but more than 5%% of samples lost)\n"
+		     "(output written but more than 5%% of samples lost), 4 the command run by\n"
+		     "'scorch record -- command' failed (output written)\n"
 		     "\nenvironment: SCORCH_CACHE_DIR, where decompressed debug sections are kept\n"
 		     "for the next runs (default " SCORCH_CACHE_DIR_DEFAULT "; empty: no cache)\n"
 		     "\nexamples:\n"

@@ -119,6 +119,7 @@ struct record {
 	struct symbolizer *sym;
 	struct perfmaps *pm; /* JIT symbol files of the processes seen */
 	struct unwinder *unw; /* --unwind dwarf */
+	bool cmd_failed; /* the -- command exited non-zero or was killed, not by scorch */
 	struct stack_trace *ubuf, *kbuf; /* one sample's stacks */
 	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
 	uint32_t ring_bytes;
@@ -258,7 +259,7 @@ static void usage(FILE *out)
 		"                             Ctrl-C, or until the targets exit\n"
 		"  -F, --frequency HZ         samples per second per CPU (default %d)\n"
 		"  -U, --user-only            user stacks only\n"
-		"  -K, --kernel-only          kernel stacks only\n"
+		"  -K, --kernel-only          kernel stacks only (not with --unwind dwarf)\n"
 		"  -I, --include-idle         count the idle task (excluded by default)\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
 		"                             files are replaced atomically, keeping their mode\n"
@@ -317,7 +318,7 @@ static void usage(FILE *out)
 		"                             phase from the end of the recording to the output\n"
 		"                             on disk (stop, last reads, drain and symbolize,\n"
 		"                             render or sort and write) took\n"
-		"  -q, --quiet                no summary on standard error\n"
+		"  -q, --quiet                no summary on standard error (not with -v)\n"
 		"  -v, --verbose              debug messages, including libbpf's\n"
 		"  -h, --help                 this help\n"
 		"\n"
@@ -338,7 +339,9 @@ static void usage(FILE *out)
 		"\n"
 		"exit status: 0 success (also when stopped by Ctrl-C), 1 error, 2 usage error,\n"
 		"3 output written but more than 5%% of samples were lost (with --interval: over\n"
-		"the whole recording; the intervals' files are all written)\n"
+		"the whole recording; the intervals' files are all written), 4 output written but\n"
+		"the command given after -- exited non-zero or was killed by a signal (4 also\n"
+		"when more than 5%% were lost)\n"
 		"\n"
 		"examples:\n"
 		"  sudo scorch record -p 1234 -d 10 -o cpu.folded     # a PID for 10 s\n"
@@ -361,16 +364,23 @@ static void usage(FILE *out)
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
 {
-	char *copy = strdup(arg), *tok, *save = NULL;
+	char *copy = strdup(arg), *tok, *next;
 	pid_t *tmp;
 	long v;
 	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* strtok_r would skip empty fields: "1,,2" or "1," is refused, not read as "1,2" */
+	for (tok = copy; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
 		if (parse__long(tok, 1, INT_MAX, &v)) {
-			pr_err("invalid %s '%s' in '%s'\n", what, tok, arg);
+			if (*tok)
+				pr_err("invalid %s '%s' in '%s'\n", what, tok, arg);
+			else
+				pr_err("empty %s in '%s'\n", what, arg);
 			pr_hint("give positive numbers separated by commas, e.g. 1234,1240\n");
 			err = -EINVAL;
 			goto cleanup;
@@ -387,10 +397,6 @@ static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t 
 		}
 		*ids = tmp;
 		(*ids)[(*nr)++] = v;
-	}
-	if (!*nr) {
-		pr_err("empty %s list\n", what);
-		err = -EINVAL;
 	}
 cleanup:
 	free(copy);
@@ -678,6 +684,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o, bool *help)
 		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
 		goto cleanup;
 	}
+	if (o->quiet && o->verbose) {
+		pr_err("-q/--quiet and -v/--verbose exclude each other\n");
+		pr_hint("-q drops the summary, -v adds debug messages: choose one\n");
+		goto cleanup;
+	}
+	if (o->kernel_only && o->unwind == UNWIND_DWARF) {
+		pr_err("-K/--kernel-only records no user stack for --unwind dwarf to unwind\n");
+		pr_hint("drop --unwind dwarf (kernel stacks are walked in the kernel), or drop -K\n");
+		goto cleanup;
+	}
 	if (o->all && (o->nr_pids || o->nr_tids || o->cmd)) {
 		pr_err("-a/--all cannot be combined with -p, -t or a command\n");
 		goto cleanup;
@@ -786,6 +802,38 @@ cleanup:
 	return err;
 }
 
+/*
+ * A zombie has exited: no thread is left to sample, so it is refused. A kernel thread
+ * has no user stack: its kernel stacks are sampled while it runs (most sleep, so 0
+ * samples is likely), which a note says; with -U nothing could be recorded.
+ */
+static int check_target(const struct record_opts *o, pid_t pid)
+{
+	struct proc_stat st;
+
+	if (proc__read_stat(pid, &st))
+		return 0; /* gone or unreadable: the attach reports it */
+	if (st.state == 'Z' || st.state == 'X') {
+		pr_err("process %d has exited (a zombie): it has no threads to sample\n", pid);
+		pr_hint("profile a live process; its parent ('ps -o ppid= -p %d') has not reaped it\n",
+			pid);
+		return -ESRCH;
+	}
+	if (!(st.flags & PROC_PF_KTHREAD))
+		return 0;
+	if (o->user_only) {
+		pr_err("process %d is a kernel thread: it has no user stack for -U/--user-only\n",
+		       pid);
+		pr_hint("drop -U to sample its kernel stacks\n");
+		return -EINVAL;
+	}
+	pr_warn("process %d is a kernel thread: only its kernel stacks are sampled, while it "
+		"runs on a CPU\n",
+		pid);
+	pr_hint("an idle kernel thread gives no samples; --mode offcpu shows where it waits\n");
+	return 0;
+}
+
 /* The host probes of probe.c decide; the refusal is the probe's detail and hint. */
 static int preflight(struct record *r)
 {
@@ -816,6 +864,9 @@ static int preflight(struct record *r)
 			pr_hint("check the PID with 'ps -p %d'\n", o->pids[i]);
 			return -ESRCH;
 		}
+		err = check_target(o, o->pids[i]);
+		if (err)
+			return err;
 	}
 	for (i = 0; i < o->nr_tids; i++) {
 		if (kill(o->tids[i], 0) && errno == ESRCH) {
@@ -1828,9 +1879,15 @@ static int write_interval(struct record *r)
 	return err;
 }
 
+/*
+ * Reaps the -- command. It failed (r->cmd_failed, exit status EXIT_COMMAND) when it
+ * exited non-zero or was killed by a signal other than SIGINT or SIGTERM; ended by
+ * scorch (-d, Ctrl-C) it did not.
+ */
 static int finish_command(struct record *r)
 {
 	struct pollfd pfd = { .fd = r->launch.pidfd, .events = POLLIN };
+	bool stopped = false;
 	int status;
 
 	if (!r->launch.pid)
@@ -1838,15 +1895,20 @@ static int finish_command(struct record *r)
 	status = launch__wait(&r->launch, true);
 	if (status == -EAGAIN) {
 		/* stopped early (duration or signal): end the command, then reap it */
+		stopped = true;
 		kill(r->launch.pid, SIGTERM);
 		if (pfd.fd < 0 || poll(&pfd, 1, 2000) <= 0)
 			kill(r->launch.pid, SIGKILL);
 		status = launch__wait(&r->launch, false);
 	}
-	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status))
+	if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status)) {
 		pr_info("scorch: the command exited with status %d\n", WEXITSTATUS(status));
-	else if (status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM)
+		r->cmd_failed = !stopped;
+	} else if (status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM) {
 		pr_info("scorch: the command was killed by signal %d\n", WTERMSIG(status));
+		/* Ctrl-C reaches the terminal's whole process group: a stop, not a failure */
+		r->cmd_failed = !stopped && WTERMSIG(status) != SIGINT;
+	}
 	return 0;
 }
 
@@ -2124,6 +2186,9 @@ int cmd_record(int argc, char **argv)
 	free(r.opts.pids);
 	free(r.opts.tids);
 	outputs__free(r.opts.outs); /* uncommitted files removed */
+	/* both a failed command and a partial result: the command's failure wins */
+	if ((!err || err == 1) && r.cmd_failed)
+		return EXIT_COMMAND;
 	if (err == 1)
 		return EXIT_PARTIAL;
 	return err ? EXIT_ERROR : EXIT_OK;

@@ -994,26 +994,9 @@ static int proc_map_init(struct symbolizer *s, pid_t pid, const struct map_entry
 /* The start time of @pid (clock ticks after boot), or 0 if it cannot be read. */
 static uint64_t proc_start_time(pid_t pid)
 {
-	char path[32], *text = NULL, *p, *tok, *save = NULL;
-	uint64_t v = 0;
-	size_t len;
-	int field;
+	struct proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file__read_bounded(AT_FDCWD, path, 4096, &text, &len))
-		return 0;
-	/* "pid (comm) state ...": comm may hold anything, so count fields after the last ')' */
-	p = strrchr(text, ')');
-	for (field = 3, tok = p ? strtok_r(p + 1, " \n", &save) : NULL; tok;
-	     tok = strtok_r(NULL, " \n", &save), field++) {
-		if (field == 22) {
-			if (parse__u64(tok, 10, &v))
-				v = 0;
-			break;
-		}
-	}
-	free(text);
-	return v;
+	return proc__read_stat((int)pid, &st) ? 0 : st.start_time;
 }
 
 /*

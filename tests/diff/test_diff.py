@@ -224,8 +224,35 @@ def test_top():
         assert "(no function's self count changed)" in out
 
 
+def diff_prefixed(p):
+    """Every message of `scorch diff` says "scorch: diff:" (or is a hint)."""
+    lines = p.stderr.decode(errors="replace").splitlines()
+    assert lines, "no message"
+    for line in lines:
+        assert line.startswith("scorch: diff: ") or line.startswith("hint: "), line
+
+
+def test_top_saturated():
+    with Files() as f:
+        big = f.write("big", "main;a 18446744073709551615\nmain;b 5\n")
+        p = run(DIFF, [big, f.a, "--top", "2"])
+        err = p.stderr.decode()
+        assert "the total of %s saturated" % big in err and "hint:" in err, err
+        assert err.count("saturated") == 1
+        diff_prefixed(p)
+        # not without --top, nor when nothing saturates
+        assert b"saturated" not in run(DIFF, [big, f.a]).stderr
+        assert b"saturated" not in run(DIFF, [f.b, f.a, "--top", "2"]).stderr
+
+
 def test_bad_input():
     with Files() as f:
+        # every error says "scorch: diff:", the library's and getopt's included
+        for args, rc in [([f.b, "/nonexistent/a.folded"], 1), ([f.b, f.dir], 1),
+                         ([f.b, f.a, "-o", "/nonexistent/x.svg"], 1), ([f.b, f.a, "--bogus"], 2),
+                         ([f.b, f.a, "--top"], 2), ([f.b, f.a, "--width", "0"], 2),
+                         ([f.b], 2)]:
+            diff_prefixed(run(DIFF, args, expect_rc=rc))
         p = run(DIFF, [f.b, "/nonexistent/a.folded"], expect_rc=1)
         assert b"/nonexistent/a.folded" in p.stderr and not p.stdout
         empty = f.write("empty", "")

@@ -306,11 +306,36 @@ def test_escaping_hostile():
     assert any(b"NOTES" in c for c in comments)
 
 
+def test_cr_in_frame():
+    # a CR or LF inside a frame is escaped like other control bytes, never deleted:
+    # "ma\rin" must not merge with "main"
+    fr = frames(render(b"p;ma\rin 2\np;main 3\r\n")[0])
+    assert one(fr, "ma?in").fw == 2 and one(fr, "main").fw == 3
+
+
 def test_deep_and_huge_counts():
     deep = ";".join("f%d" % i for i in range(5000)) + " 3\n"
     svg, _ = render(deep, ["--minwidth", "0"])
     fr = frames(svg)
     assert len(fr) == 5001 and one(fr, "f4999").fw == 3
+    # deeper than FG_MAX_DEPTH (8192): the levels above are one marker frame each,
+    # so the SVG stops growing with the depth (a 500,000-frame line made 104 MB)
+    sizes = []
+    for n in (9000, 60000):
+        deep = ";".join("f%d" % i for i in range(n)) + " 3\n"
+        svg, err = render(deep, ["--minwidth", "0"])
+        sizes.append(len(svg))
+        fr = frames(svg)
+        assert len(fr) == 8192 + 2 and one(fr, "f8191").fw == 3 and not by_name(fr, "f8192")
+        mark = one(fr, "[deeper frames not drawn]")
+        assert mark.fw == 3 and mark.y < one(fr, "f8191").y
+        assert "deeper than 8192 frames" in err and "hint:" in err
+        assert float(ET.fromstring(svg).get("height")) == 8194 * 16 + 12 * 3 + 12 * 2 + 10
+    assert sizes[1] < sizes[0] * 1.1, sizes
+    # two deep stacks: one marker each, side by side
+    two = "".join(";".join(["r"] + ["%s%d" % (t, i) for i in range(8300)]) + " 2\n" for t in "ab")
+    fr = frames(render(two, ["--minwidth", "0"])[0])
+    assert [m.fw for m in by_name(fr, "[deeper frames not drawn]")] == [2, 2]
     svg, err = render("a;b 18446744073709551615\na;c 18446744073709551614\nd 5\n")
     fr = frames(svg)
     shift = int(re.search(r"divided by 2\^(\d+)", err).group(1))

@@ -42,10 +42,23 @@ static void test_escaping(void)
 	CHECK(ADD(f, 3, "", "x") == 0);
 	CHECK(ADD(f, 4, "\n\r", "utf8 \xc3\xa9 \xff") == 0);
 	s = write_str(f);
-	CHECK_STR(s, "[empty];utf8 \xc3\xa9 \xff 4\n"
+	CHECK_STR(s, "??;utf8 \xc3\xa9 \xff 4\n"
 		     "[empty];x 3\n"
-		     "ab;tab?here;esc?[0m;del? 2\n"
+		     "a?b?;tab?here;esc?[0m;del? 2\n"
 		     "java;Lslowy/App:::isPrime 1\n");
+	free(s);
+	folded__free(f);
+
+	/* a CR or LF inside a name is escaped, not deleted: these are two stacks */
+	f = folded__new();
+	CHECK(f);
+	CHECK(ADD(f, 1, "ma\rin") == 0);
+	CHECK(ADD(f, 2, "main") == 0);
+	CHECK(ADD(f, 4, "ma\nin") == 0);
+	CHECK(folded__nr_stacks(f) == 2);
+	s = write_str(f);
+	CHECK_STR(s, "ma?in 5\n"
+		     "main 2\n");
 	free(s);
 	folded__free(f);
 }

@@ -45,7 +45,7 @@ for c in $cmds; do
 		echo "$line" | grep -qE "(^|[ ,])$code " || fail "scorch $c --help: exit status $code missing: $line"
 	done
 	exits=$(awk '/^\.SH EXIT STATUS/ { on = 1; next } /^\.SH/ { on = 0 } on && /^\.B [0-9]$/ { print $2 }' "$page" | tr '\n' ' ')
-	help_codes=$(echo "$line" | grep -oE '(^|[ ,:])[0-3] ' | tr -dc '0-3\n' | sort -u | tr '\n' ' ')
+	help_codes=$(echo "$line" | grep -oE '(^|[ ,:])[0-4] ' | tr -dc '0-4\n' | sort -u | tr '\n' ' ')
 	[ "$exits" = "$help_codes" ] || fail "scorch-$c.1 exit codes '$exits' differ from --help's '$help_codes'"
 done
 "$SCORCH" --help | grep -q '^exit status: 0 success, 1 error, 2 usage error, 3 partial' ||

@@ -24,6 +24,13 @@ expect 2 "invalid frequency '0'" -- record -F 0
 expect 2 "invalid PID 'x'" -- record -p 1,x
 expect 2 "needs a value" -- record -p
 expect 2 "cannot be combined" -- record -a -p 1
+# empty fields are refused, not read as "1,2"
+expect 2 "empty PID in '1,,2'" -- record -p 1,,2
+expect 2 "empty TID in '1,'" -- record -t 1,
+expect 2 "empty PID in ',1'" -- record -p ,1
+expect 2 "quiet and -v/--verbose exclude each other" -- record -q -v -- true
+expect 2 "no user stack for --unwind dwarf" -- record -K --unwind dwarf -- true
+grep -q '^hint: ' "$TMP/err" || fail "-K --unwind dwarf: no hint"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "not root: the rest needs root"
@@ -63,6 +70,14 @@ stop_with() {
 }
 stop_with INT
 stop_with TERM
+
+# a command that fails: status 4 after the output is written; stopped by -d it is no
+# failure
+expect 4 "the command exited with status 7" -- record -o "$TMP/c.folded" -- sh -c 'exit 7'
+[ -f "$TMP/c.folded" ] || fail "a failed command: no output written"
+expect 4 "the command was killed by signal 9" -- record -o "$TMP/c.folded" -- sh -c 'kill -9 $$'
+"$SCORCH" record -q -d 0.2 -o "$TMP/c.folded" -- sleep 30 || fail "a command stopped by -d: exit $?"
+"$SCORCH" record -q -o "$TMP/c.folded" -- true || fail "a command that succeeds: exit $?"
 
 # an output that cannot be created fails before sampling, not after
 expect 1 "cannot create /nonexistent-scorch-dir/x.folded" -- record -d 0.1 -o /nonexistent-scorch-dir/x.folded

@@ -68,4 +68,35 @@ awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = split(line, a, ";")
 	"$TMP/k.folded" || fail "-K recorded a user frame"
 grep -q '_\[k\]' "$TMP/u.folded" && fail "-U recorded a kernel frame"
 [ "$(frame_total "$TMP/u.folded" split burn_a)" -gt 0 ] || fail "-U: burn_a missing"
+# a kernel thread (kthreadd, PID 2): a note and a hint, its kernel stacks only; -U
+# would record nothing: refused
+"$SCORCH" record -p 2 -d 0.2 -o "$TMP/kthread.folded" 2>"$TMP/err" ||
+	fail "record -p 2: $(cat "$TMP/err")"
+grep -q "process 2 is a kernel thread" "$TMP/err" || fail "-p 2: no note: $(cat "$TMP/err")"
+grep -q "^hint: " "$TMP/err" || fail "-p 2: no hint"
+rc=0
+"$SCORCH" record -p 2 -U -d 0.2 -o "$TMP/kthread.folded" 2>"$TMP/err" || rc=$?
+[ "$rc" -eq 1 ] || fail "record -p 2 -U: exit $rc: $(cat "$TMP/err")"
+grep -q "no user stack for -U" "$TMP/err" || fail "-p 2 -U: $(cat "$TMP/err")"
+
+# a zombie (exited, not reaped: waitid WNOWAIT leaves it so) has no thread to sample:
+# refused with a hint, not a silent empty recording
+exec 7< <(exec python3 -c 'import os, signal
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+print(pid, flush=True)
+signal.pause()')
+zparent=$!
+read -r -t 30 zpid <&7 || fail "no zombie"
+rc=0
+"$SCORCH" record -p "$zpid" -d 0.2 -o "$TMP/zombie.folded" 2>"$TMP/err" || rc=$?
+kill "$zparent"
+exec 7<&-
+[ "$rc" -eq 1 ] || fail "record -p zombie: exit $rc: $(cat "$TMP/err")"
+grep -q "process $zpid has exited (a zombie)" "$TMP/err" || fail "zombie: $(cat "$TMP/err")"
+grep -q "^hint: " "$TMP/err" || fail "zombie: no hint"
+[ ! -e "$TMP/zombie.folded" ] || fail "zombie: an output was written"
+
 echo PASS

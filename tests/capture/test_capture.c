@@ -549,10 +549,61 @@ static int write_seeds(const char *dir)
 	return 0;
 }
 
+/*
+ * `test_capture --big FILE N`: a capture of N counts of 120 user frames each (64
+ * distinct stacks, so it compresses to little), for the memory test of scorch report.
+ */
+static int write_big(const char *path, long n)
+{
+	struct capture_record r = {.type = CAPTURE_META,
+				   .meta = {.mode = CAPTURE_MODE_CPU,
+					    .freq = 99,
+					    .max_depth = 127,
+					    .host = "box",
+					    .kernel = "6.1.0",
+					    .version = "0.1.0",
+					    .clock = "monotonic"}};
+	uint64_t ips[120];
+	FILE *fp = fopen(path, "wb");
+	struct capture_writer *w = fp ? capture_writer__new(fp, 0) : NULL;
+	int err = !w || capture_writer__add(w, &r);
+
+	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = "big"}};
+	err = err || capture_writer__add(w, &r);
+	r = (struct capture_record){.type = CAPTURE_MAPPING,
+				    .map = {.pid = 42,
+					    .kind = CAPTURE_MAP_ANON,
+					    .start = 0x7f0000000000,
+					    .end = 0x7f0000100000,
+					    .path = ""}};
+	err = err || capture_writer__add(w, &r);
+	for (long i = 0; i < n && !err; i++) {
+		for (size_t j = 0; j < ARRAY_SIZE_(ips); j++)
+			ips[j] = 0x7f0000000000 + ((uint64_t)(i % 64) << 12) + j * 16;
+		r = (struct capture_record){.type = CAPTURE_COUNT,
+					    .count = {.pid = 42,
+						      .value = 1,
+						      .comm = "big",
+						      .cflags = CAPTURE_COUNT_USER,
+						      .nr_user = ARRAY_SIZE_(ips),
+						      .user = ips}};
+		err = capture_writer__add(w, &r);
+	}
+	err = err || capture_writer__finish(w);
+	capture_writer__free(w);
+	if ((fp && fclose(fp)) || err) {
+		fprintf(stderr, "test_capture: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--seed"))
 		return write_seeds(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "--big"))
+		return write_big(argv[2], strtol(argv[3], NULL, 10));
 	test_round_trip();
 	test_writer_caps();
 	test_header();

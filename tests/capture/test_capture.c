@@ -546,6 +546,37 @@ static int write_seeds(const char *dir)
 		}
 		free(data);
 	}
+	/* oversized records: one byte over the record limit, 4 GiB, a 1000-address count */
+	for (size_t i = 0; i < 3; i++) {
+		static const uint32_t claim[] = {CAPTURE_MAX_RECORD + 1, 0xffffffff, 48};
+		struct raw r = {};
+		size_t len;
+		uint8_t *data;
+		FILE *fp;
+
+		raw_meta(&r);
+		raw_le(&r, claim[i], 4);
+		raw_le(&r, CAPTURE_COUNT, 2);
+		raw_le(&r, 0, 2);
+		raw_le(&r, 1, 4);
+		raw_le(&r, 0, 4);
+		raw_le(&r, 1, 8);
+		raw_le(&r, 0, 8);
+		raw_le(&r, 0, 8); /* comm */
+		raw_le(&r, 0, 8);
+		raw_le(&r, CAPTURE_COUNT_USER, 4);
+		raw_le(&r, 1000, 2); /* nr_user */
+		raw_le(&r, 0, 2);
+		raw_end(&r, 2);
+		data = pack(r.b, r.n, 1, 0, &len);
+		snprintf(path, sizeof(path), "%s/oversized%zu.scorch", dir, i);
+		fp = fopen(path, "wb");
+		if (!data || !fp || fwrite(data, 1, len, fp) != len || fclose(fp)) {
+			perror(path);
+			return 1;
+		}
+		free(data);
+	}
 	return 0;
 }
 

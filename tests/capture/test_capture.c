@@ -404,6 +404,23 @@ static void raw_end(struct raw *r, uint64_t records)
 	raw_le(r, records, 8);
 }
 
+/* A count record's header and fixed fields claiming @len payload bytes and @nr_user addresses. */
+static void raw_count(struct raw *r, uint32_t len, uint16_t nr_user)
+{
+	raw_le(r, len, 4);
+	raw_le(r, CAPTURE_COUNT, 2);
+	raw_le(r, 0, 2);
+	raw_le(r, 1, 4); /* pid */
+	raw_le(r, 0, 4);
+	raw_le(r, 0, 8); /* gen */
+	raw_le(r, 1, 8); /* value */
+	raw_le(r, 0, 8); /* comm */
+	raw_le(r, 0, 8);
+	raw_le(r, CAPTURE_COUNT_USER, 4);
+	raw_le(r, nr_user, 2);
+	raw_le(r, 0, 2);
+}
+
 static void check_raw(struct raw *r, unsigned minor, const char *what, const char *want)
 {
 	size_t len;
@@ -447,18 +464,7 @@ static void test_absurd(void)
 	/* a count with 1000 addresses */
 	r.n = 0;
 	raw_meta(&r);
-	raw_le(&r, 48, 4);
-	raw_le(&r, CAPTURE_COUNT, 2);
-	raw_le(&r, 0, 2);
-	raw_le(&r, 1, 4);
-	raw_le(&r, 0, 4);
-	raw_le(&r, 0, 8);
-	raw_le(&r, 1, 8);
-	raw_le(&r, 0, 8);
-	raw_le(&r, 0, 8); /* comm */
-	raw_le(&r, CAPTURE_COUNT_USER, 4);
-	raw_le(&r, 1000, 2);
-	raw_le(&r, 0, 2);
+	raw_count(&r, 48, 1000);
 	raw_end(&r, 2);
 	check_raw(&r, 0, "1000 addresses", "at most 127");
 
@@ -555,18 +561,7 @@ static int write_seeds(const char *dir)
 		FILE *fp;
 
 		raw_meta(&r);
-		raw_le(&r, claim[i], 4);
-		raw_le(&r, CAPTURE_COUNT, 2);
-		raw_le(&r, 0, 2);
-		raw_le(&r, 1, 4);
-		raw_le(&r, 0, 4);
-		raw_le(&r, 1, 8);
-		raw_le(&r, 0, 8);
-		raw_le(&r, 0, 8); /* comm */
-		raw_le(&r, 0, 8);
-		raw_le(&r, CAPTURE_COUNT_USER, 4);
-		raw_le(&r, 1000, 2); /* nr_user */
-		raw_le(&r, 0, 2);
+		raw_count(&r, claim[i], 1000);
 		raw_end(&r, 2);
 		data = pack(r.b, r.n, 1, 0, &len);
 		snprintf(path, sizeof(path), "%s/oversized%zu.scorch", dir, i);

@@ -76,6 +76,40 @@ uint64_t hash__bytes(const void *data, size_t len, uint64_t seed);
 int file__read_bounded(int dirfd, const char *path, size_t max, char **buf, size_t *len);
 
 /*
+ * Bounded line reading. A line reader returns the lines of @in one at a time
+ * without ever holding more than about @max + 64 KiB of one line: a line longer
+ * than @max bytes (newline excluded) is read through to its newline without being
+ * kept, counted in ->skipped and not returned. A last line without its newline is
+ * returned. Input is read in chunks with fread(), so a line is returned once its
+ * chunk has arrived (not for interactive use).
+ */
+#define LINE_MAX_FOLDED (1u << 20) /* folded and perf script lines: 1 MiB */
+
+struct line_reader {
+	FILE *in;
+	char *buf;
+	size_t cap, have, pos, max;
+	size_t skipped; /* lines over @max, read through and dropped */
+	bool skipping, eof;
+};
+
+/* Prepares @lr to read @in with lines of at most @max bytes. Never fails. */
+void line_reader__init(struct line_reader *lr, FILE *in, size_t max);
+/*
+ * Returns 1 and the next line in *line (writable, NUL-terminated, its newline removed,
+ * borrowed until the next call) and its length in *len (NULs inside count); 0 at the
+ * end of the input; -ENOMEM, or -errno (-EIO when errno is unset) on a read error.
+ */
+int line_reader__next(struct line_reader *lr, char **line, size_t *len);
+/* Frees the buffer; @lr may be read again only after line_reader__init(). */
+void line_reader__free(struct line_reader *lr);
+/*
+ * Warns once, when lines were skipped: "scorch: @what: @name: N lines over X skipped",
+ * with a hint naming the limit. Does nothing when ->skipped is 0.
+ */
+void line_reader__report(const struct line_reader *lr, const char *what, const char *name);
+
+/*
  * Number parsing with full validation (no trailing garbage, range checked).
  * Return 0 or -EINVAL / -ERANGE.
  */

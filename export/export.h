@@ -139,8 +139,8 @@ int profile__write_speedscope(const struct profile *p, FILE *out, const char *na
  * Reads folded stacks ("frame;...;frame COUNT" lines, e.g. from
  * folded_input__open()) into @p: each frame a location of that name alone
  * (profile__add_name), COUNT as value 0 (other values 0). Lines that do not parse,
- * and two-count lines ("stack BEFORE AFTER", a diff), are skipped and counted in *@bad. Returns 0
- * or -errno (read error: -EIO).
+ * two-count lines ("stack BEFORE AFTER", a diff) and lines over LINE_MAX_FOLDED (1 MiB) are
+ * skipped and counted in *@bad. Returns 0 or -errno (read error, -ENOMEM).
  */
 int profile__read_folded(struct profile *p, FILE *in, size_t *bad);
 

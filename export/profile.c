@@ -492,17 +492,18 @@ int64_t profile__total(const struct profile *p, size_t v)
 
 int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
 {
-	char *line = NULL, *end, *sp, *f, *semi;
+	char *line, *end, *sp, *f, *semi;
 	uint32_t *locs = NULL, *tmp;
-	size_t cap = 0, nr, lcap = 0;
+	size_t nr, lcap = 0, len;
 	int64_t values[PROFILE_MAX_VALUES] = {0};
+	struct line_reader lr;
 	uint64_t count;
-	ssize_t len;
-	int err = 0;
+	int err;
 
 	*bad = 0;
-	while ((len = getline(&line, &cap, in)) >= 0) {
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+	line_reader__init(&lr, in, LINE_MAX_FOLDED);
+	while ((err = line_reader__next(&lr, &line, &len)) > 0) {
+		while (len && line[len - 1] == '\r')
 			line[--len] = '\0';
 		if (!len)
 			continue;
@@ -544,10 +545,9 @@ int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
 		if (err)
 			goto cleanup;
 	}
-	if (ferror(in))
-		err = -EIO;
+	*bad += lr.skipped;
 cleanup:
-	free(line);
+	line_reader__free(&lr);
 	free(locs);
 	return err;
 }

@@ -358,10 +358,6 @@ static void report(struct collapser *c, const struct collapse_stats *before)
 			c->name, c->fmt == COLLAPSE_BPFTRACE ? "map entry" : "sample");
 }
 
-/* Lines longer than this are skipped and counted: no frame or key is that long. */
-#define MAX_LINE   (1u << 20)
-#define READ_CHUNK (256u << 10)
-
 static int one_line(struct collapser *c, char *line, size_t len)
 {
 	c->lineno++;
@@ -381,10 +377,10 @@ static int one_line(struct collapser *c, char *line, size_t len)
 int collapser__read(struct collapser *c, FILE *in, const char *name)
 {
 	struct collapse_stats before = c->st;
-	size_t cap = READ_CHUNK + 1, have = 0, n;
-	char *buf = NULL;
-	bool skipping = false; /* inside a line longer than MAX_LINE */
-	int err = 0;
+	struct line_reader lr;
+	size_t len, nr = 0;
+	char *line;
+	int err;
 
 	c->name = name;
 	c->lineno = 0;
@@ -394,73 +390,23 @@ int collapser__read(struct collapser *c, FILE *in, const char *name)
 	c->in_record = false;
 	collapse__reset_sample(c);
 
-	/* our own line splitting, in place: getline() would copy every line once more */
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		char *p, *nl, *end;
-
-		if (cap - 1 - have < READ_CHUNK / 2) {
-			size_t ncap = MIN(have + READ_CHUNK, (size_t)MAX_LINE + READ_CHUNK) + 1;
-			char *b;
-
-			if (ncap > cap) {
-				b = realloc(buf, ncap);
-				if (!b) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				buf = b;
-				cap = ncap;
-			}
-		}
-		errno = 0;
-		n = fread(buf + have, 1, cap - 1 - have, in);
-		if (!n)
-			break;
-		/* a NUL would end a frame early: it becomes '?', as the folded contract escapes it
-		 */
-		for (char *z = memchr(buf + have, '\0', n); z;
-		     z = memchr(z, '\0', n - (size_t)(z - (buf + have))))
+	line_reader__init(&lr, in, LINE_MAX_FOLDED);
+	while ((err = line_reader__next(&lr, &line, &len)) > 0) {
+		/* a NUL would end a frame early: it becomes '?', as the folded contract escapes it */
+		for (char *z = memchr(line, '\0', len); z;
+		     z = memchr(z, '\0', len - (size_t)(z - line)))
 			*z = '?';
-		have += n;
-		end = buf + have;
-		for (p = buf; (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1) {
-			*nl = '\0';
-			if (skipping) {
-				skipping = false;
-				continue;
-			}
-			err = one_line(c, p, (size_t)(nl - p));
-			if (err)
-				goto cleanup;
-		}
-		have = (size_t)(end - p);
-		memmove(buf, p, have);
-		if (have >= MAX_LINE) {
-			if (!skipping) {
-				c->lineno++;
-				collapse__bad_line(c, buf, 64);
-			}
-			skipping = true;
-			have = 0;
-		}
-	}
-	if (ferror(in)) {
-		err = errno ? -errno : -EIO;
-		if (err != -EBADMSG) /* a corrupt stream was reported by the reader */
-			pr_err("collapse: cannot read %s: %s\n", name, strerror(-err));
-		goto cleanup;
-	}
-	if (have && !skipping) { /* a last line without its newline */
-		buf[have] = '\0';
-		err = one_line(c, buf, have);
+		c->lineno = lr.skipped + nr++; /* one_line() counts this one */
+		err = one_line(c, line, len);
 		if (err)
 			goto cleanup;
 	}
+	if (err) {
+		if (err != -EBADMSG && err != -ENOMEM) /* a corrupt stream was reported by the reader */
+			pr_err("collapse: cannot read %s: %s\n", name, strerror(-err));
+		goto cleanup;
+	}
+	line_reader__report(&lr, "collapse", name);
 	if (c->fmt == COLLAPSE_PERF)
 		err = collapse_perf__end(c);
 	else if (c->fmt == COLLAPSE_BPFTRACE)
@@ -474,6 +420,6 @@ int collapser__read(struct collapser *c, FILE *in, const char *name)
 cleanup:
 	if (err == -ENOMEM)
 		pr_err("collapse: %s: out of memory\n", name);
-	free(buf);
+	line_reader__free(&lr);
 	return err;
 }

@@ -176,12 +176,13 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 
 int folded_diff__read(struct folded_diff *d, enum folded_side side, FILE *in, const char *name)
 {
-	size_t cap = 0, lineno = 0, bad = 0, frac = 0, stack_len;
+	size_t lineno = 0, nr = 0, bad = 0, frac = 0, stack_len, n;
+	struct line_reader lr;
 	uint64_t before, after;
-	char *line = NULL;
-	ssize_t n, len;
+	char *line;
+	ssize_t len;
 	bool f;
-	int err = 0, r;
+	int err, r;
 
 	if (!d || !in || (side != FOLDED_BEFORE && side != FOLDED_AFTER) || d->finished)
 		return -EINVAL;
@@ -189,10 +190,10 @@ int folded_diff__read(struct folded_diff *d, enum folded_side side, FILE *in, co
 	d->name[side] = strdup(name);
 	if (!d->name[side])
 		return -ENOMEM;
-	errno = 0;
-	while ((n = getline(&line, &cap, in)) >= 0) {
-		lineno++;
-		r = folded__parse_line(line, (size_t)n, &stack_len, &before, &after, &f);
+	line_reader__init(&lr, in, LINE_MAX_FOLDED);
+	while ((err = line_reader__next(&lr, &line, &n)) > 0) {
+		lineno = lr.skipped + ++nr;
+		r = folded__parse_line(line, n, &stack_len, &before, &after, &f);
 		if (!r)
 			continue;
 		if (r < 0) {
@@ -223,11 +224,12 @@ int folded_diff__read(struct folded_diff *d, enum folded_side side, FILE *in, co
 			goto cleanup;
 		d->lines[side]++;
 	}
-	if (ferror(in)) {
-		err = errno ? -errno : -EIO;
-		pr_err("flamegraph: cannot read %s: %s\n", name, strerror(-err));
+	if (err) {
+		if (err != -ENOMEM)
+			pr_err("flamegraph: cannot read %s: %s\n", name, strerror(-err));
 		goto cleanup;
 	}
+	line_reader__report(&lr, "diff", name);
 	if (bad)
 		pr_warn("flamegraph: %s: ignored %zu lines with invalid format\n", name, bad);
 	if (frac)
@@ -236,7 +238,7 @@ int folded_diff__read(struct folded_diff *d, enum folded_side side, FILE *in, co
 cleanup:
 	if (err == -ENOMEM)
 		pr_err("flamegraph: out of memory reading %s\n", name);
-	free(line);
+	line_reader__free(&lr);
 	return err;
 }
 

@@ -182,7 +182,8 @@ void flamegraph__free(struct flamegraph *fg);
  * change of its total count, or self count with opts.self: red grew, blue
  * shrank, white unchanged; titles give both counts, the delta and delta %).
  * A graph mixing one- and two-count lines is drawn plain from the last count
- * (warned). Blank lines are ignored;
+ * (warned). Blank lines are ignored; lines over LINE_MAX_FOLDED (1 MiB) are
+ * skipped without being held in memory, counted and reported once with pr_warn;
  * other lines that do not parse are skipped, counted and reported with pr_warn.
  * Frames are escaped as in the folded contract. Returns 0 or -errno (read
  * error or out of memory); bad lines are not errors.
@@ -237,8 +238,9 @@ void folded_diff__free(struct folded_diff *d);
  * Adds the folded text of @in to one side; may be called more than once per
  * side (the inputs merge). The grammar is flamegraph__read()'s, frames are
  * escaped as the folded contract says, then hex-stripped if asked. A line with
- * two counts (an already differential file) is an error (-EINVAL); other
- * unparsable lines are skipped, counted and warned. Returns 0 or -errno, logged
+ * two counts (an already differential file) is an error (-EINVAL); lines over
+ * LINE_MAX_FOLDED (1 MiB, never held in memory) and other unparsable lines are
+ * skipped, counted and warned. Returns 0 or -errno, logged
  * with @name (kept for later messages and the top report's header).
  */
 int folded_diff__read(struct folded_diff *d, enum folded_side side, FILE *in, const char *name);
@@ -366,7 +368,8 @@ void collapser__free(struct collapser *c);
 
 /*
  * Reads one input to its end (@name is used in messages) and adds its stacks
- * to the collapser's folded set. Lines not understood are skipped and counted;
+ * to the collapser's folded set. Lines not understood, and lines over
+ * LINE_MAX_FOLDED (1 MiB, never held in memory), are skipped and counted;
  * at the end of the read they, skipped events and a dropped last sample are
  * reported once each with pr_warn (and a hint where there is a remedy).
  * Returns 0; -EINVAL for bpftrace input that is not understood (logged); -EIO

@@ -444,22 +444,23 @@ int flamegraph__add_line(struct flamegraph *fg, const char *line, size_t len)
 
 int flamegraph__read(struct flamegraph *fg, FILE *in, const char *name)
 {
-	size_t bad = fg->bad_lines, frac = fg->frac_lines, cap = 0;
-	char *line = NULL;
-	ssize_t n;
-	int err = 0;
+	size_t bad = fg->bad_lines, frac = fg->frac_lines, n;
+	struct line_reader lr;
+	char *line;
+	int err;
 
-	errno = 0;
-	while ((n = getline(&line, &cap, in)) >= 0) {
-		err = flamegraph__add_line(fg, line, (size_t)n);
+	line_reader__init(&lr, in, LINE_MAX_FOLDED);
+	while ((err = line_reader__next(&lr, &line, &n)) > 0) {
+		err = flamegraph__add_line(fg, line, n);
 		if (err)
 			goto cleanup;
 	}
-	if (ferror(in)) {
-		err = errno ? -errno : -EIO;
-		pr_err("flamegraph: cannot read %s: %s\n", name, strerror(-err));
+	if (err) {
+		if (err != -ENOMEM)
+			pr_err("flamegraph: cannot read %s: %s\n", name, strerror(-err));
 		goto cleanup;
 	}
+	line_reader__report(&lr, "flamegraph", name);
 	if (fg->bad_lines > bad)
 		pr_warn("flamegraph: %s: ignored %zu lines with invalid format\n", name,
 			fg->bad_lines - bad);
@@ -470,6 +471,6 @@ int flamegraph__read(struct flamegraph *fg, FILE *in, const char *name)
 cleanup:
 	if (err == -ENOMEM)
 		pr_err("flamegraph: out of memory reading %s\n", name);
-	free(line);
+	line_reader__free(&lr);
 	return err;
 }

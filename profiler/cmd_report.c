@@ -39,13 +39,6 @@ struct rep_map {
 	size_t idx; /* input order: a stable sort */
 };
 
-struct rep_count {
-	uint32_t pid, key_flags, cflags, nr_user, nr_kernel;
-	uint64_t gen, value;
-	char comm[SCORCH_COMM_LEN];
-	size_t ips; /* index of the user addresses in report.ips, kernel ones follow */
-};
-
 struct rep_jit {
 	uint32_t pid, flags;
 	uint64_t addr, offset;
@@ -60,10 +53,8 @@ struct report {
 	bool have_stats;
 	struct rep_map *maps;
 	size_t nr_maps, maps_cap;
-	struct rep_count *counts;
-	size_t nr_counts, counts_cap;
-	uint64_t *ips;
-	size_t nr_ips, ips_cap;
+	bool folding; /* the second pass: counts are folded as they are read, nothing else kept */
+	struct stack_trace *user, *kernel;
 	struct symbolizer_ksym *ksyms;
 	size_t nr_ksyms, ksyms_cap;
 	struct rep_jit *jits;
@@ -340,11 +331,35 @@ static const char *intern(struct report *r, const char *s, int *err)
 	return p;
 }
 
-/* One record into the report's tables. Returns 0 or -errno. */
+/* One count folded as it is read: counts are never all held. Returns 0 or -errno. */
+static int fold_count(struct report *r, const struct capture_count *c)
+{
+	struct count_key key = {.pid = c->pid, .flags = c->key_flags, .gen = c->gen};
+
+	memcpy(key.comm, c->comm, sizeof(key.comm));
+	/* empty arrays may come as NULL: memcpy must not see them */
+	r->user->nr = c->nr_user;
+	if (c->nr_user)
+		memcpy(r->user->ips, c->user, c->nr_user * sizeof(*c->user));
+	r->kernel->nr = c->nr_kernel;
+	if (c->nr_kernel)
+		memcpy(r->kernel->ips, c->kernel, c->nr_kernel * sizeof(*c->kernel));
+	return fold__add(&r->fold, c->cflags & CAPTURE_COUNT_OFFCPU, &key, c->value,
+			 c->cflags & CAPTURE_COUNT_USER ? r->user : NULL,
+			 c->cflags & CAPTURE_COUNT_KERNEL ? r->kernel : NULL,
+			 c->cflags & CAPTURE_COUNT_NOPROC);
+}
+
+/*
+ * One record into the report's tables (first pass: counts are passed over) or, in the
+ * second pass, one count folded. Returns 0 or -errno.
+ */
 static int take(struct report *r, const struct capture_record *rec)
 {
 	int err = 0;
 
+	if (r->folding)
+		return rec->type == CAPTURE_COUNT ? fold_count(r, &rec->count) : 0;
 	switch (rec->type) {
 	case CAPTURE_META:
 		r->meta = rec->meta;
@@ -379,34 +394,8 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->nr_maps++;
 		break;
 	}
-	case CAPTURE_COUNT: {
-		const struct capture_count *c = &rec->count;
-		struct rep_count *k;
-
-		if (GROW(r->counts, r->counts_cap, r->nr_counts, 1) ||
-		    GROW(r->ips, r->ips_cap, r->nr_ips, c->nr_user + c->nr_kernel))
-			return -ENOMEM;
-		k = &r->counts[r->nr_counts++];
-		*k = (struct rep_count){
-			.pid = c->pid,
-			.key_flags = c->key_flags,
-			.cflags = c->cflags,
-			.nr_user = c->nr_user,
-			.nr_kernel = c->nr_kernel,
-			.gen = c->gen,
-			.value = c->value,
-			.ips = r->nr_ips,
-		};
-		memcpy(k->comm, c->comm, sizeof(k->comm));
-		/* empty arrays may come as NULL: memcpy must not see them */
-		if (c->nr_user)
-			memcpy(r->ips + r->nr_ips, c->user, c->nr_user * sizeof(*r->ips));
-		if (c->nr_kernel)
-			memcpy(r->ips + r->nr_ips + c->nr_user, c->kernel,
-			       c->nr_kernel * sizeof(*r->ips));
-		r->nr_ips += c->nr_user + c->nr_kernel;
+	case CAPTURE_COUNT:
 		break;
-	}
 	case CAPTURE_KSYM:
 		if (GROW(r->ksyms, r->ksyms_cap, r->nr_ksyms, 1))
 			return -ENOMEM;
@@ -470,7 +459,7 @@ static int load(struct report *r, const uint8_t *data, size_t len)
 	}
 	capture_reader__version(rd, &major, &minor);
 	r->skipped = capture_reader__skipped(rd);
-	if (r->skipped)
+	if (r->skipped && !r->folding)
 		pr_warn("%s: %" PRIu64 " records of a newer format (%u.%u) skipped\n", name,
 			r->skipped, major, minor);
 	capture_reader__free(rd);
@@ -555,39 +544,6 @@ static int import_images(struct report *r)
 	return err;
 }
 
-static int fold_counts(struct report *r)
-{
-	struct stack_trace *user = malloc(sizeof(*user)), *kernel = malloc(sizeof(*kernel));
-	size_t i;
-	int err = 0;
-
-	if (!user || !kernel) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (i = 0; i < r->nr_counts && !err; i++) {
-		const struct rep_count *c = &r->counts[i];
-		struct count_key key = {.pid = c->pid, .flags = c->key_flags, .gen = c->gen};
-
-		memcpy(key.comm, c->comm, sizeof(key.comm));
-		user->nr = c->nr_user;
-		if (c->nr_user)
-			memcpy(user->ips, r->ips + c->ips, c->nr_user * sizeof(*r->ips));
-		kernel->nr = c->nr_kernel;
-		if (c->nr_kernel)
-			memcpy(kernel->ips, r->ips + c->ips + c->nr_user,
-			       c->nr_kernel * sizeof(*r->ips));
-		err = fold__add(&r->fold, c->cflags & CAPTURE_COUNT_OFFCPU, &key, c->value,
-				c->cflags & CAPTURE_COUNT_USER ? user : NULL,
-				c->cflags & CAPTURE_COUNT_KERNEL ? kernel : NULL,
-				c->cflags & CAPTURE_COUNT_NOPROC);
-	}
-cleanup:
-	free(user);
-	free(kernel);
-	return err;
-}
-
 static double summary(struct report *r)
 {
 	struct symbolizer_stats ss;
@@ -657,11 +613,14 @@ static int report_run(struct report *r)
 	err = read_file(o->input, &data, &len);
 	if (err)
 		goto cleanup;
+	/*
+	 * Two passes over the compressed capture: the first keeps the tables the names need
+	 * (mappings, kernel and JIT symbols), the second folds each count as it is read, so
+	 * memory is the capture file and the folded result, not every stack of the capture.
+	 */
 	err = load(r, data, len);
 	if (err)
 		goto cleanup;
-	free(data);
-	data = NULL;
 	if (r->nr_jits) /* qsort must not see NULL */
 		qsort(r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
 	yopts.jit_ctx = r;
@@ -701,8 +660,13 @@ static int report_run(struct report *r)
 		err = outputs__open(o->outs, &oopts);
 		if (!err)
 			err = fold__init(&r->fold);
+		r->user = malloc(sizeof(*r->user));
+		r->kernel = malloc(sizeof(*r->kernel));
+		if (!err && (!r->user || !r->kernel))
+			err = -ENOMEM;
+		r->folding = true;
 		if (!err)
-			err = fold_counts(r);
+			err = load(r, data, len);
 		if (err)
 			goto cleanup;
 		if (o->svg)
@@ -740,8 +704,8 @@ int cmd_report(int argc, char **argv)
 	symbolizer__free(r.sym);
 	strset__free(r.strs);
 	free(r.maps);
-	free(r.counts);
-	free(r.ips);
+	free(r.user);
+	free(r.kernel);
 	free(r.ksyms);
 	free(r.jits);
 	if (err == 1)

@@ -404,6 +404,23 @@ static void raw_end(struct raw *r, uint64_t records)
 	raw_le(r, records, 8);
 }
 
+/* A count record's header and fixed fields claiming @len payload bytes and @nr_user addresses. */
+static void raw_count(struct raw *r, uint32_t len, uint16_t nr_user)
+{
+	raw_le(r, len, 4);
+	raw_le(r, CAPTURE_COUNT, 2);
+	raw_le(r, 0, 2);
+	raw_le(r, 1, 4); /* pid */
+	raw_le(r, 0, 4);
+	raw_le(r, 0, 8); /* gen */
+	raw_le(r, 1, 8); /* value */
+	raw_le(r, 0, 8); /* comm */
+	raw_le(r, 0, 8);
+	raw_le(r, CAPTURE_COUNT_USER, 4);
+	raw_le(r, nr_user, 2);
+	raw_le(r, 0, 2);
+}
+
 static void check_raw(struct raw *r, unsigned minor, const char *what, const char *want)
 {
 	size_t len;
@@ -447,18 +464,7 @@ static void test_absurd(void)
 	/* a count with 1000 addresses */
 	r.n = 0;
 	raw_meta(&r);
-	raw_le(&r, 48, 4);
-	raw_le(&r, CAPTURE_COUNT, 2);
-	raw_le(&r, 0, 2);
-	raw_le(&r, 1, 4);
-	raw_le(&r, 0, 4);
-	raw_le(&r, 0, 8);
-	raw_le(&r, 1, 8);
-	raw_le(&r, 0, 8);
-	raw_le(&r, 0, 8); /* comm */
-	raw_le(&r, CAPTURE_COUNT_USER, 4);
-	raw_le(&r, 1000, 2);
-	raw_le(&r, 0, 2);
+	raw_count(&r, 48, 1000);
 	raw_end(&r, 2);
 	check_raw(&r, 0, "1000 addresses", "at most 127");
 
@@ -546,6 +552,75 @@ static int write_seeds(const char *dir)
 		}
 		free(data);
 	}
+	/* oversized records: one byte over the record limit, 4 GiB, a 1000-address count */
+	for (size_t i = 0; i < 3; i++) {
+		static const uint32_t claim[] = {CAPTURE_MAX_RECORD + 1, 0xffffffff, 48};
+		struct raw r = {};
+		size_t len;
+		uint8_t *data;
+		FILE *fp;
+
+		raw_meta(&r);
+		raw_count(&r, claim[i], 1000);
+		raw_end(&r, 2);
+		data = pack(r.b, r.n, 1, 0, &len);
+		snprintf(path, sizeof(path), "%s/oversized%zu.scorch", dir, i);
+		fp = fopen(path, "wb");
+		if (!data || !fp || fwrite(data, 1, len, fp) != len || fclose(fp)) {
+			perror(path);
+			return 1;
+		}
+		free(data);
+	}
+	return 0;
+}
+
+/*
+ * `test_capture --big FILE N`: a capture of N counts of 120 user frames each (64
+ * distinct stacks, so it compresses to little), for the memory test of scorch report.
+ */
+static int write_big(const char *path, long n)
+{
+	struct capture_record r = {.type = CAPTURE_META,
+				   .meta = {.mode = CAPTURE_MODE_CPU,
+					    .freq = 99,
+					    .max_depth = 127,
+					    .host = "box",
+					    .kernel = "6.1.0",
+					    .version = "0.1.0",
+					    .clock = "monotonic"}};
+	uint64_t ips[120];
+	FILE *fp = fopen(path, "wb");
+	struct capture_writer *w = fp ? capture_writer__new(fp, 0) : NULL;
+	int err = !w || capture_writer__add(w, &r);
+
+	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = "big"}};
+	err = err || capture_writer__add(w, &r);
+	r = (struct capture_record){.type = CAPTURE_MAPPING,
+				    .map = {.pid = 42,
+					    .kind = CAPTURE_MAP_ANON,
+					    .start = 0x7f0000000000,
+					    .end = 0x7f0000100000,
+					    .path = ""}};
+	err = err || capture_writer__add(w, &r);
+	for (long i = 0; i < n && !err; i++) {
+		for (size_t j = 0; j < ARRAY_SIZE_(ips); j++)
+			ips[j] = 0x7f0000000000 + ((uint64_t)(i % 64) << 12) + j * 16;
+		r = (struct capture_record){.type = CAPTURE_COUNT,
+					    .count = {.pid = 42,
+						      .value = 1,
+						      .comm = "big",
+						      .cflags = CAPTURE_COUNT_USER,
+						      .nr_user = ARRAY_SIZE_(ips),
+						      .user = ips}};
+		err = capture_writer__add(w, &r);
+	}
+	err = err || capture_writer__finish(w);
+	capture_writer__free(w);
+	if ((fp && fclose(fp)) || err) {
+		fprintf(stderr, "test_capture: cannot write %s\n", path);
+		return 1;
+	}
 	return 0;
 }
 
@@ -553,6 +628,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--seed"))
 		return write_seeds(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "--big"))
+		return write_big(argv[2], strtol(argv[3], NULL, 10));
 	test_round_trip();
 	test_writer_caps();
 	test_header();

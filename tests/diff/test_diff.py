@@ -245,6 +245,22 @@ def test_top_saturated():
         assert b"saturated" not in run(DIFF, [f.b, f.a, "--top", "2"]).stderr
 
 
+def test_oversized_line():
+    """A line over 1 MiB is skipped and reported once with its file; line numbers stay true."""
+    with Files() as f:
+        long = "main;" + "x" * (2 << 20) + " 9\n"
+        b = f.write("long.folded", BEFORE + long + long + "main;a;b 1 2\n")
+        p = run(DIFF, [b, f.a], expect_rc=1)
+        err = p.stderr.decode()
+        assert "%s:9: two counts on a line" % b in err, err
+        b = f.write("long2.folded", BEFORE + long)
+        p = run(DIFF, [b, f.a])
+        assert p.stdout.decode() == WANT
+        err = p.stderr.decode()
+        assert "diff: %s: 1 line over 1 MiB skipped" % b in err, err
+        assert err.count("skipped") == 1, err
+
+
 def test_bad_input():
     with Files() as f:
         # every error says "scorch: diff:", the library's and getopt's included

@@ -461,6 +461,35 @@ def test_compressed_input():
         assert one(frames(run(["-"], b"x 1\n").stdout), "x").fw == 1
 
 
+def test_oversized_line():
+    """A line over 1 MiB is skipped, counted and reported once; it is never held in memory."""
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as o, \
+            tempfile.TemporaryFile() as e:
+        # written in pieces: the forked child's RSS before exec counts too
+        inp.write(b"a;b 1\n")
+        for _ in range(48):
+            inp.write(b"x" * (1 << 20))
+        inp.write(b" 5\na;c 2\n")
+        for _ in range(48):
+            inp.write(b"y" * (1 << 20))
+        inp.seek(0)
+        p = subprocess.Popen([CLI], stdin=inp, stdout=o, stderr=e)
+        # the peak RSS of this child alone: far below the 48 MiB a kept line would need
+        _, status, ru = os.wait4(p.pid, 0)
+        rc, rss_kb = os.waitstatus_to_exitcode(status), ru.ru_maxrss
+        p.returncode = rc
+        o.seek(0)
+        e.seek(0)
+        out, err = o.read(), e.read()
+    err = err.decode(errors="replace")
+    assert rc == 0, err
+    assert "<stdin>: 2 lines over 1 MiB skipped" in err, err
+    assert err.count("skipped") == 1, err
+    names = sorted(f.name for f in frames(out))
+    assert names == ["a", "all", "b", "c"], names
+    assert rss_kb < 40 << 10, "peak RSS %d KB" % rss_kb
+
+
 def test_empty_and_errors():
     p = run([], b"", 1)
     xmllint(p.stdout)

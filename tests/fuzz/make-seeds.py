@@ -39,6 +39,13 @@ for opt, name in [(0x00, "perf-dd-stacks-01.txt"), (0x1c, "perf-java-stacks-02.t
     put("collapse", "collapse", "%02x-%s" % (opt, name),
         bytes([opt]) + head("tests/collapse/data/" + name, 1500))
 
+# ---- linereader: cap byte (cap - 1) + text with lines under, at and over the cap ----
+for cap, name, data in [(16, "mixed", b"a 1\n" + b"x" * 40 + b"\nb 2\n\n" + b"y" * 16 + b"\nc"),
+                        (8, "over-at-end", b"a 1\n" + b"z" * 30),
+                        (1, "tiny-cap", b"ab\nc\n\n\x00\nde"),
+                        (200, "long-lines", (b"l" * 300 + b"\n") * 3 + b"m 1\n")]:
+    put("common", "linereader", name, bytes([cap - 1]) + data)
+
 # ---- folded: option byte + folded text, plain, gzip, zstd, differential ----
 folded = (b"main;a;b 10\nmain;a;c 5\nmain;d 3\n[unknown];0x7f00 1\n"
           b"java;Lfoo/Bar;.run_[j] 2\nk;sys_read_[k] 4\nx<&>\"';y 1\n")

@@ -38,6 +38,10 @@
 #define REAP_HELD	 1024 /* else once this many exited images wait */
 #define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
+/* and at most this much per wake-up, waking this often while more is left: the ring
+ * buffer is drained between slices however large a map is */
+#define JIT_SLICE_BYTES (1u << 20)
+#define JIT_SLICE_MS	20
 #define MAX_OUTPUTS 16
 /* each CPU's ring of fork/exec/mmap records (~1.5 KiB a dynamically linked process; a
  * quarter of it wakes scorch): 512 KiB, less past 16 CPUs (8 MiB in all), >= 64 KiB */
@@ -1527,6 +1531,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		 * (the idle window of a pending reap is read every IDLE_WINDOW_SEC or so) */
 		bool often = o->unwind == UNWIND_DWARF || r->pending_exits || r->pending_replaced;
 		double period = (often ? POLL_PERIOD_MS : POLL_PERIOD_FP_MS) / 1e3;
+		if (perfmaps__pending(r->pm))
+			period = JIT_SLICE_MS / 1e3;
 		double left = o->duration ? deadline - now_sec() : period;
 		struct timespec ts;
 
@@ -1555,6 +1561,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 		if (now_sec() - r->last_jit_refresh >= JIT_REFRESH_SEC) {
 			perfmaps__refresh(r->pm, 0);
 			r->last_jit_refresh = now_sec();
+		} else if (perfmaps__continue(r->pm, false) == -ENOMEM) {
+			r->err = -ENOMEM;
 		}
 		/* an interval ending with the duration is written once, at the end */
 		if (o->interval && now_sec() >= r->next_interval &&
@@ -1590,6 +1598,8 @@ static int record_loop(struct record *r, const sigset_t *waitmask)
 	/* last notifications: processes seen just before the end */
 	sampler__consume(r->sampler, on_event, on_sample, r);
 	perfmaps__refresh(r->pm, 0);
+	if (perfmaps__continue(r->pm, true) == -ENOMEM)
+		err = err ? err : -ENOMEM;
 	free(pfds);
 	return err;
 }
@@ -1903,7 +1913,8 @@ static int record_run(struct record *r)
 	}
 	/* the BPF programs tell of new executable mappings (SCORCH_EVENT_MAPS) */
 	r->pm = perfmaps__new(&(struct perfmaps_opts){.sz = sizeof(struct perfmaps_opts),
-						       .scan_on_notice = true});
+						       .scan_on_notice = true,
+						       .slice_bytes = JIT_SLICE_BYTES});
 	yopts.jit_ctx = r->pm;
 	if (r->cap) {
 		/* JIT answers are kept for the capture on their way through */

@@ -11,6 +11,10 @@ int pm_index__add(struct pm_index *ix, uint64_t start, uint64_t end, uint64_t ts
 	struct pm_entry *n;
 	size_t cap;
 
+	if (ix->max && ix->nr >= ix->max) {
+		ix->dropped++;
+		return 0;
+	}
 	if (ix->nr == ix->cap) {
 		if (ix->cap >= UINT32_MAX / 2)
 			return -ENOMEM; /* segments index entries with 32 bits */

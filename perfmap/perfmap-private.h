@@ -50,9 +50,11 @@ struct pm_index {
 	struct pm_seg *segs; /* sorted by start, disjoint; valid when !dirty */
 	size_t nr_segs;
 	bool dirty;
+	size_t max;	  /* entries kept at most (0: no limit); later ones are dropped */
+	uint64_t dropped; /* entries not added: over max */
 };
 
-/* Appends an entry (the newest so far). Returns 0 or -ENOMEM. */
+/* Appends an entry (the newest so far), or counts it in dropped past max. 0 or -ENOMEM. */
 int pm_index__add(struct pm_index *ix, uint64_t start, uint64_t end, uint64_t ts, const char *name);
 /* Builds segs from ents (later-wins), O(n log n). Returns 0 or -ENOMEM. */
 int pm_index__build(struct pm_index *ix);

@@ -76,6 +76,22 @@ struct perfmaps_opts {
 	 * 16 s otherwise).
 	 */
 	bool scan_on_notice;
+	/*
+	 * Entries kept per process, its perf map and jitdumps together; 0: 1,000,000
+	 * (about 100 MB with their names at most). Past it the file being read is cut:
+	 * nothing more of it is read, the entries past the cap are counted
+	 * (entries_dropped) and the first file cut is named in the stats.
+	 */
+	uint64_t max_entries;
+	/*
+	 * Bytes read at most per perfmaps__track(), __refresh(), __maps_changed() or
+	 * __continue(false) call, over all files; 0: no limit. A file with more to read is
+	 * left pending (perfmaps__pending()) and read on by the next calls: a caller that
+	 * also drains a ring buffer calls perfmaps__continue() between drains, so that a
+	 * map of hundreds of MB never holds it for long. A process's index is rebuilt once
+	 * its files are read through; until then lookups use the index built before.
+	 */
+	uint64_t slice_bytes;
 };
 
 /* Returns a new, empty set or NULL with errno set (EINVAL: bad opts, ENOMEM). */
@@ -122,6 +138,16 @@ int perfmaps__refresh(struct perfmaps *pm, pid_t pid);
  */
 int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid);
 
+/* True if a file has bytes left unread by a call's slice_bytes budget. */
+bool perfmaps__pending(const struct perfmaps *pm);
+
+/*
+ * Reads on the files left pending: slice_bytes at most, or all of them to their end (or
+ * their caps) if @all. No sweep (no new file is looked for). Returns 1 if bytes are still
+ * pending, 0 if none, -ENOMEM.
+ */
+int perfmaps__continue(struct perfmaps *pm, bool all);
+
 /* Closes the files of @pid and drops its entries. Unknown PIDs are ignored. */
 void perfmaps__forget(struct perfmaps *pm, pid_t pid);
 
@@ -152,6 +178,12 @@ struct perfmaps_stats {
 	uint64_t dumps_opened;	    /* jitdump files opened */
 	uint64_t files_refused;	    /* symlink, not a regular file, foreign owner, bad header */
 	uint64_t files_capped;	    /* files that reached max_file_bytes */
+	uint64_t files_cut;	    /* files cut by max_entries: the rest not read */
+	uint64_t entries_dropped;   /* entries past max_entries (in the chunks read) */
+	uint64_t lookups_cut;	    /* lookups unnamed in a process whose file was cut */
+	const char *cut_path;	    /* the first file cut (as the process sees it), or NULL */
+	pid_t cut_pid;		    /* its process */
+	uint64_t cut_bytes;	    /* the bytes of it read (the entries kept) */
 	uint64_t files_rewritten;   /* truncated, rewritten or replaced: read again from 0 */
 	uint64_t read_errors;	    /* read(2) failures */
 	uint64_t lines_parsed;	    /* perf-map entries added */

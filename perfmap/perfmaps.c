@@ -16,6 +16,7 @@
 #define MAX_DUMPS	    4
 #define MAX_RESCAN_INTERVAL 16
 #define DEFAULT_MAX_FILE    (256ull << 20)
+#define DEFAULT_MAX_ENTRIES 1000000
 #define MAX_STATUS_BYTES    (64 * 1024)
 #define MAX_MAPS_BYTES	    (64u << 20)
 
@@ -33,6 +34,7 @@ struct pm_file {
 	uint8_t tail[TAIL_BYTES]; /* the bytes just before off, to notice a rewrite */
 	size_t tail_len;
 	bool capped, warned;
+	bool pending; /* bytes left unread when the call's budget ran out */
 	struct pm_text_state text;
 	struct pm_jd_state jd;
 };
@@ -53,6 +55,7 @@ struct pm_proc {
 	struct pm_index ix_map, ix_dump;
 	const char *label; /* "[perf-NSPID.map]" once a perf map was opened */
 	bool stale;	   /* read since the indexes were built */
+	bool cut;	   /* max_entries reached: lookups that find nothing are counted */
 };
 
 struct perfmaps {
@@ -60,6 +63,10 @@ struct perfmaps {
 	dev_t pidns_dev; /* our PID namespace (PROC/self/ns/pid), pidns_ino 0 if unknown */
 	ino_t pidns_ino;
 	uint64_t max_file;
+	uint64_t max_entries; /* per process, perf map and jitdumps together */
+	uint64_t slice;	      /* bytes read per refresh call at most (UINT64_MAX: no limit) */
+	uint64_t budget;      /* bytes the current call may still read */
+	size_t nr_pending;    /* files with bytes left unread */
 	bool no_jitdump;
 	bool scan_on_notice;
 	struct strset *strs;
@@ -156,8 +163,16 @@ static void file_restart(struct pm_file *f)
 	pm_jd__reset(&f->jd);
 }
 
-static void file_close(struct pm_file *f)
+static void file_set_pending(struct perfmaps *pm, struct pm_file *f, bool pending)
 {
+	if (f->pending != pending)
+		pm->nr_pending += pending ? 1 : -1;
+	f->pending = pending;
+}
+
+static void file_close(struct perfmaps *pm, struct pm_file *f)
+{
+	file_set_pending(pm, f, false);
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f->buf);
@@ -165,15 +180,15 @@ static void file_close(struct pm_file *f)
 	file_init(f, f->kind);
 }
 
-static void proc_free(struct pm_proc *p)
+static void proc_free(struct perfmaps *pm, struct pm_proc *p)
 {
 	size_t i;
 
 	if (!p)
 		return;
-	file_close(&p->map);
+	file_close(pm, &p->map);
 	for (i = 0; i < p->nr_dumps; i++)
-		file_close(&p->dumps[i]);
+		file_close(pm, &p->dumps[i]);
 	pm_index__free(&p->ix_map);
 	pm_index__free(&p->ix_dump);
 	free(p);
@@ -203,6 +218,15 @@ struct perfmaps *perfmaps__new(const struct perfmaps_opts *opts)
 		pm->pidns_dev = st.st_dev;
 		pm->pidns_ino = st.st_ino;
 	}
+	pm->max_entries = DEFAULT_MAX_ENTRIES;
+	pm->slice = UINT64_MAX;
+	if (opts && opts->sz >= offsetof(struct perfmaps_opts, slice_bytes) + sizeof(uint64_t)) {
+		if (opts->max_entries)
+			pm->max_entries = opts->max_entries;
+		if (opts->slice_bytes)
+			pm->slice = opts->slice_bytes;
+	}
+	pm->budget = pm->slice;
 	pm->no_jitdump = opts && opts->no_jitdump;
 	pm->scan_on_notice =
 		opts && opts->sz >= offsetof(struct perfmaps_opts, scan_on_notice) + sizeof(bool) &&
@@ -221,7 +245,7 @@ void perfmaps__free(struct perfmaps *pm)
 	if (!pm)
 		return;
 	for (i = 0; i < pm->nr_slots; i++)
-		proc_free(pm->slots[i]);
+		proc_free(pm, pm->slots[i]);
 	free(pm->slots);
 	strset__free(pm->strs);
 	free(pm->proc_root);
@@ -418,22 +442,43 @@ static bool file_rewritten(struct pm_file *f, uint64_t size)
 	return n != (ssize_t)f->tail_len || memcmp(now, f->tail, f->tail_len);
 }
 
-/* Reads and parses what was appended since the last call; cost follows the new bytes. */
+/*
+ * The process reached max_entries with @f: nothing more of it is read. The first file cut
+ * is named in the stats for the end-of-run summary.
+ */
+static void file_cut(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
+{
+	f->capped = true;
+	p->cut = true;
+	pm->st.files_cut++;
+	if (!pm->st.cut_path) {
+		pm->st.cut_path = f->path;
+		pm->st.cut_pid = p->pid;
+		pm->st.cut_bytes = f->off;
+	}
+	pr_debug("perfmap: %s of process %d: %llu entries reached after %llu bytes: the rest "
+		 "is not read\n",
+		 f->path, p->pid, (unsigned long long)pm->max_entries, (unsigned long long)f->off);
+}
+
+/*
+ * Reads and parses what was appended since the last call; cost follows the new bytes.
+ * At most pm->budget bytes (then f->pending) and max_entries entries per process.
+ */
 static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
 {
-	struct pm_sink sink = {
-		.ix = f->kind == PM_MAP ? &p->ix_map : &p->ix_dump,
-		.strs = pm->strs,
-		.st = &pm->st,
-	};
+	struct pm_index *ix = f->kind == PM_MAP ? &p->ix_map : &p->ix_dump;
+	struct pm_index *other = f->kind == PM_MAP ? &p->ix_dump : &p->ix_map;
+	struct pm_sink sink = {.ix = ix, .strs = pm->strs, .st = &pm->st};
 	size_t need = 0, want, cap;
-	uint64_t consumed, avail;
+	uint64_t consumed, avail, dropped;
 	struct stat st;
 	uint8_t *nb;
 	ssize_t n;
 	int err = 0;
 
-	if (f->fd < 0 || f->jd.broken || f->jd.closed)
+	file_set_pending(pm, f, false);
+	if (f->fd < 0 || f->jd.broken || f->jd.closed || (f->capped && ix->dropped))
 		return 0;
 	if (fstat(f->fd, &st)) {
 		pm->st.read_errors++;
@@ -457,8 +502,14 @@ static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
 			}
 			break;
 		}
+		if (!pm->budget) {
+			file_set_pending(pm, f, (uint64_t)st.st_size > f->off + f->have);
+			break;
+		}
 		want = need > f->have ? need - f->have : READ_CHUNK;
 		want = MIN((uint64_t)want, pm->max_file - (f->off + f->have));
+		if (!need)
+			want = MIN((uint64_t)want, pm->budget);
 		if (f->have + want > f->cap) {
 			cap = f->have + want;
 			nb = realloc(f->buf, cap);
@@ -479,7 +530,10 @@ static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
 			break;
 		f->have += n;
 		pm->st.bytes_read += n;
+		pm->budget -= MIN((uint64_t)n, pm->budget);
 		p->stale = true;
+		ix->max = pm->max_entries > other->nr ? pm->max_entries - other->nr : 1;
+		dropped = ix->dropped;
 		if (f->kind == PM_MAP) {
 			consumed = pm_text__parse(&f->text, (const char *)f->buf, f->have, false,
 						  &sink, &err);
@@ -508,9 +562,19 @@ static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
 			f->have -= consumed;
 			f->off += consumed;
 		}
+		if (ix->dropped > dropped) {
+			/* counted as parsed by the parsers: entries that were not kept */
+			if (f->kind == PM_MAP)
+				pm->st.lines_parsed -= ix->dropped - dropped;
+			else
+				pm->st.records_parsed -= ix->dropped - dropped;
+			pm->st.entries_dropped += ix->dropped - dropped;
+			if (!f->capped)
+				file_cut(pm, p, f);
+		}
 		if (err)
 			return err;
-		if (f->jd.broken || f->jd.closed)
+		if (f->jd.broken || f->jd.closed || f->capped)
 			break;
 		if (f->kind == PM_DUMP && !consumed && need <= f->have)
 			break; /* a record still being written */
@@ -577,13 +641,13 @@ static int proc_check_replaced(struct perfmaps *pm, struct pm_proc *p)
 	p->map.path = old.path;
 	err = proc_open_map(pm, p);
 	if (p->map.fd < 0) {
-		file_close(&p->map);
+		file_close(pm, &p->map);
 		p->map = old; /* no new file (yet): keep reading the old one */
 		return err;
 	}
 	pm->st.files_rewritten++;
 	pm->st.maps_opened--; /* the same map, reopened */
-	file_close(&old);
+	file_close(pm, &old);
 	return err;
 }
 
@@ -729,7 +793,7 @@ static int proc_new(struct perfmaps *pm, pid_t pid, bool later, struct pm_proc *
 	*out = p;
 	return 0;
 cleanup:
-	proc_free(p);
+	proc_free(pm, p);
 	return err;
 }
 
@@ -740,6 +804,7 @@ int perfmaps__track(struct perfmaps *pm, pid_t pid)
 
 	if (pid <= 0)
 		return -EINVAL;
+	pm->budget = pm->slice;
 	p = proc_find(pm, pid);
 	if (!p) {
 		err = proc_new(pm, pid, false, &p);
@@ -780,6 +845,7 @@ int perfmaps__refresh(struct perfmaps *pm, pid_t pid)
 	size_t i;
 	int err;
 
+	pm->budget = pm->slice;
 	if (pid) {
 		p = proc_find(pm, pid);
 		return p ? proc_refresh(pm, p, false) : -ENOENT;
@@ -802,6 +868,7 @@ int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid)
 
 	if (!p)
 		return -ENOENT;
+	pm->budget = pm->slice;
 	/* a runtime starting up: its perf map may be next */
 	p->map_retry_every = 0;
 	if (p->map.fd < 0 && !p->map_refused) {
@@ -820,6 +887,38 @@ int perfmaps__maps_changed(struct perfmaps *pm, pid_t pid)
 	return err;
 }
 
+bool perfmaps__pending(const struct perfmaps *pm)
+{
+	return pm->nr_pending;
+}
+
+int perfmaps__continue(struct perfmaps *pm, bool all)
+{
+	struct pm_proc *p;
+	size_t i, j;
+	int err;
+
+	pm->budget = all ? UINT64_MAX : pm->slice;
+	for (i = 0; pm->nr_pending && pm->budget && i < pm->nr_slots; i++) {
+		p = pm->slots[i];
+		if (!p)
+			continue;
+		if (p->map.pending) {
+			err = file_read(pm, p, &p->map);
+			if (err)
+				return err;
+		}
+		for (j = 0; j < p->nr_dumps; j++) {
+			if (!p->dumps[j].pending)
+				continue;
+			err = file_read(pm, p, &p->dumps[j]);
+			if (err)
+				return err;
+		}
+	}
+	return pm->nr_pending ? 1 : 0;
+}
+
 void perfmaps__forget(struct perfmaps *pm, pid_t pid)
 {
 	struct pm_proc *p = pm ? proc_find(pm, pid) : NULL;
@@ -827,7 +926,7 @@ void perfmaps__forget(struct perfmaps *pm, pid_t pid)
 	if (!p)
 		return;
 	proc_remove(pm, pid);
-	proc_free(p);
+	proc_free(pm, p);
 }
 
 /*
@@ -844,6 +943,13 @@ static int proc_finish(struct perfmaps *pm, struct pm_proc *p)
 
 	if (!p->stale)
 		return 0;
+	/* a file read in slices: the index built before serves until it is read through
+	 * (built once, not after every slice) */
+	if (p->map.pending)
+		return 0;
+	for (i = 0; i < p->nr_dumps; i++)
+		if (p->dumps[i].pending)
+			return 0;
 	if (p->map.have && !ts.skipping && !p->map.capped)
 		pm_text__parse(&ts, (const char *)p->map.buf, p->map.have, true, &sink, &err);
 	for (i = 0; i < p->nr_dumps; i++)
@@ -881,6 +987,8 @@ static int lookup(struct perfmaps *pm, pid_t pid, uint64_t ip, bool at, uint64_t
 	if (!e)
 		e = pm_index__find(&p->ix_map, ip);
 	if (!e) {
+		if (p->cut)
+			pm->st.lookups_cut++;
 		*name = p->label;
 		return -ENOENT;
 	}

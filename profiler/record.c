@@ -46,6 +46,10 @@
 #define REAP_HELD	 1024 /* else once this many exited images wait */
 #define IDLE_WINDOW_SEC	 0.2 /* idle time is read over the last 0.2 to 0.45 s */
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
+/* and at most this much per wake-up, waking this often while more is left: the ring
+ * buffer is drained between slices however large a map is */
+#define JIT_SLICE_BYTES (1u << 20)
+#define JIT_SLICE_MS	20
 #define MAX_OUTPUTS 16
 /* each CPU's ring of fork/exec/mmap records (~1.5 KiB a dynamically linked process; a
  * quarter of it wakes scorch): 512 KiB, less past 16 CPUs (8 MiB in all), >= 64 KiB */
@@ -1592,9 +1596,12 @@ static int record_loop(struct record *r)
 		/* each wake-up takes a CPU from the programs profiled: only as often as needed
 		 * (the idle window of a pending reap is read every IDLE_WINDOW_SEC or so) */
 		bool often = o->unwind == UNWIND_DWARF || r->pending_exits || r->pending_replaced;
-		double period = (often ? POLL_PERIOD_MS : POLL_PERIOD_FP_MS) / 1e3;
-		double left = o->duration ? deadline - now_sec() : period;
+		double period = (often ? POLL_PERIOD_MS : POLL_PERIOD_FP_MS) / 1e3, left;
 		struct timespec ts;
+
+		if (perfmaps__pending(r->pm))
+			period = JIT_SLICE_MS / 1e3;
+		left = o->duration ? deadline - now_sec() : period;
 
 		if (left <= 0)
 			break;
@@ -1624,6 +1631,8 @@ static int record_loop(struct record *r)
 		if (now_sec() - r->last_jit_refresh >= JIT_REFRESH_SEC) {
 			perfmaps__refresh(r->pm, 0);
 			r->last_jit_refresh = now_sec();
+		} else if (perfmaps__continue(r->pm, false) == -ENOMEM) {
+			r->err = -ENOMEM;
 		}
 		/* an interval ending with the duration is written once, at the end */
 		if (o->interval && now_sec() >= r->next_interval &&
@@ -1991,7 +2000,8 @@ static int record_run(struct record *r)
 	}
 	/* the BPF programs tell of new executable mappings (SCORCH_EVENT_MAPS) */
 	r->pm = perfmaps__new(&(struct perfmaps_opts){.sz = sizeof(struct perfmaps_opts),
-						       .scan_on_notice = true});
+						       .scan_on_notice = true,
+						       .slice_bytes = JIT_SLICE_BYTES});
 	yopts.jit_ctx = r->pm;
 	if (r->cap) {
 		/* JIT answers are kept for the capture on their way through */
@@ -2101,8 +2111,11 @@ static int record_run(struct record *r)
 			r->ring_left = sampler__discard(r->sampler);
 		err = r->err;
 	}
-	if (!err)
+	if (!err) {
 		perfmaps__refresh(r->pm, 0);
+		if (perfmaps__continue(r->pm, true) == -ENOMEM)
+			err = -ENOMEM;
+	}
 	timing__mark(&r->finish, "last reads");
 	if (err && r->write_failed) {
 		/* what was recorded until the output failed: its summary still counts */

@@ -201,6 +201,15 @@ void summary__details(const struct summary *sm)
 	if (js && js->files_refused)
 		pr_hint("perf maps must be regular files owned by the process's user or root, "
 			"not symlinks\n");
+	if (js && js->files_cut) {
+		pr_warn("JIT maps: %" PRIu64 " files cut at the cap of entries per process, first"
+			" %s of process %d after %" PRIu64 " bytes; %" PRIu64
+			" entries past the cap dropped, %" PRIu64 " frames unnamed there\n",
+			js->files_cut, js->cut_path, (int)js->cut_pid, js->cut_bytes,
+			js->entries_dropped, js->lookups_cut);
+		pr_hint("scorch keeps 1,000,000 JIT entries per process (docs/jit.md): a runtime"
+			" that appends to its map on every recompile outgrows it; restart it\n");
+	}
 	if (f->noproc_samples || f->noproc_us) {
 		if (sm->mode == MODE_CPU)
 			pr_warn("unresolved processes: %" PRIu64

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
@@ -399,6 +400,111 @@ static void test_cap(void)
 	perfmaps__free(pm);
 }
 
+/*
+ * A map of more entries than the default cap (1,000,000 per process): the entries past
+ * it are dropped and counted, the file is named as cut, frames there are counted.
+ */
+static void test_entry_cap(void)
+{
+	const uint64_t lines = 1000000 + 5000;
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	uint64_t i;
+	FILE *w;
+
+	fake_proc(getuid());
+	w = fopen(fpath(MAP), "w");
+	CHECK(w);
+	for (i = 0; i < lines; i++)
+		fprintf(w, "%" PRIx64 " 10 f%" PRIu64 "\n", 0x100000 + i * 0x10, i % 1000);
+	CHECK(!fclose(w));
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x100000 + 999999 * 0x10), "f999");
+	CHECK(!resolve(pm, 0x100000 + 1000000 * 0x10));
+	CHECK(!resolve(pm, 0x100000 + 1004999 * 0x10));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.lines_parsed, 1000000);
+	CHECK_U64(st.files_cut, 1);
+	CHECK(st.entries_dropped > 0 && st.entries_dropped <= 5000);
+	CHECK_U64(st.lookups_cut, 2);
+	CHECK_STR(st.cut_path, "/tmp/perf-7.map");
+	CHECK(st.cut_pid == FAKE_PID);
+	CHECK(st.cut_bytes > 0 && st.cut_bytes < st.bytes_read + 1);
+	/* nothing more is read from a cut file */
+	w = fopen(fpath(MAP), "a");
+	CHECK(w);
+	fprintf(w, "1 10 late\n");
+	CHECK(!fclose(w));
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(!resolve(pm, 0x1));
+	perfmaps__free(pm);
+
+	/* a cap of the caller's */
+	struct perfmaps_opts o = {.sz = sizeof(o), .proc_root = dir, .max_entries = 3};
+	puts_file(fpath(MAP), "w", "1000 10 aaa\n2000 10 bbb\n3000 10 ccc\n4000 10 ddd\n");
+	pm = perfmaps__new(&o);
+	CHECK(pm);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x3000), "ccc");
+	CHECK(!resolve(pm, 0x4000));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.lines_parsed, 3);
+	CHECK_U64(st.entries_dropped, 1);
+	CHECK_U64(st.files_cut, 1);
+	perfmaps__free(pm);
+}
+
+/*
+ * slice_bytes: each call reads that much at most and leaves the file pending; lookups use
+ * the index built before until the file is read through; perfmaps__continue() reads on.
+ */
+static void test_slices(void)
+{
+	struct perfmaps_opts o = {.sz = sizeof(o), .proc_root = dir, .slice_bytes = 20};
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+	int calls = 0, ret;
+
+	fake_proc(getuid());
+	/* 12 bytes per line */
+	puts_file(fpath(MAP), "w", "1000 10 aaa\n2000 10 bbb\n3000 10 ccc\n4000 10 ddd\n");
+	pm = perfmaps__new(&o);
+	CHECK(pm);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.bytes_read, 20);
+	CHECK(perfmaps__pending(pm));
+	/* not read through: the (empty) index built before serves */
+	CHECK(!resolve(pm, 0x1000));
+	while ((ret = perfmaps__continue(pm, false)) == 1)
+		calls++;
+	CHECK(ret == 0);
+	CHECK(calls == 1); /* 48 bytes: 20 + 20 + 8 */
+	CHECK(!perfmaps__pending(pm));
+	CHECK_STR(resolve(pm, 0x1000), "aaa");
+	CHECK_STR(resolve(pm, 0x4000), "ddd");
+	/* appended lines: a refresh reads a slice, continue(true) the rest at once */
+	puts_file(fpath(MAP), "a", "5000 10 eee\n6000 10 fff\n7000 10 ggg\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(perfmaps__pending(pm));
+	CHECK_STR(resolve(pm, 0x4000), "ddd");
+	CHECK(!resolve(pm, 0x5000));
+	CHECK(perfmaps__continue(pm, true) == 0);
+	CHECK_STR(resolve(pm, 0x7000), "ggg");
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.bytes_read, 84);
+	CHECK_U64(st.lines_parsed, 7);
+	/* a pending file dropped with its process */
+	puts_file(fpath(MAP), "a", "8000 10 hhh\n9000 10 iii\n");
+	CHECK(!perfmaps__refresh(pm, 0));
+	CHECK(perfmaps__pending(pm));
+	perfmaps__forget(pm, FAKE_PID);
+	CHECK(!perfmaps__pending(pm));
+	CHECK(perfmaps__continue(pm, false) == 0);
+	perfmaps__free(pm);
+}
+
 /* Refused files: one warning and one hint each, counted once, no entries, never followed. */
 static void expect_refused(const char *what, const char *why, bool reads)
 {
@@ -716,6 +822,8 @@ int main(void)
 	test_exit();
 	test_track_later();
 	test_cap();
+	test_entry_cap();
+	test_slices();
 	test_security();
 	test_same_pidns();
 	test_jitdump();

@@ -367,6 +367,9 @@ enum record_mode {
 };
 
 #define FOLD_MAX_INLINE 32
+/* distinct named stacks held in memory (folded__set_max_stacks()): at 32 frames about
+ * 250 bytes each, 64 MiB at most; beyond, counted under ROOT;[stack table full] */
+#define FOLD_MAX_STACKS (256 * 1024)
 
 struct outputs;
 

@@ -1797,6 +1797,7 @@ static int write_interval(struct record *r)
 	r->fold.folded = folded__new();
 	if (!r->fold.folded)
 		return -ENOMEM;
+	folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
 	r->next_interval += r->opts.interval;
 	return outputs__next(r->opts.outs);
 }

@@ -339,6 +339,13 @@ int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, ui
 int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
 		  struct stack_trace *ubuf, struct stack_trace *kbuf);
 size_t ustacks__nr(const struct ustacks *t);
+/*
+ * Distinct stacks held before record names them all (ustacks__full()), those of live
+ * processes too: raw stacks of long-lived threads (a distinct pair of user and kernel
+ * addresses each, up to 2 KiB) would otherwise grow until the end. About 30 MiB.
+ */
+#define USTACKS_MAX_HELD (64 * 1024)
+bool ustacks__full(const struct ustacks *t);
 
 /* ---- launch.c: record -- cmd ---- */
 

@@ -1217,6 +1217,12 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	/* named when its process is reaped or the recording ends, once per distinct stack */
 	err = ustacks__add(r->ustacks, false, &key, smp->value, user,
 			   smp->kernel_nr ? r->kbuf : NULL);
+	/* bounded: named now, merged with their names into the folded set */
+	if (!err && ustacks__full(r->ustacks)) {
+		pr_debug("unwind dwarf: %zu distinct stacks held: named now\n",
+			 ustacks__nr(r->ustacks));
+		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
+	}
 	if (err)
 		r->err = err;
 }

@@ -119,23 +119,6 @@ size_t folded__escape_frame(char *dst, const char *name)
 	return n;
 }
 
-static int grow_array(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static uint64_t ptr_hash(const char *p)
 {
 	return hash__bytes(&p, sizeof(p), 0);
@@ -165,7 +148,7 @@ static int64_t name_id(struct folded *f, const char *name)
 	size_t need = MAX(strlen(name), sizeof(FOLDED_EMPTY_FRAME)) + 1, len, i, mask;
 	const char *str;
 
-	if (grow_array((void **)&f->buf, &f->buf_cap, need, 1))
+	if (array__grow((void **)&f->buf, &f->buf_cap, need, 1))
 		return -ENOMEM;
 	len = folded__escape_frame(f->buf, name);
 	str = strset__intern_len(f->strs, f->buf, len);
@@ -176,7 +159,7 @@ static int64_t name_id(struct folded *f, const char *name)
 		if (f->name_slots[i].str == str)
 			return f->name_slots[i].id;
 	if (f->nr_names >= UINT32_MAX ||
-	    grow_array((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names)))
+	    array__grow((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names)))
 		return -ENOMEM;
 	/* name_len shares cap_names: realloc it to the same capacity */
 	if (f->cap_names) {
@@ -236,7 +219,7 @@ static int add_ids(struct folded *f, size_t nr, uint64_t count)
 	}
 	if (f->max_stacks && f->nr >= f->max_stacks)
 		return 1;
-	if (grow_array((void **)&f->ids, &f->cap_ids, f->nr_ids + nr, sizeof(*f->ids)))
+	if (array__grow((void **)&f->ids, &f->cap_ids, f->nr_ids + nr, sizeof(*f->ids)))
 		return -ENOMEM;
 	memcpy(f->ids + f->nr_ids, f->scratch, nr * sizeof(*f->scratch));
 	s = &f->slots[i];
@@ -258,7 +241,7 @@ int folded__add(struct folded *f, const char *const *frames, size_t nr, uint64_t
 	for (i = 0; i < nr; i++)
 		if (!frames[i])
 			return -EINVAL;
-	if (grow_array((void **)&f->scratch, &f->scratch_cap, MAX(nr, 2), sizeof(*f->scratch)))
+	if (array__grow((void **)&f->scratch, &f->scratch_cap, MAX(nr, 2), sizeof(*f->scratch)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
 		id = name_id(f, frames[i]);
@@ -340,7 +323,7 @@ int folded__for_each(const struct folded *f, folded_each_fn fn, void *ctx)
 		ids = f->ids + s->off;
 		for (j = 0, len = 0; j < s->nr; j++)
 			len += f->name_len[ids[j]] + 1;
-		if (grow_array((void **)&line, &cap, len, 1)) {
+		if (array__grow((void **)&line, &cap, len, 1)) {
 			err = -ENOMEM;
 			goto cleanup;
 		}

@@ -39,6 +39,17 @@ int folded__add(struct folded *f, const char *const *frames, size_t nr, uint64_t
 /* Writes every stack, sorted, in the folded format. Returns 0 or -errno (write error). */
 int folded__write(const struct folded *f, FILE *out);
 
+/*
+ * Caps the distinct stacks held at @max (0, the default: no cap). A new stack beyond
+ * it is not stored: its count goes to the two-frame stack "ROOT;" FOLDED_FULL_FRAME
+ * under its first frame (one such stack per distinct root may go past the cap) and
+ * is counted in folded__over_cap(). Stacks already held keep merging.
+ */
+#define FOLDED_FULL_FRAME "[stack table full]"
+void folded__set_max_stacks(struct folded *f, size_t max);
+/* The sum of the counts that went to FOLDED_FULL_FRAME (saturating). */
+uint64_t folded__over_cap(const struct folded *f);
+
 /* Number of distinct stacks and the sum of their counts (saturating). */
 size_t folded__nr_stacks(const struct folded *f);
 uint64_t folded__total(const struct folded *f);

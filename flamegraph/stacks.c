@@ -51,7 +51,7 @@ size_t flamegraph__nr_bad_lines(const struct flamegraph *fg)
 	return fg ? fg->bad_lines : 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
+int array__grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t n = *cap ? *cap : 64;
 	void *q;
@@ -129,7 +129,7 @@ static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
 	}
 	if (fg->nr_names >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (grow((void **)&fg->names, &fg->cap_names, fg->nr_names + 1, sizeof(*fg->names)))
+	if (array__grow((void **)&fg->names, &fg->cap_names, fg->nr_names + 1, sizeof(*fg->names)))
 		return -ENOMEM;
 	/* the three arrays share cap_names: grow the other two to the same capacity */
 	if (!fg->name_len || fg->cap_names != fg->cap_name_aux) {
@@ -186,8 +186,10 @@ static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count, uint64_t
 
 	if (!count && !other)
 		return 0;
-	if (grow((void **)&fg->frames, &fg->cap_frames, fg->nr_frames + nr, sizeof(*fg->frames)) ||
-	    grow((void **)&fg->stacks, &fg->cap_stacks, fg->nr_stacks + 1, sizeof(*fg->stacks)))
+	if (array__grow((void **)&fg->frames, &fg->cap_frames, fg->nr_frames + nr,
+			sizeof(*fg->frames)) ||
+	    array__grow((void **)&fg->stacks, &fg->cap_stacks, fg->nr_stacks + 1,
+			sizeof(*fg->stacks)))
 		return -ENOMEM;
 	if (fg->opts.reverse) {
 		for (i = 0; i < nr; i++)
@@ -217,7 +219,8 @@ static int split_stack(struct flamegraph *fg, const char *s, size_t len, size_t 
 	unsigned int ctl;
 	int64_t id;
 
-	if (grow((void **)&fg->scratch, &fg->scratch_cap, len + sizeof(FOLDED_EMPTY_FRAME), 1))
+	if (array__grow((void **)&fg->scratch, &fg->scratch_cap, len + sizeof(FOLDED_EMPTY_FRAME),
+			1))
 		return -ENOMEM;
 	for (;;) {
 		p = memchr(s, ';', (size_t)(end - s));
@@ -246,7 +249,7 @@ static int split_stack(struct flamegraph *fg, const char *s, size_t len, size_t 
 		if (id < 0)
 			return -ENOMEM;
 		if (nr == fg->cap_ids &&
-		    grow((void **)&fg->ids, &fg->cap_ids, nr + 1, sizeof(*fg->ids)))
+		    array__grow((void **)&fg->ids, &fg->cap_ids, nr + 1, sizeof(*fg->ids)))
 			return -ENOMEM;
 		fg->ids[nr++] = (uint32_t)id;
 		if (p == end)
@@ -265,14 +268,14 @@ int flamegraph__add_stack(struct flamegraph *fg, const char *const *frames, size
 
 	if (!fg || !frames || !nr)
 		return -EINVAL;
-	if (grow((void **)&fg->ids, &fg->cap_ids, nr, sizeof(*fg->ids)))
+	if (array__grow((void **)&fg->ids, &fg->cap_ids, nr, sizeof(*fg->ids)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
 		if (!frames[i])
 			return -EINVAL;
 		n = strlen(frames[i]);
-		if (grow((void **)&fg->scratch, &fg->scratch_cap, n + sizeof(FOLDED_EMPTY_FRAME),
-			 1))
+		if (array__grow((void **)&fg->scratch, &fg->scratch_cap,
+				n + sizeof(FOLDED_EMPTY_FRAME), 1))
 			return -ENOMEM;
 		n = folded__escape_frame(fg->scratch, frames[i]);
 		id = name_id(fg, fg->scratch, n);

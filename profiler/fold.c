@@ -14,7 +14,10 @@ int fold__init(struct fold *f)
 {
 	f->folded = folded__new();
 	f->names = strset__new();
-	return f->folded && f->names ? 0 : -ENOMEM;
+	if (!f->folded || !f->names)
+		return -ENOMEM;
+	folded__set_max_stacks(f->folded, FOLD_MAX_STACKS);
+	return 0;
 }
 
 void fold__release(struct fold *f)

@@ -361,6 +361,13 @@ int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, ui
 int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
 		  struct stack_trace *ubuf, struct stack_trace *kbuf);
 size_t ustacks__nr(const struct ustacks *t);
+/*
+ * Distinct stacks held before record names them all (ustacks__full()), those of live
+ * processes too: raw stacks of long-lived threads (a distinct pair of user and kernel
+ * addresses each, up to 2 KiB) would otherwise grow until the end. About 30 MiB.
+ */
+#define USTACKS_MAX_HELD (64 * 1024)
+bool ustacks__full(const struct ustacks *t);
 
 /* ---- stop.c: when the recording ends ---- */
 
@@ -415,6 +422,9 @@ enum record_mode {
 };
 
 #define FOLD_MAX_INLINE 32
+/* distinct named stacks held in memory (folded__set_max_stacks()): at 32 frames about
+ * 250 bytes each, 64 MiB at most; beyond, counted under ROOT;[stack table full] */
+#define FOLD_MAX_STACKS (256 * 1024)
 
 struct outputs;
 

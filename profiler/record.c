@@ -283,7 +283,8 @@ static void usage(FILE *out)
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.2 KiB each with its count (default:\n"
 		"                             frequency x duration x CPUs within 4096..65536;\n"
-		"                             32768 without -d)\n"
+		"                             32768 without -d); in scorch at most 262144\n"
+		"                             named stacks, then [stack table full]\n"
 		"\n"
 		"off-CPU options (offcpu and wall modes):\n"
 		"      --min-block USEC       ignore blocks shorter than USEC microseconds\n"
@@ -1275,6 +1276,12 @@ static void on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	/* named when its process is reaped or the recording ends, once per distinct stack */
 	err = ustacks__add(r->ustacks, false, &key, smp->value, user,
 			   smp->kernel_nr ? r->kbuf : NULL);
+	/* bounded: named now, merged with their names into the folded set */
+	if (!err && ustacks__full(r->ustacks)) {
+		pr_debug("unwind dwarf: %zu distinct stacks held: named now\n",
+			 ustacks__nr(r->ustacks));
+		err = ustacks__take(r->ustacks, NULL, add_stack, r, r->ubuf, r->kbuf);
+	}
 	if (err)
 		r->err = err;
 }
@@ -1602,7 +1609,6 @@ static int record_loop(struct record *r)
 		if (perfmaps__pending(r->pm))
 			period = JIT_SLICE_MS / 1e3;
 		left = o->duration ? deadline - now_sec() : period;
-
 		if (left <= 0)
 			break;
 		left = MIN(left, period);
@@ -1882,6 +1888,7 @@ static int write_interval(struct record *r)
 	r->fold.folded = folded__new();
 	if (!r->fold.folded)
 		return -ENOMEM;
+	folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
 	r->next_interval += r->opts.interval;
 	err = outputs__next(r->opts.outs);
 	r->write_failed = err != 0;

@@ -61,6 +61,14 @@ double summary__counts(const struct summary *sm)
 			st[STAT_OFF_UNENDED] + sm->drain_lost;
 	double lost_pct = pct(lost, taken);
 
+	if (folded__over_cap(sm->fold->folded)) {
+		pr_warn("stacks: %zu distinct ones held (the most kept in memory); %" PRIu64
+			" %s of new stacks beyond them are under ROOT;" FOLDED_FULL_FRAME "\n",
+			(size_t)FOLD_MAX_STACKS, folded__over_cap(sm->fold->folded),
+			sm->mode == MODE_CPU ? "samples" : "counts");
+		pr_warn("hint: record shorter runs, or use --interval to write and empty the table "
+			"each interval\n");
+	}
 	if (sm->quiet && !lost)
 		return lost_pct;
 	if (sm->mode != MODE_OFFCPU)

@@ -63,6 +63,11 @@ size_t ustacks__nr(const struct ustacks *t)
 	return t->nr;
 }
 
+bool ustacks__full(const struct ustacks *t)
+{
+	return t->nr >= USTACKS_MAX_HELD;
+}
+
 static uint64_t stack_hash(const struct count_key *key, bool offcpu, uint32_t unr,
 			   const __u64 *user, uint32_t knr, const __u64 *kernel)
 {

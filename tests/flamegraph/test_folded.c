@@ -146,8 +146,51 @@ static void test_many(void)
 	folded__free(f);
 }
 
+/* Lines in bytewise order where a frame name is a prefix of another ("a" and "a!", "a;z"). */
+static void test_prefix_order(void)
+{
+	struct folded *f = folded__new();
+	char *s;
+
+	CHECK(ADD(f, 1, "r", "a!") == 0);
+	CHECK(ADD(f, 1, "r", "a", "z") == 0);
+	CHECK(ADD(f, 1, "r", "a") == 0);
+	CHECK(ADD(f, 1, "r", "a~") == 0);
+	CHECK(ADD(f, 1, "r", "ab") == 0);
+	CHECK(ADD(f, 1, "r") == 0);
+	CHECK(ADD(f, 1, "r!") == 0);
+	s = write_str(f);
+	CHECK_STR(s, "r 1\nr! 1\nr;a 1\nr;a! 1\nr;a;z 1\nr;ab 1\nr;a~ 1\n");
+	free(s);
+	folded__free(f);
+}
+
+/* Past the cap, new stacks go to ROOT;[stack table full], counted; known ones merge. */
+static void test_cap(void)
+{
+	struct folded *f = folded__new();
+	char *s;
+
+	folded__set_max_stacks(f, 2);
+	CHECK(ADD(f, 1, "p", "a") == 0);
+	CHECK(ADD(f, 1, "p", "b") == 0);
+	CHECK(ADD(f, 5, "p", "c") == 0);
+	CHECK(ADD(f, 2, "q", "d", "e") == 0);
+	CHECK(ADD(f, 3, "p", "a") == 0);
+	CHECK(ADD(f, 1, "q") == 0);
+	CHECK(folded__over_cap(f) == 8);
+	CHECK(folded__total(f) == 13);
+	CHECK(folded__nr_stacks(f) == 4);
+	s = write_str(f);
+	CHECK_STR(s, "p;[stack table full] 5\np;a 4\np;b 1\nq;[stack table full] 3\n");
+	free(s);
+	folded__free(f);
+}
+
 int main(void)
 {
+	test_prefix_order();
+	test_cap();
 	test_escaping();
 	test_merge_and_sort();
 	test_saturation();

@@ -87,6 +87,18 @@ int main(void)
 	CHECK(!ustacks__take(t, NULL, collect, &s, &ubuf, &kbuf));
 	CHECK(s.calls == 5002 && s.total == 3 + 7 + 5000);
 	CHECK(ustacks__nr(t) == 0);
+
+	/* the bound: full at USTACKS_MAX_HELD distinct stacks, not before; empty again after */
+	for (int i = 0; i < USTACKS_MAX_HELD; i++) {
+		struct count_key k = {.pid = 4, .gen = (uint64_t)i};
+
+		CHECK(!ustacks__full(t));
+		CHECK(!ustacks__add(t, false, &k, 1, &user, &kernel));
+	}
+	CHECK(ustacks__full(t));
+	memset(&s, 0, sizeof(s));
+	CHECK(!ustacks__take(t, NULL, collect, &s, &ubuf, &kbuf));
+	CHECK(s.calls == USTACKS_MAX_HELD && !ustacks__full(t));
 	ustacks__free(t);
 	printf("PASS\n");
 	return 0;

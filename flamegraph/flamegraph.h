@@ -112,8 +112,8 @@ enum flamegraph_palette {
  * are drawn as one FG_FRAME_DEEPER frame per level-(FG_MAX_DEPTH + 1) frame, with its
  * position and width, and a warning counts them.
  */
-#define FG_MAX_DEPTH	  8192
-#define FG_FRAME_DEEPER	  "[deeper frames not drawn]"
+#define FG_MAX_DEPTH	8192
+#define FG_FRAME_DEEPER "[deeper frames not drawn]"
 
 struct flamegraph_opts {
 	size_t sz;			/* sizeof(struct flamegraph_opts) */

@@ -1251,7 +1251,8 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 		pr_warn("flamegraph: stacks deeper than %d frames: what is above drawn as %zu "
 			"'" FG_FRAME_DEEPER "' frames\n",
 			FG_MAX_DEPTH, r.nr_deeper);
-		pr_hint("cut or fold the deep stacks (e.g. repeated recursive frames) to see their tops\n");
+		pr_hint("cut or fold the deep stacks (e.g. repeated recursive frames) to see their "
+			"tops\n");
 	}
 	r.imgh = (double)(r.max_depth + 1) * o->height + r.ypad1 + r.ypad2 + r.ypad3;
 	err = write_head(&r, o->width, r.imgh, default_title(o, r.diff));

@@ -221,12 +221,15 @@ static void warn_saturated(const struct diff_cmd_opts *o, const struct folded_di
 {
 	bool before = folded_diff__total(d, FOLDED_BEFORE) == UINT64_MAX;
 	bool after = folded_diff__total(d, FOLDED_AFTER) == UINT64_MAX;
+	const char *which = before ? o->before : o->after;
 
 	if (!before && !after)
 		return;
+	if (before && after)
+		which = "both profiles";
 	pr_warn("diff: the total of %s saturated at %" PRIu64
 		": the --top totals and percentages are not exact\n",
-		before && after ? "both profiles" : before ? o->before : o->after, UINT64_MAX);
+		which, UINT64_MAX);
 	pr_hint("divide the counts so that each profile's sum fits in 64 bits\n");
 }
 

@@ -109,6 +109,19 @@ int pm_index__build(struct pm_index *ix)
 	ix->nr_segs = 0;
 	if (!ix->nr)
 		goto done;
+	/* entries in address order without overlap (a map written as code is laid out, the
+	 * common case) are their own segments: O(n), no sort */
+	for (i = 1; i < ix->nr && ix->ents[i].start >= ix->ents[i - 1].end; i++)
+		;
+	if (i == ix->nr) {
+		segs = malloc(ix->nr * sizeof(*segs));
+		if (!segs)
+			goto cleanup;
+		for (i = 0; i < ix->nr; i++)
+			segs[i] = (struct pm_seg){ix->ents[i].start, ix->ents[i].end, (uint32_t)i};
+		ns = ix->nr;
+		goto install;
+	}
 	order = malloc(ix->nr * sizeof(*order));
 	bounds = malloc(2 * ix->nr * sizeof(*bounds));
 	heap = malloc(ix->nr * sizeof(*heap));
@@ -140,6 +153,7 @@ int pm_index__build(struct pm_index *ix)
 		else
 			segs[ns++] = (struct pm_seg){.start = p, .end = next, .ent = heap[0]};
 	}
+install:
 	ix->segs = segs;
 	ix->nr_segs = ns;
 	segs = NULL;

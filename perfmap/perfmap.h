@@ -37,6 +37,8 @@
  *                            (most processes never write one);
  *   perfmaps__refresh(pid)   when a tracked process exits (reads through the open fds);
  *                            a process tracked for later and not looked at yet is skipped
+ *   perfmaps__continue()     with slice_bytes, between the caller's other work while
+ *                            perfmaps__pending(): reads on where a call's budget ended;
  *   perfmaps__lookup()       at symbolization time, after the last refresh;
  *   perfmaps__forget(pid)    after its last stacks are symbolized.
  *
@@ -49,8 +51,10 @@
  * component below /proc/PID/root is opened without following symlinks; a file must be a
  * regular file owned by root or by the process's real or effective uid, else it is
  * ignored with one warning and counted (perf's rule). At most max_file_bytes of a file are
- * read; the contents are only parsed, and names are returned as bytes (embedded NUL bytes
- * become '?'; escaping is the caller's business).
+ * read, at most max_entries entries of a process are kept, and with slice_bytes a call
+ * reads that much at most: a user's file cannot take the caller's time or memory without
+ * bound. The contents are only parsed, and names are returned as bytes (embedded NUL
+ * bytes become '?'; escaping is the caller's business).
  *
  * Not thread-safe: one thread drives a struct perfmaps.
  */

@@ -480,6 +480,11 @@ static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
 	file_set_pending(pm, f, false);
 	if (f->fd < 0 || f->jd.broken || f->jd.closed || (f->capped && ix->dropped))
 		return 0;
+	if (other->nr >= pm->max_entries) {
+		if (!f->capped)
+			file_cut(pm, p, f); /* the process's other files hold the cap */
+		return 0;
+	}
 	if (fstat(f->fd, &st)) {
 		pm->st.read_errors++;
 		file_warn(pm, p, f, "cannot stat", -errno);
@@ -532,7 +537,7 @@ static int file_read(struct perfmaps *pm, struct pm_proc *p, struct pm_file *f)
 		pm->st.bytes_read += n;
 		pm->budget -= MIN((uint64_t)n, pm->budget);
 		p->stale = true;
-		ix->max = pm->max_entries > other->nr ? pm->max_entries - other->nr : 1;
+		ix->max = pm->max_entries - other->nr;
 		dropped = ix->dropped;
 		if (f->kind == PM_MAP) {
 			consumed = pm_text__parse(&f->text, (const char *)f->buf, f->have, false,

@@ -406,13 +406,31 @@ static void test_jitdump_big_record(void)
 	ctx_fini(&c);
 }
 
+/* Every address below @lim finds what a brute-force later-wins search finds. */
+static void check_reference(const struct pm_index *ix, uint64_t lim)
+{
+	uint64_t ip;
+	size_t i;
+
+	for (ip = 0; ip < lim; ip++) {
+		const struct pm_entry *want = NULL, *got = pm_index__find(ix, ip);
+
+		for (i = ix->nr; i--;)
+			if (ip >= ix->ents[i].start && ip < ix->ents[i].end) {
+				want = &ix->ents[i];
+				break;
+			}
+		CHECK(want == got);
+	}
+}
+
 /* The sweep against a brute-force later-wins reference on random overlapping entries. */
 static void test_index_random(void)
 {
 	static const char *names[] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
 	struct pm_index ix = {0};
-	uint64_t seed = 42, ip;
-	size_t i, k;
+	uint64_t seed = 42;
+	size_t k;
 
 	for (k = 0; k < 2000; k++) {
 		uint64_t s, len;
@@ -423,15 +441,36 @@ static void test_index_random(void)
 		CHECK(!pm_index__add(&ix, s, s + len, 0, names[k % 8]));
 	}
 	CHECK(!pm_index__build(&ix));
-	for (ip = 0; ip < 4500; ip++) {
-		const struct pm_entry *want = NULL, *got = pm_index__find(&ix, ip);
+	check_reference(&ix, 4500);
+	pm_index__free(&ix);
+}
 
-		for (i = ix.nr; i--;)
-			if (ip >= ix.ents[i].start && ip < ix.ents[i].end) {
-				want = &ix.ents[i];
-				break;
-			}
-		CHECK(want == got);
+/*
+ * Entries in address order without overlap (gaps, adjacent ends, empty tail) take the
+ * linear path; the same checks against the reference, then one overlap sends the
+ * rebuilt index down the sweep.
+ */
+static void test_index_sorted(void)
+{
+	static const char *names[] = {"s0", "s1", "s2", "s3"};
+	struct pm_index ix = {0};
+	uint64_t seed = 7, s = 10, end = 0;
+	size_t k, round;
+
+	for (k = 0; k < 500; k++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		s += (seed >> 33) % 3; /* 0: adjacent to the previous one */
+		end = s + 1 + (seed >> 20) % 20;
+		CHECK(!pm_index__add(&ix, s, end, 0, names[k % 4]));
+		s = end;
+	}
+	for (round = 0; round < 2; round++) {
+		CHECK(!pm_index__build(&ix));
+		check_reference(&ix, end + 50);
+		if (!round) {
+			CHECK(ix.nr_segs == ix.nr);
+			CHECK(!pm_index__add(&ix, 12, end - 5, 0, "over")); /* covers most */
+		}
 	}
 	pm_index__free(&ix);
 }
@@ -449,6 +488,7 @@ int main(void)
 	test_jitdump_moves_and_bad();
 	test_jitdump_big_record();
 	test_index_random();
+	test_index_sorted();
 	printf("perfmap parsers: ok\n");
 	return 0;
 }

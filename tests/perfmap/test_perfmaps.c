@@ -453,6 +453,31 @@ static void test_entry_cap(void)
 	CHECK_U64(st.entries_dropped, 1);
 	CHECK_U64(st.files_cut, 1);
 	perfmaps__free(pm);
+
+	/* the cap is the process's: a perf map that holds it leaves no room for a jitdump */
+	{
+		static const char dump_rel[] = "root/tmp/jit-7.dump";
+		struct jd_buf b = {0};
+
+		fake_proc(getuid());
+		jd_julia_fixture(&b, NSPID);
+		put(fpath(dump_rel), "w", b.data, b.len);
+		puts_file(fpath("maps"), "w",
+			  "7f3a2c300000-7f3a2c301000 r-xp 00000000 fd:01 97     /tmp/jit-7.dump\n");
+		puts_file(fpath(MAP), "w", "1000 10 aaa\n2000 10 bbb\n3000 10 ccc\n");
+		pm = perfmaps__new(&o);
+		CHECK(pm);
+		CHECK(!perfmaps__track(pm, FAKE_PID));
+		CHECK_STR(resolve(pm, 0x3000), "ccc");
+		CHECK(!resolve(pm, JULIA_FIB_ADDR));
+		perfmaps__stats(pm, &st);
+		CHECK_U64(st.dumps_opened, 1);
+		CHECK_U64(st.records_parsed, 0);
+		CHECK_U64(st.files_cut, 1);
+		CHECK_STR(st.cut_path, "/tmp/jit-7.dump");
+		perfmaps__free(pm);
+		free(b.data);
+	}
 }
 
 /*

@@ -12,6 +12,29 @@
 #include "flamegraph.h"
 #include "test.h"
 
+/* bytes the heap holds: AddressSanitizer's allocator does not fill mallinfo2() */
+#if defined(__SANITIZE_ADDRESS__)
+#define SCORCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SCORCH_ASAN 1
+#endif
+#endif
+#ifdef SCORCH_ASAN
+size_t __sanitizer_get_current_allocated_bytes(void);
+static size_t heap_used(void)
+{
+	return __sanitizer_get_current_allocated_bytes();
+}
+#else
+static size_t heap_used(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+#endif
+
 #define NR_STACKS 100000
 #define DEPTH	  32
 #define NR_NAMES  512
@@ -20,7 +43,7 @@ int main(void)
 {
 	static char names[NR_NAMES][64];
 	const char *frames[DEPTH];
-	struct mallinfo2 before, after;
+	size_t before;
 	struct folded *f;
 	uint64_t x = 88172645463325252ULL;
 	size_t i, j, text = 0, used;
@@ -28,7 +51,7 @@ int main(void)
 	for (i = 0; i < NR_NAMES; i++)
 		snprintf(names[i], sizeof(names[i]), "namespace::Class%zu::method_with_a_long_name",
 			 i);
-	before = mallinfo2();
+	before = heap_used();
 	f = folded__new();
 	CHECK(f != NULL);
 	if (!f)
@@ -42,8 +65,7 @@ int main(void)
 		CHECK(folded__add(f, frames, DEPTH, 1) == 0);
 	}
 	CHECK(folded__nr_stacks(f) == NR_STACKS);
-	after = mallinfo2();
-	used = after.uordblks + after.hblkhd - before.uordblks - before.hblkhd;
+	used = heap_used() - before;
 	/* the ids: 4 bytes a frame (128 a stack) plus the table (about 50 bytes a stack);
 	 * the text would be over 1,400 bytes a stack */
 	printf("%zu stacks: %zu bytes held, %zu a stack (their text: %zu a stack)\n",

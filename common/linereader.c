@@ -46,7 +46,8 @@ int line_reader__next(struct line_reader *lr, char **line, size_t *len)
 	int err;
 
 	for (;;) {
-		p = lr->buf + lr->pos;
+		/* no buffer before the first read: NULL + 0 is undefined behaviour */
+		p = lr->buf ? lr->buf + lr->pos : NULL;
 		nl = lr->have > lr->pos ? memchr(p, '\n', lr->have - lr->pos) : NULL;
 		if (nl) {
 			lr->pos = (size_t)(nl + 1 - lr->buf);

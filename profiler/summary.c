@@ -66,7 +66,7 @@ double summary__counts(const struct summary *sm)
 			" %s of new stacks beyond them are under ROOT;" FOLDED_FULL_FRAME "\n",
 			(size_t)FOLD_MAX_STACKS, folded__over_cap(sm->fold->folded),
 			sm->mode == MODE_CPU ? "samples" : "counts");
-		pr_warn("hint: record shorter runs, or use --interval to write and empty the table "
+		pr_hint("record shorter runs, or use --interval to write and empty the table "
 			"each interval\n");
 	}
 	if (sm->quiet && !lost)

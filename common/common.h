@@ -91,10 +91,14 @@ struct line_reader {
 	size_t cap, have, pos, max;
 	size_t skipped; /* lines over @max, read through and dropped */
 	bool skipping, eof;
+	bool by_line; /* line_reader__init_interactive() */
 };
 
 /* Prepares @lr to read @in with lines of at most @max bytes. Never fails. */
 void line_reader__init(struct line_reader *lr, FILE *in, size_t max);
+/* The same for input typed or piped a line at a time: each line is returned as soon as
+ * it is complete (reads stop at a newline instead of filling 64 KiB). */
+void line_reader__init_interactive(struct line_reader *lr, FILE *in, size_t max);
 /*
  * Returns 1 and the next line in *line (writable, NUL-terminated, its newline removed,
  * borrowed until the next call) and its length in *len (NULs inside count); 0 at the

@@ -39,6 +39,27 @@ static int grow(struct line_reader *lr)
 	return 0;
 }
 
+void line_reader__init_interactive(struct line_reader *lr, FILE *in, size_t max)
+{
+	line_reader__init(lr, in, max);
+	lr->by_line = true;
+}
+
+/* Interactive input: up to the end of one line, so that each line is answered as it comes
+ * (fread() would wait for a whole chunk). */
+static size_t read_to_newline(struct line_reader *lr, size_t room)
+{
+	size_t n = 0;
+	int c;
+
+	while (n < room && (c = getc(lr->in)) != EOF) {
+		lr->buf[lr->have + n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	return n;
+}
+
 int line_reader__next(struct line_reader *lr, char **line, size_t *len)
 {
 	size_t n;
@@ -87,7 +108,8 @@ int line_reader__next(struct line_reader *lr, char **line, size_t *len)
 		if (err)
 			return err;
 		errno = 0;
-		n = fread(lr->buf + lr->have, 1, lr->cap - 1 - lr->have, lr->in);
+		n = lr->by_line ? read_to_newline(lr, lr->cap - 1 - lr->have)
+				: fread(lr->buf + lr->have, 1, lr->cap - 1 - lr->have, lr->in);
 		if (!n) {
 			if (ferror(lr->in))
 				return errno ? -errno : -EIO;

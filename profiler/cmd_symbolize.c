@@ -11,6 +11,9 @@
 #include "common.h"
 #include "symbolize.h"
 
+/* an address a line on standard input: 4 KiB is far past any */
+#define SYMBOLIZE_MAX_LINE 4096
+
 #define SYM_FRAMES_MAX 64
 
 struct symbolize_opts {
@@ -183,8 +186,6 @@ int cmd_symbolize(int argc, char **argv)
 	struct symbolizer *s = NULL;
 	struct symbolizer_stats st;
 	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
 	int err, i;
 
 	err = parse_args(argc, argv, &o);
@@ -209,13 +210,24 @@ int cmd_symbolize(int argc, char **argv)
 	for (i = optind; i < argc && !err; i++)
 		err = one(s, &o, argv[i]);
 	if (optind == argc) {
-		while (!err && (len = getline(&line, &cap, stdin)) > 0) {
-			while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
-				       line[len - 1] == ' '))
-				line[--len] = '\0';
-			if (len)
+		struct line_reader lr;
+		size_t n;
+		int got;
+
+		/* one address a line: a longer line is no address, skipped and counted */
+		line_reader__init_interactive(&lr, stdin, SYMBOLIZE_MAX_LINE);
+		while (!err && (got = line_reader__next(&lr, &line, &n)) > 0) {
+			while (n && (line[n - 1] == '\r' || line[n - 1] == ' '))
+				line[--n] = '\0';
+			if (n)
 				err = one(s, &o, line);
 		}
+		if (!err && got < 0) {
+			pr_err("symbolize: cannot read standard input: %s\n", strerror(-got));
+			err = got;
+		}
+		line_reader__report(&lr, "symbolize", "<stdin>");
+		line_reader__free(&lr);
 	}
 	if (fflush(stdout) && !err) {
 		pr_err("symbolize: cannot write the output: %s\n", strerror(errno));
@@ -228,7 +240,6 @@ int cmd_symbolize(int argc, char **argv)
 			" back to symbols\n",
 			st.dwarf_incomplete, st.dwarf_files);
 cleanup:
-	free(line);
 	symbolizer__free(s);
 	return err ? EXIT_ERROR : EXIT_OK;
 }

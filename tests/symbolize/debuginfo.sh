@@ -312,4 +312,11 @@ set +e
 sym 0x10 >/dev/null 2>err; rc=$?
 set -e
 [ $rc -eq 2 ] || fail "no mode: exit $rc"
+
+# ---- addresses on standard input: a line of 64 MiB is skipped, never held ----
+{ head -c $((64 << 20)) /dev/zero | tr '\0' 'a'; printf '\nzz\n'; } >long.addrs
+/usr/bin/time -f %M -o rss "$SCORCH" symbolize --elf inline <long.addrs >/dev/null 2>err && rc=0 || rc=$?
+[ $rc -eq 1 ] && grep -q "invalid address 'zz'" err || fail "line after a long one: $rc $(head -c 300 err)"
+grep -q "<stdin>: 1 line over 4 KiB skipped" err || fail "long line not reported: $(head -c 300 err)"
+[ "$(tail -n 1 rss)" -lt 32768 ] || fail "a 64 MiB line took $(tail -n 1 rss) KB"
 echo ok

@@ -850,7 +850,7 @@ def time_to_result(a):
             raise BenchError("the perf pipeline wrote no flame graph of the job")
         rows.append(("perf record; perf script \\| stackcollapse-perf.pl \\| flamegraph.pl", n,
                      fin + pipe, "perf record's exit %.0f ms + pipeline %.0f ms" % (fin, pipe)))
-        # stage by stage, for the reading (not part of the anchor's figure)
+        # stage by stage, for the reading (not part of perf's figure)
         stages = []
         for name, cmd in (
                 ("perf script", "perf script -i '%s' > '%s/p.txt' 2>/dev/null" % (p.output, a.work)),

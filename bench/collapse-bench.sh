@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# bench: scorch collapse against stackcollapse-perf.pl (the anchor), same input, same run.
+# bench: scorch collapse against stackcollapse-perf.pl, same input, same run.
 # usage: bench/collapse-bench.sh SCORCH_COLLAPSE FLAMEGRAPH_DIR [REPEAT] [WORKDIR]
 #   SCORCH_COLLAPSE: the command, e.g. "build/profiler/scorch collapse" or
 #                    build/tests/collapse/collapse_cli

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# bench: scorch flamegraph against flamegraph.pl (the anchor) on the same inputs, same run.
+# bench: scorch flamegraph against flamegraph.pl on the same inputs, same run.
 # usage: bench/flamegraph-bench.sh SCORCH_FLAMEGRAPH FLAMEGRAPH_DIR [WORKDIR]
 #   SCORCH_FLAMEGRAPH: the command, e.g. "build/profiler/scorch flamegraph" or
 #                      build/tests/flamegraph/fg_cli

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: MIT
-# bench: helpers shared by overhead.sh, time-to-result.sh, footprint.sh and accuracy.sh
-# (sourced). Each script exits 1 with a one-line reason and a hint when it cannot run.
+# bench: helpers shared by the bench scripts (sourced). Each script exits 1 with a one-line reason and a hint when it cannot run.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 name=$(basename "$0" .sh)
@@ -39,7 +38,9 @@ rounds_arg() { # [ROUNDS]: sets $rounds (default 5), a positive count
 # BENCH_KEEP=1), and tracefs if need_tracefs mounted it
 work=
 tracefs_mounted=0
+lg_pid=
 bench_cleanup() {
+	[ -z "$lg_pid" ] || kill "$lg_pid" 2>/dev/null || true
 	[ "$tracefs_mounted" = 0 ] || umount /sys/kernel/tracing 2>/dev/null || true
 	[ -z "$work" ] || [ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$work"
 }
@@ -72,3 +73,22 @@ pin_job() { # PIN (default 1): the job's threads one per CPU (bench/cpujob.c, CP
 }
 
 bench_py() { python3 "$here/bench.py" "$@" --work "$work" --scorch "$scorch"; }
+
+# The load of load-bench.sh and longrun-memory.sh: processes started and exiting, and
+# thread pairs ping-ponging (bench/loadgen.c, built into $work by build_loadgen).
+build_loadgen() {
+	need_tool cc gcc
+	cc -O1 -fno-omit-frame-pointer -pthread -Wall -o "$work/loadgen" "$here/loadgen.c" ||
+		die "cannot build bench/loadgen.c"
+}
+load_start() { # RATE PAIRS SECONDS LOG: starts it, waits for its "ready" line (a FIFO, no sleep)
+	rm -f "$work/ready"
+	mkfifo "$work/ready"
+	"$work/loadgen" -r "$1" -p "$2" -d "$3" >"$work/ready" 2>"$4" &
+	lg_pid=$!
+	read -r _ <"$work/ready"
+}
+load_end() { # LOG: waits for its end
+	wait "$lg_pid" || die "loadgen failed: $(tail -n 1 "$1")"
+	lg_pid=
+}

@@ -26,40 +26,18 @@
 #
 # Exits nonzero only when it cannot run (not root, no perf, build failure).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-scorch=${1:-$here/../build/profiler/scorch}
+. "$(dirname "$0")/lib.sh"
+scorch=${1:-$root/build/profiler/scorch}
 secs=${2:-25}
 rate=${3:-300}
 pairs=${4:-4}
 
-[ "$(id -u)" = 0 ] || { echo "load-bench: must run as root" >&2; exit 1; }
-[ -x "$scorch" ] || { echo "load-bench: no scorch binary at $scorch" >&2
-	echo "hint: run scripts/build.sh first" >&2; exit 1; }
-command -v perf >/dev/null || { echo "load-bench: perf is not installed" >&2
-	echo "hint: apt-get install linux-perf" >&2; exit 1; }
+need_root
+[ -x "$scorch" ] || die "no scorch binary at $scorch" "run scripts/build.sh first"
+need_tool perf linux-perf
+make_work
+build_loadgen
 
-work=$(mktemp -d)
-lg_pid=
-cleanup() {
-	[ -n "$lg_pid" ] && kill "$lg_pid" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-cc -O1 -fno-omit-frame-pointer -pthread -Wall -o "$work/loadgen" "$here/loadgen.c"
-
-# starts the load and waits for its "ready" line (a FIFO, no sleep)
-load_start() {
-	rm -f "$work/ready"
-	mkfifo "$work/ready"
-	"$work/loadgen" -r "$rate" -p "$pairs" -d $((secs + 3)) >"$work/ready" 2>"$work/loadgen.$1" &
-	lg_pid=$!
-	read -r line <"$work/ready"
-}
-load_end() {
-	wait "$lg_pid" || { echo "load-bench: loadgen failed" >&2; exit 1; }
-	lg_pid=
-	sed 's/^/  /' "$work/loadgen.$1"
-}
 # rss_summary FILE.json: peak and the sampled series at each quarter of the run
 stat_fields() {
 	python3 - "$1" <<'PY'
@@ -75,11 +53,12 @@ PY
 echo "load: $rate processes/s (fork+exec+exit, ~1 ms of CPU each), $pairs ping-pong pairs;" \
 	"recording ${secs} s system-wide at 999 Hz on $(nproc) CPUs"
 
-load_start scorch
+load_start "$rate" "$pairs" $((secs + 3)) "$work/loadgen.scorch"
 rc=0
 python3 "$here/runstat.py" "$work/scorch.json" -- "$scorch" record -a -F 999 -d "$secs" \
 	-o "$work/scorch.folded" 2>"$work/scorch.err" || rc=$?
-load_end scorch
+load_end "$work/loadgen.scorch"
+sed 's/^/  /' "$work/loadgen.scorch"
 sed 's/^/  /' "$work/scorch.err"
 read -r s_cpu s_rss s_series < <(stat_fields "$work/scorch.json")
 s_samples=$(sed -nE 's/^scorch: ([0-9]+) samples at.*/\1/p' "$work/scorch.err")
@@ -87,10 +66,11 @@ s_lost=$(sed -nE 's/^scorch: lost: ([0-9]+) of.*/\1/p' "$work/scorch.err")
 s_procs=$(sed -nE 's/^scorch: processes: ([0-9]+) seen, ([0-9]+) exited and released.*\(at most ([0-9]+) held.*/\1 seen, \2 released, <=\3 held/p' "$work/scorch.err")
 s_hot=$(awk '/^loadgen;/ && /loadgen_child_hot/ { t += $NF } END { print t + 0 }' "$work/scorch.folded")
 
-load_start perf
+load_start "$rate" "$pairs" $((secs + 3)) "$work/loadgen.perf"
 python3 "$here/runstat.py" "$work/perf.json" -- perf record -a -g -F 999 -o "$work/perf.data" \
 	-- sleep "$secs" 2>"$work/perf.err" >/dev/null || true
-load_end perf
+load_end "$work/loadgen.perf"
+sed 's/^/  /' "$work/loadgen.perf"
 sed 's/^/  /' "$work/perf.err"
 read -r p_cpu p_rss p_series < <(stat_fields "$work/perf.json")
 python3 "$here/runstat.py" "$work/script.json" -- sh -c \

@@ -25,29 +25,12 @@ dur=${DURATION:-600}
 rate=${RATE:-50}
 freq=${FREQ:-999}
 
-work=$(mktemp -d)
-lg_pid=
+make_work
 s_pid=
-cleanup() {
-	[ -z "$lg_pid" ] || kill "$lg_pid" 2>/dev/null || true
-	[ -z "$s_pid" ] || kill "$s_pid" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-cc -O1 -fno-omit-frame-pointer -pthread -Wall -o "$work/loadgen" "$here/loadgen.c"
+# the recording beside perf is killed too when the script stops early
+trap 'bench_cleanup; [ -z "$s_pid" ] || kill "$s_pid" 2>/dev/null || true' EXIT
+build_loadgen
 
-# starts the load for @1 seconds and waits for its "ready" line (a FIFO, no sleep)
-load_start() {
-	rm -f "$work/ready"
-	mkfifo "$work/ready"
-	"$work/loadgen" -r "$rate" -p 2 -d "$1" >"$work/ready" 2>>"$work/loadgen.err" &
-	lg_pid=$!
-	read -r _ <"$work/ready"
-}
-load_end() {
-	wait "$lg_pid" || die "loadgen failed: $(tail -1 "$work/loadgen.err")"
-	lg_pid=
-}
 run_scorch() {
 	python3 "$here/runstat.py" --period 5 "$work/scorch.json" -- "$scorch" record -a \
 		-F "$freq" -d "$dur" -o "$work/scorch.folded" 2>"$work/scorch.err"
@@ -62,20 +45,20 @@ echo "load: $rate processes/s, 2 ping-pong pairs; recording $dur s system-wide a
 	echo "both at once"))"
 s_rc=0
 if [ "${SEQUENTIAL:-0}" = 1 ]; then
-	load_start $((dur + 3))
+	load_start "$rate" 2 $((dur + 3)) "$work/loadgen.err"
 	run_scorch || s_rc=$?
-	load_end
-	load_start $((dur + 3))
+	load_end "$work/loadgen.err"
+	load_start "$rate" 2 $((dur + 3)) "$work/loadgen.err"
 	run_perf || true
-	load_end
+	load_end "$work/loadgen.err"
 else
-	load_start $((dur + 3))
+	load_start "$rate" 2 $((dur + 3)) "$work/loadgen.err"
 	run_scorch &
 	s_pid=$!
 	run_perf || true
 	wait "$s_pid" || s_rc=$?
 	s_pid=
-	load_end
+	load_end "$work/loadgen.err"
 fi
 sed 's/^/  /' "$work/scorch.err"
 

@@ -628,7 +628,9 @@ struct timing {
 };
 
 /* Seconds on CLOCK_MONOTONIC. */
+/* CLOCK_MONOTONIC (the clock of bpf_ktime_get_ns()): in seconds, in nanoseconds. */
 double timing__now(void);
+uint64_t timing__now_ns(void);
 /* Starts a sequence of phases now. */
 void timing__start(struct timing *t, bool on);
 /* The phase @phase (a static string) ended now; it began where the previous one ended. */

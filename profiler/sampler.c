@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -101,14 +100,6 @@ struct sampler {
 		(skel)->rodata->sideband_since = (o)->sideband_since;                              \
 		(skel)->rodata->sideband_mntns = (o)->sideband_mntns;                              \
 	} while (0)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec * 1000000000ULL + now.tv_nsec;
-}
 
 /* The kernel's cpu-clock period for sample_freq @freq (perf_swevent_init_hrtimer). */
 static uint64_t period_ns(long freq)
@@ -284,7 +275,7 @@ int sampler__add_tid(struct sampler *s, pid_t tid)
 /* After each record: a negative return makes libbpf stop there (that record is read). */
 static int ring_budget(const struct sampler *s)
 {
-	return s->deadline_ns && mono_ns() >= s->deadline_ns ? -EAGAIN : 0;
+	return s->deadline_ns && timing__now_ns() >= s->deadline_ns ? -EAGAIN : 0;
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -535,7 +526,7 @@ int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn s
 	s->event_cb = cb;
 	s->sample_cb = sample_cb;
 	s->event_ctx = ctx;
-	s->deadline_ns = budget_ns ? mono_ns() + budget_ns : 0;
+	s->deadline_ns = budget_ns ? timing__now_ns() + budget_ns : 0;
 	err = consume_rings(s);
 	s->deadline_ns = 0;
 	return err;
@@ -910,7 +901,7 @@ void sampler__stop(struct sampler *s)
 		s->on->bss->stopped = true;
 	if (s->off)
 		s->off->bss->stopped = true;
-	__atomic_store_n(&s->stop_ns, mono_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&s->stop_ns, timing__now_ns(), __ATOMIC_RELEASE);
 }
 
 /* Now, or when sampling stopped (bpf_ktime_get_ns() is CLOCK_MONOTONIC). */
@@ -918,7 +909,7 @@ static uint64_t end_ns(const struct sampler *s)
 {
 	uint64_t stop = __atomic_load_n(&s->stop_ns, __ATOMIC_ACQUIRE);
 
-	return stop ? stop : mono_ns();
+	return stop ? stop : timing__now_ns();
 }
 
 /* Threads still off CPU: their interval ends now, or at the stop. */

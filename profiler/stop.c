@@ -14,14 +14,6 @@
 #include "common.h"
 #include "profiler-private.h"
 
-static double mono_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * Waits for a signal, the deadline or stopper__finish(), whichever comes first, then
  * stops sampling and says so on the event fd. The main thread may be busy for seconds
@@ -39,7 +31,7 @@ static void *stopper_run(void *arg)
 	uint64_t one = 1;
 
 	for (;;) {
-		double left = st->deadline - mono_sec();
+		double left = st->deadline - timing__now();
 		struct timespec ts;
 
 		if (st->deadline && left <= 0)
@@ -58,7 +50,7 @@ static void *stopper_run(void *arg)
 			break;
 	}
 	sampler__stop(st->s);
-	st->stopped_at = mono_sec();
+	st->stopped_at = timing__now();
 	atomic_store(&st->stopped, true);
 	if (write(st->efd, &one, sizeof(one)) < 0)
 		pr_debug("cannot wake the recording loop: %s\n", strerror(errno));
@@ -124,7 +116,7 @@ void stopper__finish(struct stopper *st)
 		st->running = false;
 	} else if (st->s && !st->stopped_at) {
 		sampler__stop(st->s);
-		st->stopped_at = mono_sec();
+		st->stopped_at = timing__now();
 	}
 	if (st->sigfd >= 0)
 		close(st->sigfd);

@@ -7,12 +7,17 @@
 #include "common.h"
 #include "profiler-private.h"
 
-double timing__now(void)
+uint64_t timing__now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+double timing__now(void)
+{
+	return timing__now_ns() / 1e9;
 }
 
 void timing__start(struct timing *t, bool on)

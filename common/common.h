@@ -114,6 +114,24 @@ void line_reader__free(struct line_reader *lr);
 void line_reader__report(const struct line_reader *lr, const char *what, const char *name);
 
 /*
+ * Command lines. A subcommand's getopt_long() table is its own options followed by the
+ * groups it shares with others (symbolize.h's names, flamegraph.h's flame graph
+ * options), joined by cli__options(). getopt_long() runs with opterr = 0 and ':' first
+ * in the optstring; its '?' and ':' go to cli__bad_option(). --help exits 0, a usage
+ * error 2 (cmds.h).
+ */
+struct option;
+/* Joins @nr tables, each ended by a zero entry, into one malloc'ed table so ended;
+ * NULL when out of memory. */
+struct option *cli__options(const struct option *const tables[], size_t nr);
+/*
+ * Reports getopt_long()'s @c, '?' (an unknown option) or ':' (a value missing), for
+ * `scorch @cmd`: "scorch: @cmd: unknown option '--x'" and a hint naming --help.
+ * Returns -EINVAL.
+ */
+int cli__bad_option(const char *cmd, int c, char *const argv[]);
+
+/*
  * Number parsing with full validation (no trailing garbage, range checked).
  * Return 0 or -EINVAL / -ERANGE.
  */

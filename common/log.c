@@ -31,29 +31,47 @@ void log__set_fn(log_fn_t fn)
 	log_fn = fn;
 }
 
-void log__print(enum log_level level, const char *fmt, ...)
+static void emit(enum log_level level, const char *fmt, ...)
 {
-	size_t plen = sizeof(LOG_PREFIX) - 1, clen;
-	char buf[512];
 	va_list ap;
 
-	if (level > log_level)
-		return;
-	/* "scorch: X" -> "scorch: CMD: X"; a format too long for buf is printed as it is */
-	if (log_cmd && !strncmp(fmt, LOG_PREFIX, plen)) {
-		const char *rest = fmt + plen;
-
-		clen = strlen(log_cmd);
-		if (!strncmp(rest, log_cmd, clen) && !strncmp(rest + clen, ": ", 2))
-			rest += clen + 2;
-		if ((size_t)snprintf(buf, sizeof(buf), "%s%s: %s", LOG_PREFIX, log_cmd, rest) <
-		    sizeof(buf))
-			fmt = buf;
-	}
 	va_start(ap, fmt);
 	if (log_fn)
 		log_fn(level, fmt, ap);
 	else
 		vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+void log__print(enum log_level level, const char *fmt, ...)
+{
+	size_t plen = sizeof(LOG_PREFIX) - 1, clen;
+	const char *rest;
+	char msg[1024];
+	va_list ap;
+	int n;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	if (!log_cmd || strncmp(fmt, LOG_PREFIX, plen)) {
+		if (log_fn)
+			log_fn(level, fmt, ap);
+		else
+			vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	/* "scorch: X" -> "scorch: CMD: X", once: X may name the command already */
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	rest = msg + plen;
+	clen = strlen(log_cmd);
+	if (!strncmp(rest, log_cmd, clen) && !strncmp(rest + clen, ": ", 2))
+		rest += clen + 2;
+	/* a message longer than msg is cut: its end still says where it was */
+	emit(level, "%s%s: %s%s", LOG_PREFIX, log_cmd, rest,
+	     (size_t)n >= sizeof(msg) ? "...\n" : "");
 }

@@ -163,9 +163,6 @@ int flamegraph_opts__set(struct flamegraph_opts *opts, const char *name, const c
  */
 #define FLAMEGRAPH_OPT_BASE 0x4600
 extern const struct option flamegraph_long_options[];
-/* A new getopt_long table: @own[0..@nr_own) followed by flamegraph_long_options and
- * the terminating zero entry; the caller frees it. NULL when out of memory. */
-struct option *flamegraph_long_options__with(const struct option *own, size_t nr_own);
 /* Returns -ENOENT when @val is not one of ours, else as flamegraph_opts__set(). */
 int flamegraph_opts__set_getopt(struct flamegraph_opts *opts, int val, const char *optarg);
 /* Prints the option help lines (two-space indented) for a command's --help. */

@@ -268,18 +268,3 @@ int flamegraph_opts__set_getopt(struct flamegraph_opts *opts, int val, const cha
 	return flamegraph_opts__set(opts, flamegraph_long_options[val - FLAMEGRAPH_OPT_BASE].name,
 				    optarg);
 }
-
-struct option *flamegraph_long_options__with(const struct option *own, size_t nr_own)
-{
-	size_t nr_fg = 0;
-	struct option *t;
-
-	while (flamegraph_long_options[nr_fg].name)
-		nr_fg++;
-	t = calloc(nr_own + nr_fg + 1, sizeof(*t));
-	if (!t)
-		return NULL;
-	memcpy(t, own, nr_own * sizeof(*t));
-	memcpy(t + nr_own, flamegraph_long_options, nr_fg * sizeof(*t));
-	return t;
-}

@@ -166,8 +166,7 @@ int cmd_check(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			pr_err("unknown option '%s'\n", argv[optind - 1]);
-			pr_hint("run 'scorch check --help'\n");
+			cli__bad_option("check", c == ':' ? ':' : '?', argv);
 			return EXIT_USAGE;
 		}
 	}

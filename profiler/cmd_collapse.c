@@ -89,7 +89,8 @@ static void usage(FILE *out)
 		"  scorch collapse --bpftrace-keys ustack ustacks.txt -o u.folded\n");
 }
 
-static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o)
+/* 0 (*help set when --help was given) or -EINVAL after a usage error. */
+static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o, bool *help)
 {
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -110,8 +111,8 @@ static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o)
 	int c;
 
 	optind = 1;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = strcmp(optarg, "-") ? optarg : NULL;
@@ -164,11 +165,10 @@ static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o)
 			o->verbose++;
 			break;
 		case 'h':
-			usage(stdout);
-			return 1;
+			*help = true;
+			return 0;
 		default:
-			pr_hint("run 'scorch collapse --help' for the options\n");
-			return -EINVAL;
+			return cli__bad_option("collapse", c == ':' ? ':' : '?', argv);
 		}
 	}
 	if (o->none && (o->kernel || o->jit || o->all)) {
@@ -193,6 +193,7 @@ static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o)
 
 int cmd_collapse(int argc, char **argv)
 {
+	bool help = false;
 	struct collapse_cmd_opts o = {.co = {.sz = sizeof(struct collapse_opts)}};
 	const char *name;
 	struct collapser *c = NULL;
@@ -202,9 +203,12 @@ int cmd_collapse(int argc, char **argv)
 	FILE *in = NULL;
 	int err;
 
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err > 0 ? EXIT_OK : EXIT_USAGE;
+	err = parse_args(argc, argv, &o, &help);
+	if (err || help) {
+		if (help)
+			usage(stdout);
+		return help ? EXIT_OK : EXIT_USAGE;
+	}
 	if (o.verbose)
 		log__set_level(LOG_DEBUG);
 	name = o.input ? o.input : "<stdin>";

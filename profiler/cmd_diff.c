@@ -81,7 +81,8 @@ static void usage(FILE *out)
 		"  scorch diff --negate before.folded after.folded -o vanished.svg\n");
 }
 
-static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
+/* 0 (*help set when --help was given), -EINVAL after a usage error, -ENOMEM. */
+static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, bool *help)
 {
 	static const struct option own[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -91,11 +92,13 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
+	const struct option *const tables[] = { own, flamegraph_long_options };
 	struct option *longopts = NULL;
 	int c, err = 0;
 
-	longopts = flamegraph_long_options__with(own, ARRAY_SIZE(own));
+	longopts = cli__options(tables, ARRAY_SIZE(tables));
 	if (!longopts)
 		return -ENOMEM;
 
@@ -116,6 +119,7 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
 			if (parse__u64(optarg, 10, &o->top) || !o->top) {
 				pr_err("diff: invalid --top '%s': expected a positive integer\n",
 				       optarg);
+				pr_hint("give how many stacks to keep, e.g. --top 50\n");
 				err = -EINVAL;
 				goto cleanup;
 			}
@@ -137,21 +141,16 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o)
 			o->verbose++;
 			break;
 		case 'h':
-			usage(stdout);
-			err = 1;
+			*help = true;
 			goto cleanup;
 		case ':':
-			pr_err("option '%s' needs a value\n", argv[optind - 1]);
-			pr_hint("run 'scorch diff --help' for the options\n");
-			err = -EINVAL;
+		case '?':
+			err = cli__bad_option("diff", c, argv);
 			goto cleanup;
 		default:
 			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
-			if (err == -ENOENT) {
-				pr_err("unknown option '%s'\n", argv[optind - 1]);
-				pr_hint("run 'scorch diff --help' for the options\n");
-				err = -EINVAL;
-			}
+			if (err == -ENOENT)
+				err = cli__bad_option("diff", '?', argv);
 			if (err)
 				goto cleanup;
 		}
@@ -238,13 +237,16 @@ static int diff_main(int argc, char **argv)
 	struct diff_cmd_opts o = {.diff = {.sz = sizeof(struct folded_diff_opts)}};
 	struct folded_diff *d = NULL;
 	struct out_file out = {0};
-	bool opened = false;
+	bool opened = false, help = false;
 	int err;
 
 	flamegraph_opts__init(&o.fg);
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err > 0 ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	err = parse_args(argc, argv, &o, &help);
+	if (err || help) {
+		if (help)
+			usage(stdout);
+		return help ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	}
 	if (o.verbose)
 		log__set_level(LOG_DEBUG);
 

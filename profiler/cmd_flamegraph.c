@@ -57,7 +57,8 @@ static void usage(FILE *out)
 		"-o j.svg\n");
 }
 
-static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
+/* 0 (*help set when --help was given), -EINVAL after a usage error, -ENOMEM. */
+static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 {
 	struct option *longopts = NULL;
 	int c, err = 0;
@@ -67,15 +68,17 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"format", required_argument, NULL, 'f'},
+		{NULL, 0, NULL, 0},
 	};
+	const struct option *const tables[] = { own, flamegraph_long_options };
 
-	longopts = flamegraph_long_options__with(own, ARRAY_SIZE(own));
+	longopts = cli__options(tables, ARRAY_SIZE(tables));
 	if (!longopts)
 		return -ENOMEM;
 
 	optind = 1;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = strcmp(optarg, "-") ? optarg : NULL;
@@ -99,15 +102,16 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 			}
 			break;
 		case 'h':
-			usage(stdout);
-			err = 1;
+			*help = true;
+			goto cleanup;
+		case ':':
+		case '?':
+			err = cli__bad_option("flamegraph", c, argv);
 			goto cleanup;
 		default:
 			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
-			if (err == -ENOENT) {
-				pr_hint("run 'scorch flamegraph --help' for the options\n");
-				err = -EINVAL;
-			}
+			if (err == -ENOENT)
+				err = cli__bad_option("flamegraph", '?', argv);
 			if (err)
 				goto cleanup;
 		}
@@ -189,15 +193,19 @@ cleanup:
 
 int cmd_flamegraph(int argc, char **argv)
 {
+	bool help = false;
 	struct fg_cmd_opts o = {0};
 	struct flamegraph *fg = NULL;
 	struct out_file out = {0};
 	int err, i;
 
 	flamegraph_opts__init(&o.fg);
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err > 0 ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	err = parse_args(argc, argv, &o, &help);
+	if (err || help) {
+		if (help)
+			usage(stdout);
+		return help ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	}
 	if (o.verbose)
 		log__set_level(LOG_DEBUG);
 	if (o.format != EXPORT_NONE) {

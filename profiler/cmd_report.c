@@ -22,9 +22,7 @@
 struct report_opts {
 	const char *input;
 	struct outputs *outs; /* -o (repeatable), --format */
-	const char *symfs;
-	const char *debug_root;
-	bool lines, no_demangle, keep_params, no_inline;
+	struct symbolizer_opts names; /* --lines, ..., --symfs, --debug-root */
 	bool quiet;
 	bool svg;
 	struct flamegraph_opts fg;
@@ -47,6 +45,7 @@ struct rep_jit {
 
 struct report {
 	struct report_opts opts;
+	bool partial; /* more than 5 % of the samples were lost when recording */
 	struct strset *strs;
 	struct capture_meta meta;
 	struct capture_stats stats;
@@ -90,15 +89,13 @@ static void usage(FILE *out)
 		"      --debug-root DIR       debug files by build-id under DIR/.build-id/\n"
 		"                             (default /usr/lib/debug)\n"
 		"\n"
-		"names (as record):\n"
-		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
-		"      --no-demangle          keep C++/Rust/D symbols mangled\n"
-		"      --params               keep C++/D parameter lists (dropped by default)\n"
-		"      --no-inline            no DWARF inline frames (shown by default, suffixed "
-		"_[i])\n"
+		"names (as record):\n");
+	symbolizer__print_options_help(out);
+	fprintf(out,
 		"\n"
-		"  -q, --quiet                no summary on standard error\n"
-		"  -v, --verbose              debug messages (where each file was found)\n"
+		"  -q, --quiet                no summary on standard error, warnings only\n"
+		"  -v, --verbose              the full summary and debug messages (where each\n"
+		"                             file was found)\n"
 		"  -h, --help                 this help\n"
 		"\n"
 		"With an SVG output these options of 'scorch flamegraph' apply:\n");
@@ -123,10 +120,6 @@ static void usage(FILE *out)
 enum {
 	OPT_SYMFS = 256,
 	OPT_DEBUG_ROOT,
-	OPT_LINES,
-	OPT_NO_DEMANGLE,
-	OPT_PARAMS,
-	OPT_NO_INLINE,
 	OPT_FORMAT,
 };
 
@@ -137,24 +130,24 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"symfs", required_argument, NULL, OPT_SYMFS},
 		{"debug-root", required_argument, NULL, OPT_DEBUG_ROOT},
-		{"lines", no_argument, NULL, OPT_LINES},
-		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
-		{"params", no_argument, NULL, OPT_PARAMS},
-		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
+	const struct option *const tables[] = { own_opts, symbolizer_name_options,
+						flamegraph_long_options };
 	struct option *long_opts;
 	bool fg_opts = false;
 	const char *format = NULL;
 	size_t n;
 	int c, err = -EINVAL;
 
-	long_opts = flamegraph_long_options__with(own_opts, ARRAY_SIZE(own_opts));
+	long_opts = cli__options(tables, ARRAY_SIZE(tables));
 	if (!long_opts)
 		return -ENOMEM;
 	flamegraph_opts__init(&o->fg);
+	o->names.sz = sizeof(o->names);
 	o->outs = outputs__new();
 	if (!o->outs) {
 		free(long_opts);
@@ -180,22 +173,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 			format = optarg;
 			break;
 		case OPT_SYMFS:
-			o->symfs = optarg;
+			o->names.symfs = optarg;
 			break;
 		case OPT_DEBUG_ROOT:
-			o->debug_root = optarg;
-			break;
-		case OPT_LINES:
-			o->lines = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			o->no_demangle = true;
-			break;
-		case OPT_PARAMS:
-			o->keep_params = true;
-			break;
-		case OPT_NO_INLINE:
-			o->no_inline = true;
+			o->names.debug_root = optarg;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -208,19 +189,19 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 			err = 0;
 			goto cleanup;
 		case ':':
-			pr_err("option '%s' needs a value\n", argv[optind - 1]);
-			pr_hint("run 'scorch report --help'\n");
+		case '?':
+			cli__bad_option("report", c, argv);
 			goto cleanup;
 		default:
+			if (!symbolizer_opts__set_getopt(&o->names, c))
+				break;
 			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
 			if (!err) {
 				fg_opts = true;
 				break;
 			}
-			if (err == -ENOENT) {
-				pr_err("unknown option '%s'\n", argv[optind - 1]);
-				pr_hint("run 'scorch report --help'\n");
-			}
+			if (err == -ENOENT)
+				cli__bad_option("report", '?', argv);
 			err = -EINVAL;
 			goto cleanup;
 		}
@@ -557,6 +538,7 @@ static double summary(struct report *r)
 		.nr_cpus = r->stats.nr_cpus,
 		.elapsed = r->stats.elapsed_ns / 1e9,
 		.quiet = r->opts.quiet,
+		.verbose = log__enabled(LOG_DEBUG),
 		.drain_lost = r->stats.drain_lost,
 		.ring_bytes = r->stats.ring_bytes,
 		.max_stacks = r->stats.max_stacks,
@@ -566,6 +548,7 @@ static double summary(struct report *r)
 		.procs_missing = r->stats.procs_missing,
 		.ss = &ss,
 	};
+	char where[1024];
 	double lost_pct;
 
 	/* counters this scorch does not know are dropped; missing ones stay 0 */
@@ -575,34 +558,31 @@ static double summary(struct report *r)
 	summary__details(&sm);
 	if (r->opts.quiet)
 		return lost_pct;
-	pr_warn("report: %s recorded on %s (Linux %s, scorch %s); %" PRIu64
-		" process images, %zu mappings, %zu kernel symbols, %zu JIT names\n",
-		r->opts.input, r->meta.host, r->meta.kernel, r->meta.version, r->nr_procs,
-		r->nr_maps, r->nr_ksyms, r->nr_jits);
-	pr_warn("report: files: %" PRIu64 " read, %" PRIu64 " not found, %" PRIu64
-		" refused (another build-id)\n",
-		ss.files_cached, ss.files_not_found, ss.files_mismatched);
+	if (sm.verbose) {
+		pr_warn("report: %s recorded on %s (Linux %s, scorch %s); %" PRIu64
+			" process images, %zu mappings, %zu kernel symbols, %zu JIT names\n",
+			r->opts.input, r->meta.host, r->meta.kernel, r->meta.version, r->nr_procs,
+			r->nr_maps, r->nr_ksyms, r->nr_jits);
+		pr_warn("report: files: %" PRIu64 " read, %" PRIu64 " not found, %" PRIu64
+			" refused (another build-id)\n",
+			ss.files_cached, ss.files_not_found, ss.files_mismatched);
+	} else if (ss.files_not_found || ss.files_mismatched) {
+		pr_warn("report: files: %" PRIu64 " not found, %" PRIu64
+			" refused (another build-id)\n",
+			ss.files_not_found, ss.files_mismatched);
+	}
 	if (ss.files_not_found || ss.files_mismatched)
 		pr_hint("their frames are [file] or [unknown]: give the binaries that ran with "
 			"--symfs DIR (a tree like /), or install their debug files\n");
+	outputs__describe(r->opts.outs, where, sizeof(where));
+	pr_warn("wrote %s\n", where);
 	return lost_pct;
 }
 
 static int report_run(struct report *r)
 {
 	struct report_opts *o = &r->opts;
-	struct symbolizer_opts yopts = {
-		.sz = sizeof(yopts),
-		.lines = o->lines,
-		.no_demangle = o->no_demangle,
-		.keep_params = o->keep_params,
-		.no_inline = o->no_inline,
-		.debug_root = o->debug_root,
-		.jit_lookup = report_jit,
-		.offline = true,
-		.symfs = o->symfs,
-		.cache_dir = scorch__cache_dir(),
-	};
+	struct symbolizer_opts yopts = o->names;
 	uint8_t *data = NULL;
 	size_t len = 0;
 	int err;
@@ -623,7 +603,10 @@ static int report_run(struct report *r)
 		goto cleanup;
 	if (r->nr_jits) /* qsort must not see NULL */
 		qsort(r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
+	yopts.jit_lookup = report_jit;
 	yopts.jit_ctx = r;
+	yopts.offline = true;
+	yopts.cache_dir = scorch__cache_dir();
 	yopts.no_kernel = r->meta.flags & CAPTURE_META_USER_ONLY;
 	r->sym = symbolizer__new(&yopts);
 	if (!r->sym) {
@@ -651,8 +634,8 @@ static int report_run(struct report *r)
 				: r->fold.mode == MODE_OFFCPU ? OUTPUTS_OFFCPU
 							      : OUTPUTS_WALL,
 			.freq = r->fold.freq,
-			.lines = o->lines,
-			.inline_frames = !o->no_inline,
+			.lines = o->names.lines,
+			.inline_frames = !o->names.no_inline,
 		};
 		struct output_data d = { .fg = &o->fg };
 
@@ -676,8 +659,7 @@ static int report_run(struct report *r)
 		if (err)
 			goto cleanup;
 	}
-	if (summary(r) > 5.0)
-		err = 1; /* partial result, as record said */
+	r->partial = summary(r) > 5.0; /* as record said */
 cleanup:
 	if (err < 0 && err == -ENOMEM)
 		pr_err("out of memory\n");
@@ -708,7 +690,7 @@ int cmd_report(int argc, char **argv)
 	free(r.kernel);
 	free(r.ksyms);
 	free(r.jits);
-	if (err == 1)
-		return EXIT_PARTIAL;
-	return err ? EXIT_ERROR : EXIT_OK;
+	if (err)
+		return EXIT_ERROR;
+	return r.partial ? EXIT_PARTIAL : EXIT_OK;
 }

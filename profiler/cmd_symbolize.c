@@ -38,14 +38,15 @@ static void usage(FILE *out)
 		"  -e, --elf FILE       ELF virtual addresses of FILE (as addr2line takes them)\n"
 		"  -k, --kernel         kernel addresses (/proc/kallsyms)\n"
 		"  -r, --return         addresses are return addresses (looked up at ADDR-1)\n"
-		"  -l, --lines          frames as 'func (file.c:123)'\n"
-		"      --no-demangle    keep mangled C++, Rust and D names\n"
-		"      --params         keep C++/D parameter lists\n"
-		"      --no-inline      no inlined frames\n"
 		"      --no-dwarf       symbol tables only\n"
-		"      --debug-dir DIR  debug file root (default /usr/lib/debug)\n"
+		"      --debug-root DIR debug files by build-id under DIR/.build-id/ (default\n"
+		"                       /usr/lib/debug; --debug-dir is the same)\n"
 		"  -v, --verbose        debug messages\n"
 		"  -h, --help           this text\n"
+		"\n"
+		"names (as record; -l is --lines):\n");
+	symbolizer__print_options_help(out);
+	fprintf(out,
 		"\n"
 		"exit status: 0 success, 1 error (unreadable file, bad address), 2 usage error\n"
 		"\n"
@@ -56,33 +57,38 @@ static void usage(FILE *out)
 		"/usr/lib/x86_64-linux-gnu/libc.so.6\n");
 }
 
-static int parse_args(int argc, char **argv, struct symbolize_opts *o)
+/* 0 (*help set when --help was given) or -EINVAL after a usage error. */
+static int parse_args(int argc, char **argv, struct symbolize_opts *o, bool *help)
 {
-	enum { OPT_NO_DEMANGLE = 256, OPT_PARAMS, OPT_NO_INLINE, OPT_NO_DWARF, OPT_DEBUG_DIR };
-	static const struct option longopts[] = {
+	enum { OPT_NO_DWARF = 256, OPT_DEBUG_ROOT };
+	static const struct option own[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"elf", required_argument, NULL, 'e'},
 		{"kernel", no_argument, NULL, 'k'},
 		{"return", no_argument, NULL, 'r'},
-		{"lines", no_argument, NULL, 'l'},
-		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
-		{"params", no_argument, NULL, OPT_PARAMS},
-		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 		{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"debug-root", required_argument, NULL, OPT_DEBUG_ROOT},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_ROOT},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
-		{0},
+		{NULL, 0, NULL, 0},
 	};
-	int c, modes = 0;
+	const struct option *const tables[] = { own, symbolizer_name_options };
+	struct option *longopts = cli__options(tables, ARRAY_SIZE(tables));
+	int c, modes = 0, err = -EINVAL;
 
+	if (!longopts)
+		return -ENOMEM;
+	o->sym.sz = sizeof(o->sym);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:e:krlvh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:e:krlvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse__long(optarg, 1, INT32_MAX, &o->pid)) {
 				pr_err("symbolize: invalid PID '%s'\n", optarg);
-				return -EINVAL;
+				pr_hint("give a positive process ID, e.g. -p 1234\n");
+				goto cleanup;
 			}
 			modes++;
 			break;
@@ -100,38 +106,35 @@ static int parse_args(int argc, char **argv, struct symbolize_opts *o)
 		case 'l':
 			o->sym.lines = true;
 			break;
-		case OPT_NO_DEMANGLE:
-			o->sym.no_demangle = true;
-			break;
-		case OPT_PARAMS:
-			o->sym.keep_params = true;
-			break;
-		case OPT_NO_INLINE:
-			o->sym.no_inline = true;
-			break;
 		case OPT_NO_DWARF:
 			o->sym.no_dwarf = true;
 			break;
-		case OPT_DEBUG_DIR:
+		case OPT_DEBUG_ROOT:
 			o->sym.debug_root = optarg;
 			break;
 		case 'v':
 			log__set_level(LOG_DEBUG);
 			break;
 		case 'h':
-			usage(stdout);
-			return 1;
+			*help = true;
+			err = 0;
+			goto cleanup;
 		default:
-			pr_hint("run 'scorch symbolize --help' for the options\n");
-			return -EINVAL;
+			if (!symbolizer_opts__set_getopt(&o->sym, c))
+				break;
+			cli__bad_option("symbolize", c == ':' ? ':' : '?', argv);
+			goto cleanup;
 		}
 	}
 	if (modes != 1) {
 		pr_err("symbolize: give exactly one of -p PID, --elf FILE, --kernel\n");
 		pr_hint("run 'scorch symbolize --help' for the options\n");
-		return -EINVAL;
+		goto cleanup;
 	}
-	return 0;
+	err = 0;
+cleanup:
+	free(longopts);
+	return err;
 }
 
 static const char *suffix(enum frame_kind kind)
@@ -183,14 +186,18 @@ static int one(struct symbolizer *s, const struct symbolize_opts *o, const char 
 int cmd_symbolize(int argc, char **argv)
 {
 	struct symbolize_opts o = {.sym = {.sz = sizeof(o.sym)}};
+	bool help = false;
 	struct symbolizer *s = NULL;
 	struct symbolizer_stats st;
 	char *line = NULL;
 	int err, i;
 
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err > 0 ? EXIT_OK : EXIT_USAGE;
+	err = parse_args(argc, argv, &o, &help);
+	if (err || help) {
+		if (help)
+			usage(stdout);
+		return help ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	}
 	o.sym.no_kernel = !o.kernel;
 	o.sym.cache_dir = scorch__cache_dir();
 	s = symbolizer__new(&o.sym);

@@ -7,10 +7,6 @@
 #include "common.h"
 #include "cmds.h"
 
-#ifndef SCORCH_VERSION
-#define SCORCH_VERSION "unknown"
-#endif
-
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -51,24 +47,6 @@ static void usage(FILE *out)
 		     "  scorch symbolize --elf ./myprog --lines 0x401136\n"
 		     "  sudo scorch record -p 1234 -d 10 -o cpu.scorch && scorch report cpu.scorch "
 		     "-o cpu.svg\n");
-}
-
-const char *scorch__cache_dir(void)
-{
-	const char *dir = getenv("SCORCH_CACHE_DIR");
-
-	if (!dir)
-		return SCORCH_CACHE_DIR_DEFAULT;
-	return *dir ? dir : NULL;
-}
-
-void scorch__print_version(void)
-{
-	printf("scorch %s\n", SCORCH_VERSION);
-	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
-	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
-	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, collapse, "
-	       "gzip-zstd-input, capture-report, pprof-output, speedscope-output, interval-outputs\n");
 }
 
 int main(int argc, char **argv)

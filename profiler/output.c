@@ -350,6 +350,33 @@ unsigned int outputs__seq(const struct outputs *o)
 	return o->seq;
 }
 
+void outputs__describe(const struct outputs *o, char *buf, size_t size)
+{
+	size_t i, at = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < o->n && at < size; i++) {
+		const struct output *out = &o->v[i];
+		const char *sep = i ? ", " : "";
+		char *first = NULL;
+
+		if (!out->path)
+			n = snprintf(buf + at, size - at, "%s%s%s to standard output", sep,
+				     out->fmt->name, strcmp(out->fmt->name, "folded") ? "" : " stacks");
+		else if (o->opts.interval && o->seq > 1 && (first = numbered(out->path, 1)))
+			n = snprintf(buf + at, size - at, "%s%s ... %s", sep, first,
+				     out->cur ? out->cur : out->path);
+		else
+			n = snprintf(buf + at, size - at, "%s%s", sep,
+				     out->cur ? out->cur : out->path);
+		free(first);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
 /* ---- the profile's stacks ---- */
 
 bool outputs__want_stacks(const struct outputs *o)

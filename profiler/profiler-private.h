@@ -259,7 +259,7 @@ size_t proctab__nr(const struct proctab *t);
 struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *prev);
 
 /*
- * Reaps of exited processes during a recording (record.c's reap_due()): why one runs.
+ * Reaps of exited processes during a recording (record__reap_due() in record-reap.c): why one runs.
  * On busy CPUs they are put off until what waits costs too much: REAP_HELD (record.c)
  * exited images, or what reap_mark__exceeded() checks.
  */
@@ -301,8 +301,8 @@ size_t reap__sort_unique(__u64 *ids, size_t n);
 /*
  * Is a CPU free now for a reap on idle CPUs, by @loadavg (the text of /proc/loadavg, read
  * by the caller, whose "R/T" field counts the tasks runnable this instant, the reader
- * among them) on @nr_cpus online CPUs? The idle share over the last window (record.c's
- * idle_update()) is seconds old when a job starts: a reap then (tens of ms: libc's DWARF
+ * among them) on @nr_cpus online CPUs? The idle share over the last window (record-reap.c's
+ * record__idle_update()) is seconds old when a job starts: a reap then (tens of ms: libc's DWARF
  * indexed) would take a CPU from it. 1: fewer than @nr_cpus others runnable; 0: none
  * free; -EINVAL: no such field.
  */
@@ -472,7 +472,8 @@ struct summary {
 	long freq;
 	int nr_cpus;
 	double elapsed;
-	bool quiet;
+	bool quiet;   /* -q: warnings only */
+	bool verbose; /* -v: every counter that is not zero, no first line */
 	uint64_t drain_lost;
 	uint64_t ring_bytes;
 	uint64_t ring_left; /* of st[STAT_LOST_RINGBUF]: left in the rings at the stop */
@@ -492,9 +493,15 @@ struct summary {
 	double steal_pct;      /* CPU time the hypervisor gave to others, % (< 0: unknown) */
 	long max_rate_end;     /* kernel.perf_event_max_sample_rate at the end (0: unknown) */
 };
-/* Samples and losses (also with quiet when something was lost). Returns the % lost. */
+/*
+ * The end of a run, like perf's: one line of what was captured (samples, stacks, lost
+ * %), then warnings that need the user's action, each with its hint; with -v the detail
+ * lines instead of the first line, counters that are all zero left out; with -q the
+ * warnings only. The caller prints where the outputs went.
+ * summary__counts(): samples and losses; returns the share lost, in percent.
+ * summary__details(): frames, files, processes, JIT maps.
+ */
 double summary__counts(const struct summary *sm);
-/* The rest (nothing with quiet): missed, truncated, frames, processes, JIT, unresolved. */
 void summary__details(const struct summary *sm);
 
 /* ---- capture-record.c: record -o x.scorch (a capture file as one of the outputs) ---- */
@@ -704,6 +711,9 @@ int outputs__write(struct outputs *o, struct output_data *d);
 /* --interval: opens the next interval's files and starts an empty profile. */
 int outputs__next(struct outputs *o);
 unsigned int outputs__seq(const struct outputs *o);
+/* Where the outputs went, for the summary: "cpu.folded, cpu-0001.svg ... cpu-0012.svg,
+ * folded to standard output" into @buf (cut to @size bytes). */
+void outputs__describe(const struct outputs *o, char *buf, size_t size);
 
 /*
  * The profile's side of add_stack(): a stack is begun, gets its locations root first

@@ -13,13 +13,17 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* a share of samples lost, of frames unnamed...: past this a warning, below it -v */
+#define WARN_PCT 1.0
+
 /*
  * Sample periods the kernel did not deliver: it throttles the cpu-clock event past
  * kernel.perf_event_max_sample_rate / HZ samples in a tick (a limit it lowers itself
  * after slow interrupts), and a VM's CPUs miss periods while the hypervisor runs
  * something else (steal). Wall mode credits those a thread's later sample ends to that
  * sample and counts the rest; cpu mode counts samples taken, as perf does: /proc/stat's
- * steal and the limit at the end say how much to expect.
+ * steal and the limit at the end say how much to expect. Throttling is a warning (a
+ * lower -F avoids it); the rest is -v's.
  */
 static void missed_periods(const struct summary *sm)
 {
@@ -31,24 +35,79 @@ static void missed_periods(const struct summary *sm)
 
 	if (sm->mode == MODE_OFFCPU)
 		return;
-	if (missed || tail)
+	if (sm->verbose && (missed || tail))
 		pr_warn("missed periods: %" PRIu64 " sample periods passed unsampled while the "
 			"thread kept its CPU: %" PRIu64 " credited to the sample that ended them, "
 			"%" PRIu64 " ended by a switch-out (not credited: %.3f s short)\n",
 			missed + tail, missed, tail, tail / (double)sm->freq);
-	if (throttled)
+	if (throttled) {
 		pr_warn("throttled: kernel.perf_event_max_sample_rate fell to %ld during the "
 			"recording (-F %ld): past that rate the kernel drops samples, tick by "
 			"tick, on each CPU%s\n",
 			sm->max_rate_end, sm->freq,
 			wall ? "" : " (not counted: --mode cpu counts samples taken)");
-	if (steal)
+		pr_hint("the kernel lowers the limit after slow sample interrupts (dmesg: "
+			"'perf: interrupt took too long'): a lower -F avoids it\n");
+	}
+	if (sm->verbose && steal)
 		pr_warn("steal: the hypervisor ran something else on these CPUs for %.1f%% of the "
 			"recording (/proc/stat); periods then went unsampled%s\n",
 			sm->steal_pct, wall ? "" : " (--mode cpu counts samples taken)");
-	if (throttled)
-		pr_hint("the kernel lowers the limit after slow sample interrupts (dmesg: "
-			"'perf: interrupt took too long'): a lower -F avoids it\n");
+}
+
+/* Why samples were lost, and what to change: -v, or a warning past WARN_PCT. */
+static void lost_details(const struct summary *sm, uint64_t lost)
+{
+	const uint64_t *st = sm->st;
+
+	if (st[STAT_OFF_UNENDED])
+		pr_warn("lost: %" PRIu64 " off-CPU intervals without a switch-in (the thread switched "
+			"out again before sched_switch showed it switching in)\n",
+			st[STAT_OFF_UNENDED]);
+	if (lost == st[STAT_OFF_UNENDED])
+		return;
+	pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64 " count map full, %" PRIu64
+		" stack hash collisions, %" PRIu64 " unreadable at the end, %" PRIu64
+		" off-CPU intervals untracked (start map full)\n",
+		st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION], sm->drain_lost,
+		st[STAT_LOST_START]);
+	if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
+		char left[96] = "";
+
+		if (sm->ring_left)
+			snprintf(left, sizeof(left),
+				 " (%" PRIu64 " of them left in it at the stop, not unwound)",
+				 sm->ring_left);
+		pr_warn("lost: %" PRIu64 " samples or off-CPU stack copies and %" PRIu64
+			" off-CPU interval ends with the sample ring buffer full (%" PRIu64
+			" KiB)%s\n",
+			st[STAT_LOST_RINGBUF], st[STAT_LOST_INTERVAL], sm->ring_bytes >> 10, left);
+		pr_hint("lower -F or --stack-size, or raise --ring-size: unwinding did not "
+			"keep up\n");
+	} else {
+		pr_hint("raise --max-stacks (now %" PRIu64 ") or lower -F\n", sm->max_stacks);
+	}
+}
+
+/* The first line of a clean run: what was captured, in how many stacks, how much lost. */
+static void captured(const struct summary *sm, double lost_pct)
+{
+	const uint64_t *st = sm->st;
+	size_t stacks = sm->stacks_written + folded__nr_stacks(sm->fold->folded);
+	double off_s = sm->fold->offcpu_ns / 1e9;
+
+	if (sm->mode == MODE_CPU)
+		pr_warn("%" PRIu64 " samples in %.2f s at %ld Hz on %d CPUs: %zu stacks, %.2f%% "
+			"lost\n",
+			st[STAT_SAMPLES], sm->elapsed, sm->freq, sm->nr_cpus, stacks, lost_pct);
+	else if (sm->mode == MODE_OFFCPU)
+		pr_warn("%" PRIu64 " off-CPU intervals (%.3f s) in %.2f s: %zu stacks, %.2f%% lost\n",
+			st[STAT_OFF_COUNTED], off_s, sm->elapsed, stacks, lost_pct);
+	else
+		pr_warn("%" PRIu64 " samples and %" PRIu64 " off-CPU intervals (%.3f s) in %.2f s "
+			"at %ld Hz on %d CPUs: %zu stacks, %.2f%% lost\n",
+			st[STAT_SAMPLES], st[STAT_OFF_COUNTED], off_s, sm->elapsed, sm->freq,
+			sm->nr_cpus, stacks, lost_pct);
 }
 
 double summary__counts(const struct summary *sm)
@@ -61,6 +120,8 @@ double summary__counts(const struct summary *sm)
 			st[STAT_OFF_UNENDED] + sm->drain_lost;
 	double lost_pct = pct(lost, taken);
 
+	if (!sm->quiet && !sm->verbose)
+		captured(sm, lost_pct);
 	if (folded__over_cap(sm->fold->folded)) {
 		pr_warn("stacks: %zu distinct ones held (the most kept in memory); %" PRIu64
 			" %s of new stacks beyond them are under ROOT;" FOLDED_FULL_FRAME "\n",
@@ -69,8 +130,12 @@ double summary__counts(const struct summary *sm)
 		pr_hint("record shorter runs, or use --interval to write and empty the table "
 			"each interval\n");
 	}
-	if (sm->quiet && !lost)
+	if (!sm->verbose) {
+		missed_periods(sm);
+		if (lost_pct >= WARN_PCT)
+			lost_details(sm, lost);
 		return lost_pct;
+	}
 	if (sm->mode != MODE_OFFCPU)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
@@ -84,48 +149,22 @@ double summary__counts(const struct summary *sm)
 			" shorter than --min-block, %" PRIu64 " longer than --max-block\n",
 			st[STAT_SWITCHES], sm->elapsed, st[STAT_OFF_COUNTED],
 			sm->fold->offcpu_ns / 1e9, st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
-	if (st[STAT_OFF_UNENDED])
-		pr_warn("lost: %" PRIu64 " off-CPU intervals without a switch-in (the thread switched "
-			"out again before sched_switch showed it switching in)\n",
-			st[STAT_OFF_UNENDED]);
-	pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
-	if (lost) {
-		pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64 " count map full, %" PRIu64
-			" stack hash collisions, %" PRIu64 " unreadable at the end, %" PRIu64
-			" off-CPU intervals untracked (start map full)\n",
-			st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
-			sm->drain_lost, st[STAT_LOST_START]);
-		if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
-			char left[96] = "";
-
-			if (sm->ring_left)
-				snprintf(left, sizeof(left),
-					 " (%" PRIu64 " of them left in it at the stop, not unwound)",
-					 sm->ring_left);
-			pr_warn("lost: %" PRIu64 " samples or off-CPU stack copies and %" PRIu64
-				" off-CPU interval ends with the sample ring buffer full (%" PRIu64
-				" KiB)%s\n",
-				st[STAT_LOST_RINGBUF], st[STAT_LOST_INTERVAL], sm->ring_bytes >> 10,
-				left);
-			pr_hint("lower -F or --stack-size, or raise --ring-size: unwinding did not "
-				"keep up\n");
-		} else if (lost > st[STAT_OFF_UNENDED]) {
-			pr_hint("raise --max-stacks (now %" PRIu64 ") or lower -F\n",
-				sm->max_stacks);
-		}
-	}
+	if (taken)
+		pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
+	if (lost)
+		lost_details(sm, lost);
 	return lost_pct;
 }
 
-void summary__details(const struct summary *sm)
+/* Frames, files and processes: -v's lines (all-zero ones left out). */
+static void details_verbose(const struct summary *sm)
 {
 	const struct fold *f = sm->fold;
 	const uint64_t *st = sm->st;
 	const struct perfmaps_stats *js = sm->js;
+	const struct symbolizer_stats *ss = sm->ss;
 	char maps[192] = "";
 
-	if (sm->quiet)
-		return;
 	if (st[STAT_USTACK_ERR] || st[STAT_KSTACK_ERR])
 		pr_warn("missed stacks: %" PRIu64 " user, %" PRIu64
 			" kernel (counted as [missed user stack] / [missed kernel stack])\n",
@@ -138,41 +177,41 @@ void summary__details(const struct summary *sm)
 	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
 		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
 			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);
-	if (sm->ss)
+	if (ss && (ss->user_frames || ss->kernel_frames))
 		pr_warn("frames: %" PRIu64 " user (%" PRIu64 " unresolved, %.1f%%), %" PRIu64
 			" kernel (%" PRIu64 " unresolved)\n",
-			sm->ss->user_frames, sm->ss->user_unresolved,
-			pct(sm->ss->user_unresolved, sm->ss->user_frames), sm->ss->kernel_frames,
-			sm->ss->kernel_unresolved);
+			ss->user_frames, ss->user_unresolved,
+			pct(ss->user_unresolved, ss->user_frames), ss->kernel_frames,
+			ss->kernel_unresolved);
 	/* what symbolizing cost: a file's tables read again after it was dropped unused
 	 * (short-lived processes of many programs) cost as much as the first time */
-	if (sm->ss)
+	if (ss)
 		pr_debug("symbolize: %" PRIu64 " files read, %" PRIu64 " symbol tables, %" PRIu64
 			 " DWARF indexes; %" PRIu64 " dropped when unused\n",
-			 sm->ss->files_cached, sm->ss->files_symbols, sm->ss->dwarf_files,
-			 sm->ss->files_evicted);
-	if (sm->ss && sm->ss->dwarf_incomplete)
+			 ss->files_cached, ss->files_symbols, ss->dwarf_files, ss->files_evicted);
+	if (ss && ss->dwarf_incomplete)
 		pr_warn("DWARF partly unreadable or over the index's bounds in %" PRIu64
 			" of %" PRIu64 " files (frames there may lack inlined calls or fall back"
 			" to symbols; -v names them)\n",
-			sm->ss->dwarf_incomplete, sm->ss->dwarf_files);
-	if (sm->ss && sm->ss->files_unreadable)
+			ss->dwarf_incomplete, ss->dwarf_files);
+	if (ss && ss->files_unreadable)
 		pr_warn("mapped files unreadable: %" PRIu64
 			" (not ELF, corrupt, replaced since mapped, or not openable; their frames"
 			" are [file name], counted unresolved)\n",
-			sm->ss->files_unreadable);
+			ss->files_unreadable);
 	if (sm->procs_sideband || sm->procs_copied || sm->procs_read)
 		snprintf(maps, sizeof(maps),
 			 "; maps of %" PRIu64 " from the kernel's mmap records, %" PRIu64
 			 " copied from the parent (forked children), %" PRIu64 " read from /proc",
 			 sm->procs_sideband, sm->procs_copied, sm->procs_read);
-	pr_warn("processes: %" PRIu64 " seen, %" PRIu64
-		" exited and released during the recording (at most %" PRIu64
-		" held at once), %" PRIu64 " gone before their maps were read%s; %" PRIu64
-		" notices of new executable mappings\n",
-		sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing, maps,
-		st[STAT_MAPS_CHANGED]);
-	/* record.c's reap_due() */
+	if (sm->procs_seen || sm->procs_missing || st[STAT_MAPS_CHANGED])
+		pr_warn("processes: %" PRIu64 " seen, %" PRIu64
+			" exited and released during the recording (at most %" PRIu64
+			" held at once), %" PRIu64 " gone before their maps were read%s; %" PRIu64
+			" notices of new executable mappings\n",
+			sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing,
+			maps, st[STAT_MAPS_CHANGED]);
+	/* record-reap.c's record__reap_due() */
 	if (sm->reaps_deferred || sm->reaps_held || sm->reaps_keys || sm->reaps_tables)
 		pr_warn("reaps of exited processes during the recording: %" PRIu64
 			"; put off while the CPUs were busy: %" PRIu64
@@ -182,14 +221,11 @@ void summary__details(const struct summary *sm)
 			"; exited images left for the end: %" PRIu64 "\n",
 			sm->reaps, sm->reaps_deferred, sm->reaps_held, sm->reaps_keys,
 			sm->reaps_tables, sm->reaps_left);
-	if (sm->sbs && (sm->sbs->lost || sm->sbs->rings_full)) {
+	if (sm->sbs && (sm->sbs->lost || sm->sbs->rings_full))
 		pr_warn("mmap records: %" PRIu64 " lost by the kernel, rings found full %" PRIu64
-			" times: the processes then running were read from /proc instead\n",
-			sm->sbs->lost, sm->sbs->rings_full);
-		pr_hint("a storm of new processes outran scorch's reads (%" PRIu64
+			" times: the processes then running were read from /proc instead (%" PRIu64
 			" records read in all)\n",
-			sm->sbs->records);
-	}
+			sm->sbs->lost, sm->sbs->rings_full, sm->sbs->records);
 	if (sm->sbs)
 		pr_debug("mmap records: %" PRIu64 " read (%" PRIu64 " execs, %" PRIu64
 			 " forks, %" PRIu64 " executable mappings, %" PRIu64
@@ -206,6 +242,32 @@ void summary__details(const struct summary *sm)
 			js->maps_opened, js->dumps_opened, js->lines_parsed + js->records_parsed,
 			js->lines_bad, js->records_bad, js->files_refused, js->files_capped,
 			js->lookups_resolved, js->lookups);
+}
+
+void summary__details(const struct summary *sm)
+{
+	const struct fold *f = sm->fold;
+	const uint64_t *st = sm->st;
+	const struct perfmaps_stats *js = sm->js;
+	const struct symbolizer_stats *ss = sm->ss;
+	uint64_t samples = st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES];
+	double noproc_pct = pct(f->noproc_samples, samples);
+
+	if (sm->quiet)
+		return;
+	if (sm->verbose)
+		details_verbose(sm);
+	/* the warnings: each needs the user's action, which its hint names */
+	if (!sm->verbose && ss && ss->user_frames >= 100 &&
+	    pct(ss->user_unresolved, ss->user_frames) >= 10.0) {
+		pr_warn("frames: %" PRIu64 " of %" PRIu64 " user frames (%.1f%%) unnamed\n",
+			ss->user_unresolved, ss->user_frames,
+			pct(ss->user_unresolved, ss->user_frames));
+		pr_hint("install the programs' debug symbols (-dbgsym packages) or keep their "
+			"symbol tables; -v counts unreadable files\n");
+	}
+	if (js && js->files_refused)
+		pr_warn("JIT maps: %" PRIu64 " files refused\n", js->files_refused);
 	if (js && js->files_refused)
 		pr_hint("perf maps must be regular files owned by the process's user or root, "
 			"not symlinks\n");
@@ -218,13 +280,11 @@ void summary__details(const struct summary *sm)
 		pr_hint("scorch keeps 1,000,000 JIT entries per process (docs/jit.md): a runtime"
 			" that appends to its map on every recompile outgrows it; restart it\n");
 	}
-	if (f->noproc_samples || f->noproc_us) {
+	if ((f->noproc_samples || f->noproc_us) && (sm->verbose || noproc_pct >= WARN_PCT)) {
 		if (sm->mode == MODE_CPU)
 			pr_warn("unresolved processes: %" PRIu64
 				" samples (%.2f%%) have [unknown] user frames\n",
-				f->noproc_samples,
-				pct(f->noproc_samples, st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] -
-							       st[STAT_OFF_COPIES]));
+				f->noproc_samples, noproc_pct);
 		else
 			pr_warn("unresolved processes: %" PRIu64 " samples and %" PRIu64
 				" us off CPU have [unknown] user frames\n",

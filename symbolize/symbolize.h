@@ -3,9 +3,11 @@
 #ifndef SCORCH_SYMBOLIZE_H
 #define SCORCH_SYMBOLIZE_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /*
@@ -92,6 +94,17 @@ struct symbolizer_opts {
 	 */
 	const char *cache_dir;
 };
+
+/*
+ * The naming options (--lines, --no-demangle, --params, --no-inline) as a getopt_long
+ * table ended by a zero entry, for common.h's cli__options(); each .val is at least
+ * SYMBOLIZER_OPT_BASE. symbolizer_opts__set_getopt() sets @o's field for such a value:
+ * 0, or -ENOENT when @val is not one of them. The help lines: *_print_options_help().
+ */
+#define SYMBOLIZER_OPT_BASE 0x4500
+extern const struct option symbolizer_name_options[];
+int symbolizer_opts__set_getopt(struct symbolizer_opts *o, int val);
+void symbolizer__print_options_help(FILE *out);
 
 /* Returns a new symbolizer or NULL with errno set. Kernel symbols load lazily. */
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);

@@ -31,14 +31,14 @@ shares() {
 # The workload runs from a copy we can replace and move.
 mkdir -p "$TMP/bin"
 cp "$SPLIT" "$TMP/bin/split"
-"$SCORCH" record -F 999 -o "$TMP/x.scorch" -o "$TMP/direct.folded" -- "$TMP/bin/split" --seconds 4 \
+"$SCORCH" record -v -F 999 -o "$TMP/x.scorch" -o "$TMP/direct.folded" -- "$TMP/bin/split" --seconds 4 \
 	2>"$TMP/rec.err" ||
 	fail "record failed: $(cat "$TMP/rec.err")"
 cat "$TMP/rec.err"
 grep -q "^scorch: capture: .* counts" "$TMP/rec.err" || fail "no capture summary line"
 head -c 8 "$TMP/x.scorch" | grep -q SCORCHCP || fail "not a capture file"
 
-"$SCORCH" report "$TMP/x.scorch" -o "$TMP/x.folded" 2>"$TMP/rep.err" ||
+"$SCORCH" report -v "$TMP/x.scorch" -o "$TMP/x.folded" 2>"$TMP/rep.err" ||
 	fail "report failed: $(cat "$TMP/rep.err")"
 cat "$TMP/rep.err"
 check_folded "$TMP/x.folded"
@@ -96,7 +96,7 @@ rm -f "$TMP/bin/split"
 # off-CPU: the mode travels with the capture (microseconds, [off-cpu]-free, block's functions)
 "$SCORCH" record --mode offcpu -o "$TMP/off.scorch" -- "$BLOCK" --seconds 1 >/dev/null \
 	2>"$TMP/off.err" || fail "offcpu record failed: $(cat "$TMP/off.err")"
-"$SCORCH" report "$TMP/off.scorch" -o "$TMP/off.folded" 2>"$TMP/offrep.err" ||
+"$SCORCH" report -v "$TMP/off.scorch" -o "$TMP/off.folded" 2>"$TMP/offrep.err" ||
 	fail "offcpu report failed: $(cat "$TMP/offrep.err")"
 check_folded "$TMP/off.folded"
 grep -q "switches off CPU" "$TMP/offrep.err" || fail "offcpu summary missing"

@@ -14,7 +14,7 @@ trap 'rm -rf "$TMP" "$map"; kill "$BG_PID" 2>/dev/null; true' EXIT
 # 1,000,100 lines of 40 bytes: 100 past the cap
 awk 'BEGIN { for (i = 0; i < 1000100; i++) printf "%x 40 Lbig/Class;::method_%07d\n", 4096 * 1048576 + i * 64, i }' >"$map"
 
-"$SCORCH" record -p "$BG_PID" -d 2 -o "$TMP/out.folded" 2>"$TMP/err" ||
+"$SCORCH" record -v -p "$BG_PID" -d 2 -o "$TMP/out.folded" 2>"$TMP/err" ||
 	fail "record failed ($?): $(cat "$TMP/err")"
 grep "JIT maps" "$TMP/err" || true
 grep -q "JIT maps: 1 files cut at the cap of entries per process, first $map of process $BG_PID after [1-9][0-9]* bytes; 100 entries past the cap dropped" "$TMP/err" ||

@@ -63,7 +63,7 @@ stop_with() {
 	exec 8<&-
 	wait "$rec" || rc=$?
 	[ "$rc" -eq 0 ] || fail "$sig: exit $rc: $(cat "$TMP/$sig.err")"
-	grep -q 'samples at 99 Hz' "$TMP/$sig.err" || fail "$sig: no summary: $(cat "$TMP/$sig.err")"
+	grep -q ' at 99 Hz on ' "$TMP/$sig.err" || fail "$sig: no summary: $(cat "$TMP/$sig.err")"
 	[ -f "$out" ] || fail "$sig: no output written"
 	# an idle machine may give no sample before the signal: empty is valid then
 	[ ! -s "$out" ] || check_folded "$out"
@@ -116,4 +116,26 @@ for out in t.svg t.folded; do
 done
 "$SCORCH" record -a -d 0.1 -q -o "$TMP/n.folded" 2>"$TMP/err" || fail "no --timing"
 grep -q timing "$TMP/err" && fail "timing printed without --timing"
+
+# a clean run is quiet: after "sampling", one line of what was captured and one of
+# where it went; -v adds the details, but never a line whose counters are all zero
+for v in "" -v; do
+	"$SCORCH" record $v -F 999 -d 2 -o "$TMP/quiet.folded" -- "$SPLIT" --seconds 0.5 \
+		>/dev/null 2>"$TMP/err" || fail "quiet${v}: $(cat "$TMP/err")"
+	grep '^scorch: ' "$TMP/err" | grep -v '^scorch: sampling' >"$TMP/after" || true
+	[ "$v" ] || {
+		[ "$(wc -l <"$TMP/after")" -eq 2 ] || fail "a clean run printed: $(cat "$TMP/err")"
+		grep -Eq '^scorch: [1-9][0-9]* samples in [0-9.]+ s at 999 Hz on [0-9]+ CPUs: [1-9][0-9]* stacks, 0\.00% lost$' \
+			"$TMP/after" || fail "no line of what was captured: $(cat "$TMP/err")"
+	}
+	grep -qx "scorch: wrote $TMP/quiet.folded" "$TMP/after" || fail "no line of where it went: $(cat "$TMP/err")"
+	# the numbers after the line's subject ("unwind dwarf: ...") all 0: a zero counter line
+	awk '{ sub(/^scorch: [^:0-9]*: /, ""); n = 0; z = 0
+		while (match($0, /[0-9]+(\.[0-9]+)?/)) { n++; z += substr($0, RSTART, RLENGTH) + 0 == 0; $0 = substr($0, RSTART + RLENGTH) }
+		if (n && z == n) { print; bad = 1 } } END { exit bad }' "$TMP/after" ||
+		fail "quiet${v}: a line of zero counters: $(cat "$TMP/after")"
+done
+"$SCORCH" record -v -d 0.5 -o "$TMP/quiet.folded" -- sleep 0.2 2>"$TMP/err" || fail "sleep: $(cat "$TMP/err")"
+grep '^scorch: ' "$TMP/err" | grep -Ev '^scorch: (sampling|wrote)' | grep -v ' samples at 99 Hz ' &&
+	fail "zero counters printed for a program never sampled: $(cat "$TMP/err")"
 echo PASS

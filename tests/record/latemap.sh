@@ -12,7 +12,7 @@ set -eu
 require_bpf
 
 for mode in fp dwarf; do
-	"$SCORCH" record --unwind $mode -F 999 -o "$TMP/$mode.folded" -- \
+	"$SCORCH" record -v --unwind $mode -F 999 -o "$TMP/$mode.folded" -- \
 		"$LATEMAP" 0.5 2 "$LATELIB" >"$TMP/out" 2>"$TMP/err" ||
 		fail "$mode: record failed ($?): $(cat "$TMP/err")"
 	grep -q "^latemap: [1-9]" "$TMP/out" || fail "$mode: the workload did not run: $(cat "$TMP/out") $(cat "$TMP/err")"
@@ -32,7 +32,7 @@ for mode in fp dwarf; do
 		fail "$mode: the executable page mapped late is named in $jit of $total samples: $(sort -t' ' -k2 -rn "$TMP/$mode.folded" | head -n 3)"
 done
 
-"$SCORCH" record -F 999 -o "$TMP/flip.folded" -- "$LATEMAP" flip 2 >"$TMP/out" 2>"$TMP/err" ||
+"$SCORCH" record -v -F 999 -o "$TMP/flip.folded" -- "$LATEMAP" flip 2 >"$TMP/out" 2>"$TMP/err" ||
 	fail "flip: record failed ($?): $(cat "$TMP/err")"
 flips=$(sed -n 's/^latemap: \([0-9]*\) flips$/\1/p' "$TMP/out")
 notices=$(sed -n 's/.*; \([0-9]*\) notices of new executable mappings.*/\1/p' "$TMP/err")

@@ -11,7 +11,7 @@ max=$(cat /proc/sys/kernel/perf_event_max_stack)
 [ "$max" -gt 127 ] && max=127
 
 # depths 1..300 in turn: stacks deeper than the limit are cut at the root
-"$SCORCH" record --unwind fp -U -F 999 -o "$TMP/deep.folded" -- "$SPLIT" --recurse 300 --seconds 2 \
+"$SCORCH" record -v --unwind fp -U -F 999 -o "$TMP/deep.folded" -- "$SPLIT" --recurse 300 --seconds 2 \
 	2>"$TMP/err" || fail "record failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 check_folded "$TMP/deep.folded"
@@ -32,7 +32,7 @@ echo "truncation ok: $trunc truncated stacks"
 
 # 300 distinct stacks into a 64-entry map: losses counted, hinted, exit 3
 rc=0
-"$SCORCH" record --unwind fp -U -F 999 --max-stacks 64 -o "$TMP/small.folded" -- \
+"$SCORCH" record -v --unwind fp -U -F 999 --max-stacks 64 -o "$TMP/small.folded" -- \
 	"$SPLIT" --recurse 300 --seconds 2 2>"$TMP/err" || rc=$?
 cat "$TMP/err"
 [ "$rc" -eq 3 ] || fail "a run that lost most samples exited $rc, expected 3"
@@ -49,7 +49,7 @@ stacks=$(wc -l <"$TMP/small.folded")
 # last phase (depths 89-96) is in the last interval that has samples.
 mkdir "$TMP/drift"
 rc=0
-"$SCORCH" record --unwind fp -U -F 999 --max-stacks 128 --interval 0.5 -o "$TMP/drift/d.folded" \
+"$SCORCH" record -v --unwind fp -U -F 999 --max-stacks 128 --interval 0.5 -o "$TMP/drift/d.folded" \
 	-- "$SPLIT" --recurse 96 --drift 8 --seconds 6 2>"$TMP/err" >/dev/null || rc=$?
 cat "$TMP/err"
 [ "$rc" -eq 0 ] || fail "drifting stacks through a 128-entry map: exit $rc, expected 0"

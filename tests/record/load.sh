@@ -16,12 +16,12 @@ RATE=300 DUR=10
 
 # baseline, same conditions minus the load: what the rest of this (shared) machine
 # costs a system-wide recording in memory and processes
-python3 "$RUNSTAT" "$TMP/base.json" -- "$SCORCH" record -a -F 999 --unwind fp -d 2 -o "$TMP/base.folded" \
+python3 "$RUNSTAT" "$TMP/base.json" -- "$SCORCH" record -v -a -F 999 --unwind fp -d 2 -o "$TMP/base.folded" \
 	2>"$TMP/base.err" || fail "baseline recording failed: $(cat "$TMP/base.err")"
 
 start_ready "$LOADGEN" -r $RATE -p 4 -d $((DUR + 3))
 rc=0
-python3 "$RUNSTAT" "$TMP/load.json" -- "$SCORCH" record -a -F 999 --unwind fp -d $DUR -o "$TMP/load.folded" \
+python3 "$RUNSTAT" "$TMP/load.json" -- "$SCORCH" record -v -a -F 999 --unwind fp -d $DUR -o "$TMP/load.folded" \
 	2>"$TMP/load.err" || rc=$?
 wait "$BG_PID" || fail "loadgen failed"
 BG_PID=

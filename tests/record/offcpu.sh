@@ -36,7 +36,7 @@ grep -q '^block;.*;wait_sleep;.*;__schedule_\[k\] [0-9]*$' "$TMP/off.folded" ||
 grep -q '^swapper' "$TMP/off.folded" && fail "the idle task was counted"
 
 # --min-block drops the 20 ms pipe waits and keeps the 30 ms sleeps
-"$SCORCH" record --mode offcpu --min-block 25000 -o "$TMP/min.folded" -- "$BLOCK" --seconds 2 \
+"$SCORCH" record -v --mode offcpu --min-block 25000 -o "$TMP/min.folded" -- "$BLOCK" --seconds 2 \
 	>/dev/null 2>"$TMP/err" || fail "--min-block record failed: $(cat "$TMP/err")"
 ss=$(sum "$TMP/min.folded" wait_sleep)
 sp=$(sum "$TMP/min.folded" wait_pipe)

@@ -106,7 +106,7 @@ python3 -c "import sys, json; d = json.load(open(sys.argv[1])); assert d['profil
 	"$TMP/stdout.json" || fail "--format speedscope wrote no profile"
 
 # --- --interval: phases in order, files add up to the summary ---
-"$SCORCH" record -F 499 --interval 0.25 -o "$TMP/ph.folded" -o "$TMP/ph.pb.gz" \
+"$SCORCH" record -v -F 499 --interval 0.25 -o "$TMP/ph.folded" -o "$TMP/ph.pb.gz" \
 	-o "$TMP/ph.json" -- "$PHASE_ONE" 800 "$PHASE_TWO" 2>"$TMP/err" ||
 	fail "record --interval failed: $(cat "$TMP/err")"
 cat "$TMP/err"
@@ -170,7 +170,7 @@ mkdir "$FULL"
 mount -t tmpfs -o size=4k tmpfs "$FULL" || fail "cannot mount a tmpfs on $FULL"
 trap 'umount "$FULL" 2>/dev/null || true; rm -rf "$TMP"; true' EXIT
 rc=0
-"$SCORCH" record -F 999 -o "$FULL/x.svg" -- "$SPLIT" --seconds 0.5 >/dev/null 2>"$TMP/err" ||
+"$SCORCH" record -v -F 999 -o "$FULL/x.svg" -- "$SPLIT" --seconds 0.5 >/dev/null 2>"$TMP/err" ||
 	rc=$?
 cat "$TMP/err"
 [ "$rc" -eq 1 ] || fail "record to a full file system exited $rc, expected 1"

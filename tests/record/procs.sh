@@ -7,15 +7,18 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-# Starts a system-wide recording "$@" in the background and waits until it
+# Starts a system-wide recording "$@" in the background with -v and waits until it
 # samples (its "sampling" line on stderr, read from a FIFO: no sleep).
 start_recording() {
 	mkfifo "$TMP/rec.fifo"
-	"$SCORCH" record --unwind fp "$@" 2>"$TMP/rec.fifo" &
+	"$SCORCH" record -v --unwind fp "$@" 2>"$TMP/rec.fifo" &
 	REC=$!
 	exec 8<"$TMP/rec.fifo"
-	read -r -t 30 line <&8 || fail "the recording did not start"
-	case "$line" in *sampling*) ;; *) fail "unexpected first line: $line" ;; esac
+	# -v's debug lines come first
+	while read -r -t 30 line <&8; do
+		case "$line" in "scorch: sampling"*) return ;; esac
+	done
+	fail "the recording did not start"
 }
 # Stops it (SIGINT) and collects its stderr in $TMP/err.
 stop_recording() {
@@ -41,7 +44,7 @@ awk -v n="$named" -v a="$all" 'BEGIN { exit !(n >= 0.85 * a) }' ||
 	fail "only $named of $all samples of short-lived processes name burst_burn"
 
 # 2. exec under one PID (record -- cmd): each image's function under its own comm.
-"$SCORCH" record --unwind fp -F 499 -o "$TMP/exec.folded" -- "$PHASE_ONE" 300 "$PHASE_TWO" 2>"$TMP/err" ||
+"$SCORCH" record -v --unwind fp -F 499 -o "$TMP/exec.folded" -- "$PHASE_ONE" 300 "$PHASE_TWO" 2>"$TMP/err" ||
 	fail "record of an exec'ing command failed: $(cat "$TMP/err")"
 check_folded "$TMP/exec.folded"
 one=$(comm_total "$TMP/exec.folded" phase_one)
@@ -140,7 +143,7 @@ check_counted keys
 #    children before and after their exec) begins during the recording: its mappings
 #    come from the kernel's fork/exec/mmap records, none is read from /proc (the summary
 #    counts them): each function under its own comm, never the other's.
-"$SCORCH" record --unwind fp -F 499 -o "$TMP/forks.folded" -- "$FORKS" 3 100 "$BURST" 100 \
+"$SCORCH" record -v --unwind fp -F 499 -o "$TMP/forks.folded" -- "$FORKS" 3 100 "$BURST" 100 \
 	2>"$TMP/err" || fail "record of a forking command failed: $(cat "$TMP/err")"
 check_folded "$TMP/forks.folded"
 line=$(grep '^scorch: processes:' "$TMP/err") || fail "no processes line: $(cat "$TMP/err")"

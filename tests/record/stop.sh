@@ -28,7 +28,7 @@ for mode in "" "--unwind fp" "--mode wall --unwind dwarf"; do
 		-o "$TMP/d.folded" 2>"$TMP/d.err" || rc=$?
 	grep -v '^scorch: unwind dwarf' "$TMP/d.err"
 	[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "-d 1 ${mode:-(dwarf)}: exit $rc"
-	secs=$(sed -n 's/^scorch: [0-9]* samples at [0-9]* Hz on [0-9]* CPUs in \([0-9.]*\) s:.*/\1/p' \
+	secs=$(sed -n 's/^scorch: .* in \([0-9.]*\) s at [0-9]* Hz on .*/\1/p' \
 		"$TMP/d.err")
 	echo "-d 1 ${mode:-(dwarf)}: recorded ${secs} s"
 	awk -v s="$secs" -v b="$STOP" 'BEGIN { exit !(s != "" && s - 1 <= b) }' ||

@@ -40,7 +40,7 @@ run() {
 	shift
 	echo 1999 >"$rate_path"
 	mkfifo "$fifo"
-	"$SCORCH" record -F 1999 "$@" -o "$TMP/$name.folded" -- "$SPLIT" --seconds 3 \
+	"$SCORCH" record -v -F 1999 "$@" -o "$TMP/$name.folded" -- "$SPLIT" --seconds 3 \
 		>"$fifo" 2>"$TMP/$name.err" &
 	local pid=$!
 	exec 9<"$fifo"

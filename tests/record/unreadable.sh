@@ -24,7 +24,7 @@ while time.monotonic() < end:
 EOF
 
 for mode in fp dwarf; do
-	"$SCORCH" record --unwind $mode -F 499 -o "$TMP/$mode.folded" -- \
+	"$SCORCH" record -v --unwind $mode -F 499 -o "$TMP/$mode.folded" -- \
 		python3 "$TMP/work.py" "$TMP/garbage.so" "$TMP/jit-4242.dump" >"$TMP/out" 2>"$TMP/err" ||
 		fail "$mode: record failed ($?): $(cat "$TMP/err")"
 	grep -q "^mapped 2" "$TMP/out" || fail "$mode: the workload did not run: $(cat "$TMP/out") $(cat "$TMP/err")"

@@ -11,7 +11,7 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-"$SCORCH" record --unwind dwarf -F 999 -o "$TMP/dwarf.folded" -- "$SPLIT_NOFP" --seconds 5 \
+"$SCORCH" record -v --unwind dwarf -F 999 -o "$TMP/dwarf.folded" -- "$SPLIT_NOFP" --seconds 5 \
 	2>"$TMP/err" || fail "record --unwind dwarf failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 check_folded "$TMP/dwarf.folded"

@@ -29,7 +29,7 @@ for bin in "$SPLIT_NOFP" "$SPLIT"; do
 	comm=$(basename "$bin")
 	how=(--unwind dwarf)
 	[ "$bin" = "$SPLIT_NOFP" ] && how=()
-	"$SCORCH" record ${how[@]+"${how[@]}"} -F 999 -o "$TMP/d.folded" -- "$bin" --seconds 2 \
+	"$SCORCH" record -v ${how[@]+"${how[@]}"} -F 999 -o "$TMP/d.folded" -- "$bin" --seconds 2 \
 		--kernel 2>"$TMP/err" || fail "record ${how[*]} $comm failed: $(cat "$TMP/err")"
 	grep -q "unwind dwarf: .* walks: " "$TMP/err" || fail "$comm: not unwound with dwarf: $(cat "$TMP/err")"
 	check_folded "$TMP/d.folded"

@@ -40,7 +40,7 @@ check_callers() { # FILE MODE
 }
 
 # offcpu: 30 ms in wait_sleep and 20 ms in wait_pipe per round
-"$SCORCH" record --unwind dwarf --mode offcpu -o "$TMP/off.folded" -- "$BLOCK_NOFP" \
+"$SCORCH" record -v --unwind dwarf --mode offcpu -o "$TMP/off.folded" -- "$BLOCK_NOFP" \
 	--seconds 3 --libc >"$TMP/truth" 2>"$TMP/err" || fail "offcpu record failed: $(cat "$TMP/err")"
 cat "$TMP/err" "$TMP/truth"
 check_folded "$TMP/off.folded"
@@ -69,7 +69,7 @@ echo "offcpu fp (for comparison): $t us in __nanosleep, $k with wait_sleep as it
 # --min-block: the 30 ms sleeps are kept, the 20 ms pipe waits dropped and their copies
 # counted as dropped (a pipe wait is the waker's 20 ms sleep plus its wake-up, which
 # on a loaded machine can pass 25 ms: those are kept, rightly)
-"$SCORCH" record --unwind dwarf --mode offcpu --min-block 25000 -o "$TMP/min.folded" -- \
+"$SCORCH" record -v --unwind dwarf --mode offcpu --min-block 25000 -o "$TMP/min.folded" -- \
 	"$BLOCK_NOFP" --seconds 2 --libc >"$TMP/truth" 2>"$TMP/err" ||
 	fail "--min-block record failed: $(cat "$TMP/err")"
 ts=$(truth "$TMP/truth" wait_sleep)
@@ -83,7 +83,7 @@ grep -qE ' [1-9][0-9]* dropped by --min-block/--max-block' "$TMP/err" ||
 	fail "dropped copies not reported: $(cat "$TMP/err")"
 
 # wall: 15 ms burning, 30 ms sleeping, 20 ms on the pipe per round
-"$SCORCH" record --unwind dwarf --mode wall -F 999 -o "$TMP/wall.folded" -- "$BLOCK_NOFP" \
+"$SCORCH" record -v --unwind dwarf --mode wall -F 999 -o "$TMP/wall.folded" -- "$BLOCK_NOFP" \
 	--seconds 3 --burn --libc >"$TMP/truth" 2>"$TMP/err" || fail "wall record failed: $(cat "$TMP/err")"
 cat "$TMP/err" "$TMP/truth"
 check_folded "$TMP/wall.folded"

@@ -12,7 +12,7 @@ set -eu
 require_bpf
 
 rc=0
-"$SCORCH" record --unwind dwarf --ring-size 4096 -F 999 -o "$TMP/r.folded" -- "$SPLIT_NOFP" \
+"$SCORCH" record -v --unwind dwarf --ring-size 4096 -F 999 -o "$TMP/r.folded" -- "$SPLIT_NOFP" \
 	--seconds 1 --threads 2 >/dev/null 2>"$TMP/err" || rc=$?
 cat "$TMP/err"
 [ "$rc" = 3 ] || fail "a full ring buffer exited $rc, not 3"
@@ -28,7 +28,7 @@ echo "taken $taken, dropped with the ring full $dropped, lost $lost of $of ($pct
 grep -q '^hint: .*raise --ring-size' "$TMP/err" || fail "no hint about the ring size"
 
 # the default ring on the same workload: nothing lost, exit 0
-"$SCORCH" record --unwind dwarf -F 999 -o "$TMP/ok.folded" -- "$SPLIT_NOFP" --seconds 1 \
+"$SCORCH" record -v --unwind dwarf -F 999 -o "$TMP/ok.folded" -- "$SPLIT_NOFP" --seconds 1 \
 	--threads 2 >/dev/null 2>"$TMP/err" || fail "default ring: exit $?: $(cat "$TMP/err")"
 grep -q '^scorch: lost: 0 of ' "$TMP/err" || fail "default ring lost samples: $(cat "$TMP/err")"
 check_folded "$TMP/ok.folded"

@@ -9,7 +9,7 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-"$SCORCH" record --unwind dwarf -F 999 -o "$TMP/s.folded" -- "$STACKTOP" 2 >"$TMP/out" 2>"$TMP/err" ||
+"$SCORCH" record -v --unwind dwarf -F 999 -o "$TMP/s.folded" -- "$STACKTOP" 2 >"$TMP/out" 2>"$TMP/err" ||
 	fail "record failed ($?): $(cat "$TMP/err")"
 cat "$TMP/err"
 check_folded "$TMP/s.folded"

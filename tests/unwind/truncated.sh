@@ -8,7 +8,7 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-"$SCORCH" record --unwind dwarf --stack-size 1024 -F 999 -o "$TMP/t.folded" -- \
+"$SCORCH" record -v --unwind dwarf --stack-size 1024 -F 999 -o "$TMP/t.folded" -- \
 	"$SPLIT_NOFP" --seconds 3 --recurse 80 2>"$TMP/err" || fail "record failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 check_folded "$TMP/t.folded"

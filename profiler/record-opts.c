@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch record`'s command line: its options parsed and checked, --help. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "record.h"
+
+#define DEFAULT_FREQ	 99
+
+#define MAX_TARGETS	 4096
+
+#define MAX_OUTPUTS 16
+
+void record_opts__usage(FILE *out)
+{
+	fprintf(out,
+		"usage: scorch record [options] [-- command [args...]]\n"
+		"\n"
+		"Samples on-CPU user and kernel stacks with a BPF program on a cpu-clock perf\n"
+		"event per CPU (or measures off-CPU time on sched_switch), counts them in the\n"
+		"kernel, and writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames\n"
+		"suffixed _[k]).\n"
+		"\n"
+		"modes:\n"
+		"      --mode cpu             on-CPU samples; counts are samples (default)\n"
+		"      --mode offcpu          time off CPU by the stack where threads blocked;\n"
+		"                             counts are microseconds; time waiting for a CPU\n"
+		"                             while runnable ends in a [runqueue] frame\n"
+		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ,\n"
+		"                             and the periods before it that the kernel did not\n"
+		"                             sample while its thread kept the CPU): each\n"
+		"                             thread's total is its wall time; off-CPU stacks\n"
+		"                             end in [off-cpu] or [runqueue]\n"
+		"\n"
+		"targets (default: the whole system):\n"
+		"  -p, --pid PID[,PID...]     processes (all their threads)\n"
+		"  -t, --tid TID[,TID...]     threads\n"
+		"  -a, --all                  every process on the system\n"
+		"  -- command [args...]       run the command, following its children, until it\n"
+		"                             exits (with -d it gets SIGTERM when time is up)\n"
+		"\n"
+		"options:\n"
+		"  -d, --duration SECONDS     stop after SECONDS (decimals allowed); default: until\n"
+		"                             Ctrl-C, or until the targets exit\n"
+		"  -F, --frequency HZ         samples per second per CPU (default %d)\n"
+		"  -U, --user-only            user stacks only\n"
+		"  -K, --kernel-only          kernel stacks only (not with --unwind dwarf)\n"
+		"  -I, --include-idle         count the idle task (excluded by default)\n"
+		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
+		"                             files are replaced atomically, keeping their mode\n"
+		"                             and owner (new ones: 0666 minus the umask);\n"
+		"                             repeatable, one recording written in several\n"
+		"                             formats, chosen by the name: .svg flame graph,\n"
+		"                             .pb.gz or .pb pprof (gzipped profile.proto, for\n"
+		"                             go tool pprof), .json speedscope, .scorch a\n"
+		"                             capture (below), anything else folded stacks\n"
+		"      --format FMT           folded, svg, pprof, speedscope or capture for a\n"
+		"                             single -o (or standard output), whatever its name\n"
+		"      --interval SECONDS     write every output every SECONDS (decimals\n"
+		"                             allowed) to numbered files, cpu.svg ->\n"
+		"                             cpu-0001.svg, cpu-0002.svg ...; each holds that\n"
+		"                             interval only; the last, partial one included\n"
+		"                             (not for captures)\n"
+		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
+		"                             about 1.2 KiB each with its count (default:\n"
+		"                             frequency x duration x CPUs within 4096..65536;\n"
+		"                             32768 without -d); in scorch at most 262144\n"
+		"                             named stacks, then [stack table full]\n"
+		"\n"
+		"off-CPU options (offcpu and wall modes):\n"
+		"      --min-block USEC       ignore blocks shorter than USEC microseconds\n"
+		"      --max-block USEC       ignore blocks longer than USEC microseconds\n"
+		"      --state STATE          sleeps counted: interruptible, uninterruptible or\n"
+		"                             both (default); runqueue waits are always counted\n"
+		"      --user-threads-only    only user threads\n"
+		"      --kernel-threads-only  only kernel threads\n"
+		"  The idle task is never counted. Only intervals that begin during the\n"
+		"  recording are counted; those still open at its end are closed then.\n"
+		"\n"
+		"unwinding (user stacks):\n"
+		"      --unwind auto          dwarf in cpu mode, fp in offcpu and wall modes\n"
+		"                             (default; -K: fp)\n"
+		"      --unwind fp            frame pointers, walked in the kernel; code built\n"
+		"                             without them (Debian's libc) loses its callers\n"
+		"      --unwind dwarf         copy the user registers and the top of the stack\n"
+		"                             per sample (off CPU: per switch-out) and unwind\n"
+		"                             here with the files' .eh_frame CFI;\n"
+		"                             frame pointers where a file has none (JIT code)\n"
+		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
+		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
+		"                             stacks end in [truncated]\n"
+		"      --ring-size BYTES      ring buffer for the copies, per BPF program (a\n"
+		"                             power of 2, 4096..1 GiB; default: 0.25 s of\n"
+		"                             records, 1..64 MiB); a full ring loses samples\n"
+		"\n"
+		"names:\n"
+		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
+		"      --no-demangle          keep C++/Rust/D symbols mangled\n"
+		"      --params               keep C++/D parameter lists (dropped by default)\n"
+		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
+		"\n"
+		"      --timing               print how long start-up (load, attach, the wait\n"
+		"                             for kallsyms, read beside the load) and each\n"
+		"                             phase from the end of the recording to the output\n"
+		"                             on disk (stop, last reads, drain and symbolize,\n"
+		"                             render or sort and write) took\n"
+		"  -q, --quiet                no summary on standard error, warnings only (not\n"
+		"                             with -v)\n"
+		"  -v, --verbose              the full summary and debug messages, libbpf's too\n"
+		"  -h, --help                 this help\n"
+		"\n"
+		"A capture (-o FILE.scorch) keeps the counts with raw addresses, the mappings\n"
+		"of the processes (with build-ids) and the kernel and JIT symbols they need;\n"
+		"user frames are named later by 'scorch report FILE.scorch', here or on\n"
+		"another machine that has the binaries (docs/capture-format.md).\n"
+		"\n"
+		"An output ending in .svg is an interactive flame graph; these options of\n"
+		"'scorch flamegraph' (flamegraph.pl's) apply to it:\n",
+		DEFAULT_FREQ, DEFAULT_STACK_SIZE);
+	flamegraph__print_options_help(out);
+	fprintf(out,
+		"\n"
+		"At the end, two lines on standard error: what was captured (samples, stacks,\n"
+		"the share lost) and where it went; a warning with a hint only when something\n"
+		"needs action. -v gives every counter: losses and why, missed and truncated\n"
+		"stacks, frames not named, processes, unwinding. With --interval the summary\n"
+		"covers the whole recording (all intervals).\n"
+		"\n"
+		"exit status: 0 success (also when stopped by Ctrl-C), 1 error, 2 usage error,\n"
+		"3 output written but more than 5%% of samples were lost (with --interval: over\n"
+		"the whole recording; the intervals' files are all written), 4 output written but\n"
+		"the command given after -- exited non-zero or was killed by a signal (4 also\n"
+		"when more than 5%% were lost)\n"
+		"\n"
+		"examples:\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.folded     # a PID for 10 s\n"
+		"  sudo scorch record -p 1234,1240 -F 999 -o cpu.folded\n"
+		"  sudo scorch record -a -d 5                         # whole system, to stdout\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.svg --title 'My app'\n"
+		"  sudo scorch record -o cpu.folded -- ./myprog args  # a command and its children\n"
+		"  sudo scorch record --mode offcpu -p 1234 -d 10 -o off.folded\n"
+		"  sudo scorch record --mode wall -p 1234 -d 10 -o wall.folded\n"
+		"  sudo scorch record --unwind dwarf -o cpu.folded -- ./prog  # no frame pointers\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.scorch     # name the frames later:\n"
+		"  scorch report cpu.scorch -o cpu.svg\n"
+		"  sudo scorch record -p 1234 -d 10 -o cpu.svg -o cpu.pb.gz -o cpu.json\n"
+		"  go tool pprof -top cpu.pb.gz\n"
+		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n"
+
+		"  sudo scorch record --mode offcpu --unwind dwarf -p 1234 -d 5 -o off.folded\n"
+		"  sudo scorch record --unwind fp -a -d 5 -o cpu.folded  # no stack copies\n");
+}
+
+static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
+{
+	char *copy = strdup(arg), *tok, *next;
+	pid_t *tmp;
+	long v;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	/* strtok_r would skip empty fields: "1,,2" or "1," is refused, not read as "1,2" */
+	for (tok = copy; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		if (parse__long(tok, 1, INT_MAX, &v)) {
+			if (*tok)
+				pr_err("invalid %s '%s' in '%s'\n", what, tok, arg);
+			else
+				pr_err("empty %s in '%s'\n", what, arg);
+			pr_hint("give positive numbers separated by commas, e.g. 1234,1240\n");
+			err = -EINVAL;
+			goto cleanup;
+		}
+		if (*nr >= MAX_TARGETS) {
+			pr_err("too many %ss (at most %d)\n", what, MAX_TARGETS);
+			err = -E2BIG;
+			goto cleanup;
+		}
+		tmp = realloc(*ids, (*nr + 1) * sizeof(**ids));
+		if (!tmp) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		*ids = tmp;
+		(*ids)[(*nr)++] = v;
+	}
+cleanup:
+	free(copy);
+	return err;
+}
+
+/*
+ * --unwind auto (the default), chosen from bench/unwind-bench.sh and
+ * bench/offcpu-bench.sh (README "Code without frame pointers"): in cpu mode the
+ * copy costs a bounded F x CPUs records per second and recovers the callers that
+ * Debian's libc (no frame pointers) hides, so dwarf; off CPU a copy is taken per
+ * context switch, a cost that grows with the switch rate without bound (a pipe
+ * ping-pong makes 10^5 switches a second), so frame pointers unless asked. With
+ * -K there is no user stack to unwind; x86_64 is the only dwarf target.
+ */
+static enum unwind_mode resolve_unwind(const struct record_opts *o)
+{
+	if (o->unwind != UNWIND_AUTO)
+		return o->unwind;
+#if defined(__x86_64__)
+	if (o->mode == MODE_CPU && !o->kernel_only)
+		return UNWIND_DWARF;
+#endif
+	return UNWIND_FP;
+}
+
+enum {
+	OPT_MAX_STACKS = 256,
+	OPT_MODE,
+	OPT_MIN_BLOCK,
+	OPT_MAX_BLOCK,
+	OPT_STATE,
+	OPT_USER_THREADS,
+	OPT_KERNEL_THREADS,
+	OPT_UNWIND,
+	OPT_STACK_SIZE,
+	OPT_FORMAT,
+	OPT_TIMING,
+	OPT_INTERVAL,
+	OPT_RING_SIZE,
+};
+
+static const struct option record_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "user-only", no_argument, NULL, 'U' },
+	{ "kernel-only", no_argument, NULL, 'K' },
+	{ "include-idle", no_argument, NULL, 'I' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "user-threads-only", no_argument, NULL, OPT_USER_THREADS },
+	{ "kernel-threads-only", no_argument, NULL, OPT_KERNEL_THREADS },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "timing", no_argument, NULL, OPT_TIMING },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What parsing remembers until the options are checked together. */
+struct parse_state {
+	bool off_opts;	/* an option of the off-CPU modes */
+	bool fg_opts;	/* a flame graph option */
+	bool stack_opt; /* --stack-size or --ring-size */
+	const char *format;
+	const char *paths[MAX_OUTPUTS];
+	size_t nr_paths;
+};
+
+/* Targets, duration and rate. 0, -ENOENT (not one of them), -EINVAL. */
+static int parse_target_opt(struct record_opts *o, int c)
+{
+	switch (c) {
+	case 'p':
+		return parse_id_list(optarg, "PID", &o->pids, &o->nr_pids) ? -EINVAL : 0;
+	case 't':
+		return parse_id_list(optarg, "TID", &o->tids, &o->nr_tids) ? -EINVAL : 0;
+	case 'a':
+		o->all = true;
+		return 0;
+	case 'd':
+		if (parse__double(optarg, 0.001, 1e7, &o->duration)) {
+			pr_err("invalid duration '%s'\n", optarg);
+			pr_hint("give seconds between 0.001 and 10000000, e.g. -d 10 or -d 2.5\n");
+			return -EINVAL;
+		}
+		return 0;
+	case 'F':
+		if (parse__long(optarg, 1, 1000000, &o->freq)) {
+			pr_err("invalid frequency '%s'\n", optarg);
+			pr_hint("give samples per second as a whole number, e.g. -F 99\n");
+			return -EINVAL;
+		}
+		return 0;
+	case 'U':
+		o->user_only = true;
+		return 0;
+	case 'K':
+		o->kernel_only = true;
+		return 0;
+	case 'I':
+		o->include_idle = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* --mode and the off-CPU options. 0, -ENOENT (not one of them), -EINVAL. */
+static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, char **argv)
+{
+	uint64_t *us = c == OPT_MIN_BLOCK ? &o->min_block_us : &o->max_block_us;
+
+	switch (c) {
+	case OPT_MODE:
+		if (!strcmp(optarg, "cpu")) {
+			o->mode = MODE_CPU;
+		} else if (!strcmp(optarg, "offcpu")) {
+			o->mode = MODE_OFFCPU;
+		} else if (!strcmp(optarg, "wall")) {
+			o->mode = MODE_WALL;
+		} else {
+			pr_err("invalid mode '%s'\n", optarg);
+			pr_hint("use --mode cpu, --mode offcpu or --mode wall\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MIN_BLOCK:
+	case OPT_MAX_BLOCK:
+		ps->off_opts = true;
+		if (parse__u64(optarg, 10, us) || *us > UINT64_MAX / 1000) {
+			pr_err("invalid %s '%s'\n", argv[optind - 1], optarg);
+			pr_hint("give microseconds as a whole number, e.g. 1000\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_STATE:
+		ps->off_opts = true;
+		if (!strcmp(optarg, "interruptible")) {
+			o->state_mask = 1;
+		} else if (!strcmp(optarg, "uninterruptible")) {
+			o->state_mask = 2;
+		} else if (!strcmp(optarg, "both")) {
+			o->state_mask = 3;
+		} else {
+			pr_err("invalid state '%s'\n", optarg);
+			pr_hint("use interruptible, uninterruptible or both\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_USER_THREADS:
+		ps->off_opts = true;
+		o->user_threads_only = true;
+		return 0;
+	case OPT_KERNEL_THREADS:
+		ps->off_opts = true;
+		o->kernel_threads_only = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* --unwind, --stack-size, --ring-size. 0, -ENOENT (not one of them), -EINVAL. */
+static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c)
+{
+	switch (c) {
+	case OPT_UNWIND:
+		if (!strcmp(optarg, "fp")) {
+			o->unwind = UNWIND_FP;
+		} else if (!strcmp(optarg, "dwarf")) {
+			o->unwind = UNWIND_DWARF;
+		} else if (!strcmp(optarg, "auto")) {
+			o->unwind = UNWIND_AUTO;
+		} else {
+			pr_err("invalid --unwind '%s'\n", optarg);
+			pr_hint("use --unwind auto, --unwind fp or --unwind dwarf\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_STACK_SIZE:
+		if (parse__long(optarg, 512, SCORCH_MAX_STACK_COPY - 8, &o->stack_size) ||
+		    o->stack_size % 8) {
+			pr_err("invalid --stack-size '%s'\n", optarg);
+			pr_hint("give bytes, a multiple of 8 from 512 to %d, e.g. 16384\n",
+				SCORCH_MAX_STACK_COPY - 8);
+			return -EINVAL;
+		}
+		ps->stack_opt = true;
+		return 0;
+	case OPT_RING_SIZE:
+		if (parse__long(optarg, 4096, 1L << 30, &o->ring_size) ||
+		    (o->ring_size & (o->ring_size - 1))) {
+			pr_err("invalid --ring-size '%s'\n", optarg);
+			pr_hint("give bytes, a power of 2 from 4096 to 1073741824, e.g. 8388608\n");
+			return -EINVAL;
+		}
+		ps->stack_opt = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* Outputs, --interval, --max-stacks and the rest. 0, -ENOENT (not one of them), -EINVAL. */
+static int parse_output_opt(struct record_opts *o, struct parse_state *ps, int c)
+{
+	switch (c) {
+	case 'o':
+		if (ps->nr_paths == MAX_OUTPUTS) {
+			pr_err("more than %d outputs (-o)\n", MAX_OUTPUTS);
+			pr_hint("record once and convert the output with 'scorch flamegraph' or "
+				"'scorch report'\n");
+			return -EINVAL;
+		}
+		ps->paths[ps->nr_paths++] = optarg;
+		return 0;
+	case OPT_FORMAT:
+		ps->format = optarg; /* checked with the outputs */
+		return 0;
+	case OPT_INTERVAL:
+		if (parse__double(optarg, 0.01, 1e7, &o->interval)) {
+			pr_err("invalid --interval '%s'\n", optarg);
+			pr_hint("give seconds between 0.01 and 10000000, e.g. --interval 5\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MAX_STACKS:
+		if (parse__long(optarg, 64, 1 << 24, &o->max_stacks)) {
+			pr_err("invalid --max-stacks '%s'\n", optarg);
+			pr_hint("give a number of stacks from 64 to 16777216, e.g. 65536\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_TIMING:
+		o->timing = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->verbose++;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* The options that exclude or need each other. 0 or -EINVAL. */
+static int check_combinations(struct record_opts *o, const struct parse_state *ps)
+{
+	if (o->user_only && o->kernel_only) {
+		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
+		pr_hint("drop one: both user and kernel stacks are recorded by default\n");
+		return -EINVAL;
+	}
+	if (o->quiet && o->verbose) {
+		pr_err("-q/--quiet and -v/--verbose exclude each other\n");
+		pr_hint("-q drops the summary, -v adds details and debug messages: choose one\n");
+		return -EINVAL;
+	}
+	if (o->kernel_only && o->unwind == UNWIND_DWARF) {
+		pr_err("-K/--kernel-only records no user stack for --unwind dwarf to unwind\n");
+		pr_hint("drop --unwind dwarf (kernel stacks are walked in the kernel), or drop -K\n");
+		return -EINVAL;
+	}
+	if (o->all && (o->nr_pids || o->nr_tids || o->cmd)) {
+		pr_err("-a/--all cannot be combined with -p, -t or a command\n");
+		pr_hint("drop -a: without it, -p, -t or the command are the targets\n");
+		return -EINVAL;
+	}
+	if (o->cmd && (o->nr_pids || o->nr_tids)) {
+		pr_err("a command cannot be combined with -p or -t\n");
+		pr_hint("profile the command alone, or its PID with -p once it runs\n");
+		return -EINVAL;
+	}
+	if (ps->off_opts && o->mode == MODE_CPU) {
+		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
+		pr_hint("add --mode offcpu (time blocked) or --mode wall (on and off CPU)\n");
+		return -EINVAL;
+	}
+	if (o->unwind == UNWIND_AUTO && ps->stack_opt && o->mode != MODE_CPU) {
+		pr_err("--stack-size and --ring-size need --unwind dwarf off CPU\n");
+		pr_hint("--unwind auto walks frame pointers in offcpu and wall modes; add --unwind dwarf\n");
+		return -EINVAL;
+	}
+	o->unwind = resolve_unwind(o);
+	if (ps->stack_opt && o->unwind != UNWIND_DWARF) {
+		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
+		pr_hint("add --unwind dwarf, or drop them\n");
+		return -EINVAL;
+	}
+	if (o->min_block_us > o->max_block_us) {
+		pr_err("--min-block %" PRIu64 " is above --max-block %" PRIu64 "\n",
+		       o->min_block_us, o->max_block_us);
+		pr_hint("give a --min-block below --max-block\n");
+		return -EINVAL;
+	}
+	if (o->user_threads_only && o->kernel_threads_only) {
+		pr_err("--user-threads-only and --kernel-threads-only exclude each other\n");
+		pr_hint("drop both to count every thread\n");
+		return -EINVAL;
+	}
+	if (o->include_idle && o->mode != MODE_CPU) {
+		pr_err("-I/--include-idle: the idle task is never counted off CPU\n");
+		pr_hint("drop -I, or record --mode cpu\n");
+		return -EINVAL;
+	}
+	if (o->include_idle && (o->nr_pids || o->nr_tids || o->cmd)) {
+		pr_err("-I/--include-idle only makes sense for a system-wide recording\n");
+		pr_hint("drop -I, or the targets\n");
+		return -EINVAL;
+	}
+	if (!o->nr_pids && !o->nr_tids && !o->cmd)
+		o->all = true;
+	return 0;
+}
+
+/*
+ * The outputs: a capture (-o FILE.scorch, --format capture) is written from the raw
+ * counts; every other format goes through the output table (output.c). 0, -EINVAL or
+ * -ENOMEM.
+ */
+static int check_outputs(struct record_opts *o, const struct parse_state *ps)
+{
+	const char *format = ps->format;
+	size_t i;
+
+	o->outs = outputs__new();
+	if (!o->outs)
+		return -ENOMEM;
+	if (format && ps->nr_paths > 1) {
+		pr_err("--format applies to one output; %zu are given\n", ps->nr_paths);
+		pr_hint("name each -o FILE with its extension (.svg, .folded, .pb.gz, .json, "
+			".scorch)\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < ps->nr_paths; i++) {
+		const char *path = ps->paths[i];
+		size_t n = strlen(path);
+		bool cap = format ? !strcmp(format, "capture")
+				  : n > 7 && !strcasecmp(path + n - 7, ".scorch");
+
+		if (cap && o->capture_path) {
+			pr_err("one capture per recording: -o %s and -o %s\n", o->capture_path,
+			       path);
+			pr_hint("keep one -o FILE.scorch\n");
+			return -EINVAL;
+		}
+		if (cap)
+			o->capture_path = path;
+		else if (outputs__add(o->outs, path))
+			return -EINVAL;
+	}
+	if (format && !strcmp(format, "capture") && !ps->nr_paths)
+		o->capture_path = "-";
+	if (format && strcmp(format, "capture") && outputs__set_format(o->outs, format))
+		return -EINVAL;
+	o->capture = o->capture_path != NULL;
+	o->named = !o->capture || outputs__count(o->outs, NULL) > 0;
+	o->svg = outputs__count(o->outs, "svg") > 0;
+	if (o->capture && !strcmp(o->capture_path, "-") && isatty(STDOUT_FILENO)) {
+		pr_err("a capture is binary: not written to a terminal\n");
+		pr_hint("give a file, e.g. -o profile.scorch\n");
+		return -EINVAL;
+	}
+	if (o->capture && o->named && outputs__to_stdout(o->outs) &&
+	    !strcmp(o->capture_path, "-")) {
+		pr_err("the capture and another output cannot both go to standard output\n");
+		pr_hint("give one of them a file: -o FILE\n");
+		return -EINVAL;
+	}
+	if (ps->fg_opts && !o->svg) {
+		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
+		pr_hint("add -o FILE.svg, or render the folded output with 'scorch flamegraph'\n");
+		return -EINVAL;
+	}
+	if (o->interval && o->capture) {
+		pr_err("--interval writes numbered outputs; a capture holds the whole recording\n");
+		pr_hint("record the capture without --interval, or the intervals without -o "
+			"FILE.scorch\n");
+		return -EINVAL;
+	}
+	if (o->interval && (!outputs__count(o->outs, NULL) || outputs__to_stdout(o->outs))) {
+		pr_err("--interval writes numbered files: it needs -o FILE, not standard output\n");
+		pr_hint("e.g. --interval 5 -o cpu.svg writes cpu-0001.svg, cpu-0002.svg ...\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int record_opts__parse(int argc, char **argv, struct record_opts *o, bool *help)
+{
+	/* the naming options and flame graph options are shared with other subcommands */
+	const struct option *const tables[] = { record_options, symbolizer_name_options,
+						flamegraph_long_options };
+	struct parse_state ps = {};
+	struct option *long_opts;
+	int c, err = 0;
+
+	long_opts = cli__options(tables, ARRAY_SIZE(tables));
+	if (!long_opts)
+		return -ENOMEM;
+	flamegraph_opts__init(&o->fg);
+	o->names.sz = sizeof(o->names);
+	o->freq = DEFAULT_FREQ;
+	o->stack_size = DEFAULT_STACK_SIZE;
+	o->max_block_us = UINT64_MAX / 1000;
+	o->state_mask = 3;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, which starts the command to run */
+	while (!err && (c = getopt_long(argc, argv, "+:p:t:ad:F:UKIo:qvh", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			*help = true;
+			goto cleanup;
+		}
+		if (c == '?' || c == ':') {
+			err = cli__bad_option("record", c, argv);
+			goto cleanup;
+		}
+		err = parse_target_opt(o, c);
+		if (err == -ENOENT)
+			err = parse_mode_opt(o, &ps, c, argv);
+		if (err == -ENOENT)
+			err = parse_unwind_opt(o, &ps, c);
+		if (err == -ENOENT)
+			err = parse_output_opt(o, &ps, c);
+		if (err == -ENOENT)
+			err = symbolizer_opts__set_getopt(&o->names, c);
+		if (err == -ENOENT) {
+			/* a value out of range was reported; -ENOENT: not an option of ours */
+			err = flamegraph_opts__set_getopt(&o->fg, c, optarg);
+			ps.fg_opts |= !err;
+			if (err == -ENOENT)
+				err = cli__bad_option("record", '?', argv);
+		}
+	}
+	if (err)
+		goto cleanup;
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	err = check_combinations(o, &ps);
+	if (!err)
+		err = check_outputs(o, &ps);
+cleanup:
+	free(long_opts);
+	return err == -ENOMEM ? err : err ? -EINVAL : 0;
+}
+
+void record_opts__free(struct record_opts *o)
+{
+	free(o->pids);
+	free(o->tids);
+	outputs__free(o->outs); /* uncommitted files removed */
+	o->pids = o->tids = NULL;
+	o->outs = NULL;
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch record`: counts to the outputs, each --interval and at the end,
+ * and the end-of-run summary. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common.h"
+#include "perfmap.h"
+#include "record.h"
+#include "symbolize.h"
+
+int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
+		     const struct stack_trace *user, const struct stack_trace *kernel)
+{
+	struct record *r = ctx;
+	struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
+	/* gone before its maps were read (or released): never guess from a PID
+	 * that may belong to another process by now */
+	bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	int err = 0;
+
+	if (r->cap)
+		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
+	if (!err && r->opts.named)
+		err = fold__add(&r->fold, offcpu, key, value, user, kernel, lost_proc);
+	return err;
+}
+
+/* The summary's last line: where the outputs went. */
+static void report_written(const struct record *r)
+{
+	char where[1024] = "";
+	size_t n;
+
+	if (r->opts.named)
+		outputs__describe(r->opts.outs, where, sizeof(where));
+	n = strlen(where);
+	if (r->cap && n < sizeof(where))
+		snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "",
+			 strcmp(r->opts.capture_path, "-") ? r->opts.capture_path
+							   : "capture to standard output");
+	pr_warn("wrote %s\n", where);
+}
+
+/* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
+double record__summary(struct record *r, const uint64_t *st)
+{
+	const struct record_opts *o = &r->opts;
+	struct symbolizer_stats ss;
+	struct perfmaps_stats js;
+	struct summary sm = {
+		.fold = &r->fold,
+		.st = st,
+		.mode = o->mode,
+		.freq = o->freq,
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.elapsed = r->elapsed,
+		.quiet = o->quiet,
+		.verbose = o->verbose > 0,
+		.drain_lost = r->drain_lost,
+		.ring_bytes = r->dw.ring_bytes,
+		.ring_left = r->ring_left,
+		.max_stacks = record__map_entries(r, sampler__nr_cpus(r->sampler)),
+		.procs_seen = r->nprocs.seen,
+		.procs_released = r->nprocs.released,
+		.procs_held_max = r->nprocs.held_max,
+		.ss = o->named ? &ss : NULL,
+		.stacks_written = r->stacks_written,
+		.js = &js,
+		.steal_pct = -1,
+	};
+	struct sideband_stats sbs;
+	struct probe_result pr;
+	double lost_pct;
+
+	if (r->cpu_at[0].total && r->cpu_at[1].total > r->cpu_at[0].total &&
+	    r->cpu_at[1].steal >= r->cpu_at[0].steal)
+		sm.steal_pct = 100.0 * (r->cpu_at[1].steal - r->cpu_at[0].steal) /
+			       (r->cpu_at[1].total - r->cpu_at[0].total);
+	if (o->mode != MODE_OFFCPU && !probe__run(PROBE_MAX_RATE, &pr) && pr.value >= 0)
+		sm.max_rate_end = pr.value;
+
+	symbolizer__stats(r->sym, &ss);
+	perfmaps__stats(r->pm, &js);
+	sm.procs_missing = ss.procs_missing;
+	sm.procs_copied = ss.procs_copied;
+	sm.procs_sideband = r->nprocs.sideband;
+	sm.procs_read = r->nprocs.read;
+	sm.reaps = r->reap.reaps;
+	sm.reaps_deferred = r->reap.deferred;
+	sm.reaps_held = r->reap.forced[REAP_FORCED_HELD];
+	sm.reaps_keys = r->reap.forced[REAP_FORCED_KEYS];
+	sm.reaps_tables = r->reap.forced[REAP_FORCED_TABLES];
+	sm.reaps_left = r->reap.pending_exits + r->reap.pending_replaced;
+	sideband__stats(r->sb, &sbs);
+	sm.sbs = r->sb ? &sbs : NULL;
+	lost_pct = summary__counts(&sm);
+	if (o->unwind == UNWIND_DWARF && !o->quiet)
+		record__report_unwind(r, st);
+	summary__details(&sm);
+	if (r->cap && o->verbose)
+		capture_rec__summary(r->cap);
+	if (!o->quiet && !r->write_failed)
+		report_written(r);
+	return lost_pct;
+}
+
+/* -o x.scorch: what the report needs to show the same summary. */
+static int close_capture(struct record *r, const uint64_t *st)
+{
+	struct capture_stats cs = {
+		.elapsed_ns = (uint64_t)(r->elapsed * 1e9),
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.nr_bpf = SCORCH_NR_STATS,
+		.drain_lost = r->drain_lost,
+		.drain_lost_ns = r->drain_lost_ns,
+		.procs_seen = r->nprocs.seen,
+		.procs_released = r->nprocs.released,
+		.procs_held_max = r->nprocs.held_max,
+		.max_stacks = record__map_entries(r, sampler__nr_cpus(r->sampler)),
+		.ring_bytes = r->dw.ring_bytes,
+	};
+	struct symbolizer_stats ss;
+
+	_Static_assert(SCORCH_NR_STATS <= CAPTURE_MAX_STATS, "stats fit a capture");
+	symbolizer__stats(r->sym, &ss);
+	cs.procs_missing = ss.procs_missing;
+	memcpy(cs.bpf, st, SCORCH_NR_STATS * sizeof(*st));
+	return capture_rec__close(r->cap, &cs, true);
+}
+
+/* The named outputs (folded, SVG, pprof, speedscope) of the counts so far. */
+static int write_named(struct record *r)
+{
+	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
+
+	if (r->opts.svg)
+		fold__svg_defaults(r->opts.mode, &r->opts.fg);
+	return outputs__write(r->opts.outs, &d);
+}
+
+/* @st NULL: an interval's outputs, else the end of the recording (with the capture). */
+int record__write_output(struct record *r, const uint64_t *st)
+{
+	int err = 0, e;
+
+	if (r->opts.named) {
+		err = write_named(r);
+		timing__mark(&r->finish, "render and write");
+	}
+	/* the capture is written even when another output could not be */
+	if (r->opts.capture && err != -ENOMEM) {
+		e = close_capture(r, st);
+		err = err ?: e;
+	}
+	r->write_failed = err != 0;
+	return err;
+}
+
+/*
+ * --interval: every count so far is taken out of the kernel maps (atomically per
+ * key), written to this interval's files, and the next interval starts empty.
+ */
+static bool select_all(void *ctx, const struct count_key *key)
+{
+	return true;
+}
+
+int record__write_interval(struct record *r)
+{
+	size_t nr = 0, nr_stacks, nr_aged = 0;
+	int err;
+
+	err = sampler__reap(r->sampler, select_all, false, record__add_stack, r, &r->drain_lost,
+			    &r->drain_lost_ns, &nr, &nr_stacks);
+	if (!err)
+		err = sampler__age_stacks(r->sampler, &nr_aged);
+	if (!err && r->dw.ustacks)
+		err = ustacks__take(r->dw.ustacks, NULL, record__add_stack, r, r->dw.ubuf, r->dw.kbuf);
+	if (!err)
+		err = record__reset_reap_mark(r);
+	if (err) {
+		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
+		return err;
+	}
+	err = write_named(r);
+	if (err) {
+		r->write_failed = true;
+		return err;
+	}
+	pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted from the "
+		 "kernel's stack maps\n",
+		 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
+	r->stacks_aged += nr_aged;
+	r->stacks_written += folded__nr_stacks(r->fold.folded);
+	folded__free(r->fold.folded);
+	r->fold.folded = folded__new();
+	if (!r->fold.folded)
+		return -ENOMEM;
+	folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
+	r->next_interval += r->opts.interval;
+	err = outputs__next(r->opts.outs);
+	r->write_failed = err != 0;
+	return err;
+}

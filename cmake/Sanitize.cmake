@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Sanitizer and fuzzing builds (README "Sanitizers and fuzzing").
+# Sanitizer and fuzzing builds (docs/testing.md, "Sanitizers" and "Fuzzing").
 #
 # SCORCH_SANITIZE=ON: every C target is compiled and linked with AddressSanitizer (leaks
 #   included) and UndefinedBehaviorSanitizer, aborting on the first report. The BPF

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 /*
- * The folded format (a contract; see README and DESIGN.md):
+ * The folded format (a contract; see FOLDED FORMAT in docs/man/scorch.1, and DESIGN.md):
  *   one line per distinct stack: "frame;frame;...;frame COUNT\n", root first.
  *   Frames never contain ';' (replaced by ':') or NUL; control bytes (0x01-0x1f
  *   including TAB, '\r' and '\n', and 0x7f) are replaced by '?', so "ma\rin" and
@@ -70,7 +70,7 @@ int folded_input__open(const char *path, FILE **out);
 /*
  * SVG flame graphs.
  *
- * Options follow flamegraph.pl's names and meanings (see the README). Strings
+ * Options follow flamegraph.pl's names and meanings (docs/man/scorch-flamegraph.1). Strings
  * are borrowed: they must outlive every call that uses the options. Start from
  * flamegraph_opts__init() (the defaults), then set fields or apply long options
  * by name with flamegraph_opts__set().

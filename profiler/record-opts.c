@@ -201,7 +201,7 @@ cleanup:
 
 /*
  * --unwind auto (the default), chosen from bench/unwind-bench.sh and
- * bench/offcpu-bench.sh (README "Code without frame pointers"): in cpu mode the
+ * bench/offcpu-bench.sh (docs/BENCHMARKS.md, "Other figures"): in cpu mode the
  * copy costs a bounded F x CPUs records per second and recovers the callers that
  * Debian's libc (no frame pointers) hides, so dwarf; off CPU a copy is taken per
  * context switch, a cost that grows with the switch rate without bound (a pipe

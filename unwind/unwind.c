@@ -701,6 +701,10 @@ static bool read_expr(const struct cfa_run *run, const uint8_t **p, const uint8_
 /*
  * Runs the CFA instructions [@p, @end) from location @loc into @st, up to the first
  * advance past @pc. Returns 0, or -EINVAL (malformed or not supported).
+ * One function on purpose: it is the interpreter of the DWARF call frame instruction
+ * set, one case per opcode (DWARF 5 section 6.4.2), each a few lines, sharing the
+ * row state and the bounds checks of the loop; split, the opcodes of one table would
+ * be read in several places.
  */
 static int cfa_run(struct cfa_run *run, struct row_state *st, const uint8_t *p, const uint8_t *end,
 		   uint64_t loc, uint64_t pc)
@@ -948,6 +952,9 @@ static bool reg_value(const struct frame *fr, uint64_t reg, uint64_t *v)
 /*
  * Evaluates the DWARF expression of rule @r (in @f's .eh_frame copy) for frame @fr,
  * @push (the CFA) on the stack first when @has_push. Memory is the stack copy.
+ * One function on purpose: a stack machine with one case per DWARF expression
+ * opcode (DWARF 5 section 2.5), each a few lines over the same bounded stack and
+ * operand reader (PUSH/NEED); split, every case would pass both around.
  */
 static bool expr_eval(struct walk *w, const struct ufile *f, const struct rule *r,
 		      const struct frame *fr, bool has_push, uint64_t push, uint64_t *out)

@@ -624,6 +624,7 @@ static int report_run(struct report *r)
 			: r->meta.mode == CAPTURE_MODE_WALL ? MODE_WALL
 							    : MODE_CPU,
 		.freq = (long)r->meta.freq,
+		.fp = !(r->meta.flags & CAPTURE_META_UNWIND_DWARF),
 		.max_depth = r->meta.max_depth,
 		.outs = o->outs,
 	};

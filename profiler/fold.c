@@ -118,13 +118,65 @@ static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace
 	return err;
 }
 
+/* Counts a stack cut at a junk address after the frame at @ip (its file, if any). */
+static void count_cut(struct fold *f, const struct count_key *key, uint64_t ip, uint64_t count,
+		      bool offcpu)
+{
+	struct symbolizer_mapping m;
+	const char *path = NULL;
+	size_t i, least = 0;
+
+	f->cut_counts[offcpu] += count;
+	if (!symbolizer__mapping_gen(f->sym, key->pid, key->gen, ip, &m))
+		path = m.path;
+	if (!path)
+		return;
+	for (i = 0; i < ARRAY_SIZE(f->cut_files); i++) {
+		if (f->cut_files[i].path == path || !f->cut_files[i].path) {
+			f->cut_files[i].path = path;
+			f->cut_files[i].count += count;
+			return;
+		}
+		if (f->cut_files[i].count < f->cut_files[least].count)
+			least = i;
+	}
+	/* full: the least counted file makes room (an estimate, as top-k sketches are) */
+	f->cut_files[least].path = path;
+	f->cut_files[least].count += count;
+}
+
+/*
+ * The outermost frame of @user to name: a return address outside every executable
+ * mapping is no return address (a frame pointer register that held data: code built
+ * without frame pointers ran there), and neither is anything past it. The leaf is the
+ * sampled pc, kept as it is. Returns the number of frames to keep; *cut when fewer
+ * than @user->nr.
+ */
+static int walk_end(struct fold *f, const struct count_key *key, const struct stack_trace *user,
+		    bool *cut)
+{
+	struct symbolizer_mapping m;
+	int i;
+
+	*cut = false;
+	for (i = 1; i < (int)user->nr; i++) {
+		if (symbolizer__mapping_gen(f->sym, key->pid, key->gen, user->ips[i], &m) ==
+		    -ENOENT) {
+			*cut = true;
+			return i;
+		}
+	}
+	return (int)user->nr;
+}
+
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc)
 {
 	char comm[SCORCH_COMM_LEN + 1];
 	uint64_t count = value;
 	size_t n = 0;
-	int i, j, k, err;
+	int i, j, k, nr, err;
+	bool cut = false;
 
 	if (offcpu) {
 		f->offcpu_ns += value;
@@ -144,7 +196,12 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	if (key->flags & KEY_USER_MISSED) {
 		err = push_marker(f, &n, "[missed user stack]");
 	} else if (user) {
-		if (user->nr >= f->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
+		nr = lost_proc ? (int)user->nr : walk_end(f, key, user, &cut);
+		f->user_counts[offcpu] += count;
+		if (cut) {
+			count_cut(f, key, user->ips[nr - 1], count, offcpu);
+			err = push_marker(f, &n, "[unknown]");
+		} else if (user->nr >= f->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
 			if (key->flags & KEY_USER_TRUNCATED)
 				f->truncated_copy += count;
 			else
@@ -157,7 +214,7 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 			else
 				f->noproc_samples += value;
 		}
-		for (i = (int)user->nr - 1; i >= 0 && !err; i--) {
+		for (i = nr - 1; i >= 0 && !err; i--) {
 			if (lost_proc) {
 				err = push_marker(f, &n, "[unknown]");
 				continue;

@@ -434,6 +434,7 @@ struct fold {
 	enum record_mode mode;
 	long freq;		/* MODE_WALL: a CPU sample weighs 1e6 / freq us */
 	unsigned int max_depth; /* stacks this deep are marked [truncated] */
+	bool fp;		/* user stacks walked by frame pointers in the kernel */
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
@@ -448,6 +449,17 @@ struct fold {
 	uint64_t truncated_user, truncated_kernel;
 	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
 	uint64_t noproc_samples, noproc_us; /* of processes whose user frames are [unknown] */
+	/*
+	 * User stacks whose walk reached an address outside every executable mapping (a
+	 * frame pointer register used for data: the caller's code has none), cut there
+	 * under [unknown]; counts (samples or us) of all user stacks and of those cut, by
+	 * mode (on, off CPU), and the file holding the last frame of the most cut ones.
+	 */
+	uint64_t user_counts[2], cut_counts[2];
+	struct fold_cut {
+		const char *path; /* interned in the symbolizer */
+		uint64_t count;
+	} cut_files[8];
 };
 
 int fold__init(struct fold *f);

@@ -301,6 +301,7 @@ static int record_open(struct record *r)
 				 .mode = o->mode,
 				 .freq = o->freq,
 				 .max_depth = r->max_depth,
+				 .fp = o->unwind == UNWIND_FP,
 				 .outs = o->outs };
 	err = fold__init(&r->fold);
 	r->procs = proctab__new();

@@ -244,6 +244,37 @@ static void details_verbose(const struct summary *sm)
 			js->lookups_resolved, js->lookups);
 }
 
+/*
+ * User stacks cut where the walk met an address in no code (fold.c's walk_end()): code
+ * built without frame pointers lost its callers there. -v counts them; a warning with
+ * the file most of them end in when they are WARN_PCT of the on- or off-CPU counts.
+ */
+static void walks_cut(const struct summary *sm)
+{
+	const struct fold *f = sm->fold;
+	const char *what[2] = { "on-CPU samples", "off-CPU time" };
+	const struct fold_cut *top = &f->cut_files[0];
+	size_t i;
+	int off;
+
+	for (i = 1; i < ARRAY_SIZE(f->cut_files); i++)
+		if (f->cut_files[i].count > top->count)
+			top = &f->cut_files[i];
+	for (off = 0; off < 2; off++) {
+		double share = pct(f->cut_counts[off], f->user_counts[off]);
+
+		if (!f->cut_counts[off] || (!sm->verbose && share < WARN_PCT))
+			continue;
+		pr_warn("cut stacks: %.1f%% of %s have user stacks cut at an address in no code "
+			"(marked [unknown]): their walk met code without frame pointers%s%s\n",
+			share, what[off], top->path ? ", most often in " : "",
+			top->path ? top->path : "");
+		if (f->fp)
+			pr_hint("record with --unwind dwarf: it unwinds with the files' CFI, frame "
+				"pointers or not\n");
+	}
+}
+
 void summary__details(const struct summary *sm)
 {
 	const struct fold *f = sm->fold;
@@ -266,6 +297,7 @@ void summary__details(const struct summary *sm)
 		pr_hint("install the programs' debug symbols (-dbgsym packages) or keep their "
 			"symbol tables; -v counts unreadable files\n");
 	}
+	walks_cut(sm);
 	if (js && js->files_refused)
 		pr_warn("JIT maps: %" PRIu64 " files refused\n", js->files_refused);
 	if (js && js->files_refused)

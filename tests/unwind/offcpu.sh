@@ -61,10 +61,18 @@ grep -q "^$comm;.*;wait_sleep;__nanosleep;.*;__schedule_\[k\] [0-9]*$" "$TMP/off
 	fail "kernel stacks do not end at __schedule"
 
 # the frame-pointer walk of the same binary, for comparison
-"$SCORCH" record --unwind fp --mode offcpu -q -o "$TMP/fp.folded" -- "$BLOCK_NOFP" --seconds 1 \
-	--libc >/dev/null 2>&1 || fail "offcpu --unwind fp record failed"
+"$SCORCH" record --unwind fp --mode offcpu -o "$TMP/fp.folded" -- "$BLOCK_NOFP" --seconds 1 \
+	--libc >/dev/null 2>"$TMP/fp.err" || fail "offcpu --unwind fp record failed: $(cat "$TMP/fp.err")"
 read -r t k < <(callers "$TMP/fp.folded" __nanosleep wait_sleep)
 echo "offcpu fp (for comparison): $t us in __nanosleep, $k with wait_sleep as its caller"
+# the walk through code without frame pointers reaches data: cut there as [unknown]
+# at the root, never named as a mapping of data, and the summary says where and why
+awk '{ n = split($0, a, ";"); for (i = 2; i <= n; i++) if (a[i] ~ /^\[(heap|stack|anon)/) { print; exit 1 } }' \
+	"$TMP/fp.folded" || fail "frame-pointer junk named as data"
+grep -q "^$comm;\[unknown\];" "$TMP/fp.folded" || fail "no stack cut at a junk address: $(head -n 3 "$TMP/fp.folded")"
+grep -q '^scorch: cut stacks: .* of off-CPU time have user stacks cut at an address in no code' "$TMP/fp.err" ||
+	fail "no warning of the cut stacks: $(cat "$TMP/fp.err")"
+grep -q '^hint: record with --unwind dwarf' "$TMP/fp.err" || fail "no hint for the cut stacks"
 
 # --min-block: the 30 ms sleeps are kept, the 20 ms pipe waits dropped and their copies
 # counted as dropped (a pipe wait is the waker's 20 ms sleep plus its wake-up, which

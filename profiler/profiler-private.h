@@ -217,6 +217,16 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
  * more). Returns 0 or -errno.
  */
 int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top);
+/*
+ * Off CPU: an interval of thread @tid that began before the recording (found blocked in
+ * /proc), given to the BPF program as if @st's thread had switched out at @st->ts: its
+ * switch-in, or the end, counts it. 0; -EEXIST when the thread switched out since (its
+ * own slot stands); -ENOENT without the off-CPU program; -errno.
+ * sampler__unseed_interval() takes it back while it is still the one seeded at @ts
+ * (0, or -ENOENT: counted or replaced already).
+ */
+int sampler__seed_interval(struct sampler *s, uint32_t tid, const struct offcpu_start *st);
+int sampler__unseed_interval(struct sampler *s, uint32_t tid, uint64_t ts);
 
 /* Sums the per-CPU counters of every program into @stats[SCORCH_NR_STATS]. */
 int sampler__stats(struct sampler *s, uint64_t *stats);

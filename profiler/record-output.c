@@ -99,6 +99,20 @@ double record__summary(struct record *r, const uint64_t *st)
 	if (o->unwind == UNWIND_DWARF && !o->quiet)
 		record__report_unwind(r, st);
 	summary__details(&sm);
+	if (o->verbose && r->edges.threads)
+		pr_warn("threads at the start: %" PRIu64 " read, %" PRIu64
+			" off CPU counted from the start, %" PRIu64 " ran while read (not counted "
+			"from the start), %" PRIu64 " unreadable or gone, %" PRIu64
+			" not read in time\n",
+			r->edges.threads, r->edges.seeded, r->edges.ran, r->edges.unreadable,
+			r->edges.late);
+	if (!o->verbose && !o->quiet && r->edges.late) {
+		pr_warn("threads at the start: %" PRIu64 " of %" PRIu64 " not read in time: the "
+			"time they were blocked before their first switch-in is missing\n",
+			r->edges.late, r->edges.threads);
+		pr_hint("the reading gets a quarter of -d, at most a second: record longer, or "
+			"fewer targets (-p)\n");
+	}
 	if (r->cap && o->verbose)
 		capture_rec__summary(r->cap);
 	if (!o->quiet && !r->write_failed)

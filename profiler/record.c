@@ -394,6 +394,7 @@ static int record_load(struct record *r)
 	err = sampler__attach(r->sampler);
 	if (err)
 		return err;
+	r->attach_ns = timing__now_ns();
 	cpu_ticks__read(&r->cpu_at[0]);
 	timing__mark(&r->startup, "attach");
 	return 0;

@@ -157,6 +157,26 @@ int record__close_copies(struct record *r);
 /* With -v: what crossed to user space and how the walks ended. */
 void record__report_unwind(struct record *r, const uint64_t *st);
 
+/* ---- record-edges.c: threads off CPU when the recording begins ---- */
+
+struct record_edges {
+	uint64_t threads;    /* target threads read */
+	uint64_t seeded;     /* found off CPU: counted from the start */
+	uint64_t ran;	     /* ran while they were read: not counted from the start */
+	uint64_t unreadable; /* gone, or /proc unreadable */
+	uint64_t late;	     /* not read: the recording stopped, or the time allowed ran out */
+};
+
+/*
+ * Offcpu and wall modes (not with a command, which starts inside the recording): each
+ * target thread off CPU at the attach is counted from then on to its switch-in, or to
+ * the end, with the stacks /proc shows. Threads not read when @stop stops or by
+ * @until (timing__now()) are counted as late. 0 or -ENOMEM (other failures are
+ * counted).
+ */
+struct stopper;
+int record__edges_start(struct record *r, struct stopper *stop, double until);
+
 /* ---- record-loop.c: while sampling ---- */
 
 /* Process counts of the summary. */
@@ -204,11 +224,13 @@ struct record {
 	struct record_procs nprocs;
 	struct record_reap reap;
 	struct record_dwarf dw; /* --unwind dwarf */
+	struct record_edges edges;
 	struct launch launch;
 	bool cmd_failed;       /* the -- command exited non-zero or was killed, not by scorch */
 	int *pidfds;	       /* of opts.pids, -1 where none */
 	bool *gone;	       /* of opts.pids then opts.tids */
 	unsigned int max_depth;
+	uint64_t attach_ns; /* when sampling began (timing__now_ns(), bpf_ktime_get_ns()) */
 	double last_jit_refresh;
 	size_t stacks_written; /* distinct stacks in the outputs of finished intervals */
 	double next_interval;  /* --interval: when the current files are written */

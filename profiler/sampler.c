@@ -961,6 +961,33 @@ int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64
 	return err;
 }
 
+int sampler__seed_interval(struct sampler *s, uint32_t tid, const struct offcpu_start *st)
+{
+	if (!s->off)
+		return -ENOENT;
+	if (bpf_map_update_elem(bpf_map__fd(s->off->maps.start), &tid, st, BPF_NOEXIST))
+		return errno == EEXIST ? -EEXIST : -errno;
+	return 0;
+}
+
+int sampler__unseed_interval(struct sampler *s, uint32_t tid, uint64_t ts)
+{
+	struct offcpu_start *st;
+	int fd, err = -ENOENT;
+
+	if (!s->off)
+		return -ENOENT;
+	st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	fd = bpf_map__fd(s->off->maps.start);
+	/* only the slot seeded: a switch-out since then owns it */
+	if (!bpf_map_lookup_elem(fd, &tid, st) && st->ts == ts && !bpf_map_delete_elem(fd, &tid))
+		err = 0;
+	free(st);
+	return err;
+}
+
 int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta)
 {
 	struct offcpu_start *st;

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Wall-clock totals that add up: every thread's on-CPU, off-CPU and runqueue time in
+# --mode wall equals the time it existed within the recording, within 2 %
+# (tests/workloads/lifetimes.c): a thread blocked from before the recording to after
+# it ("sleeper"), one blocked at the start that wakes inside ("lifetimes", the main
+# thread), one that burns all along ("busy"), and one born and ended inside ("short",
+# which measures its own lifetime). In --mode offcpu the sleeper alone is blocked the
+# whole recording. The recording's length is the summary's.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# within A B PCT: A is within PCT % of B
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { exit !(b > 0 && a >= b * (1 - p / 100) && a <= b * (1 + p / 100)) }'; }
+
+# run MODE: records the workload with --mode MODE -d 3 -v; "go" once sampling began
+run() {
+	local mode=$1 line
+	rm -f "$TMP/in" "$TMP/out" "$TMP/err.fifo"
+	mkfifo "$TMP/in" "$TMP/out" "$TMP/err.fifo"
+	"$LIFETIMES" 1 <"$TMP/in" >"$TMP/out" &
+	WL=$!
+	exec 7>"$TMP/in" 8<"$TMP/out"
+	read -r -t 30 line <&8 || fail "the workload did not start"
+	[ "$line" = ready ] || fail "unexpected workload line: $line"
+	"$SCORCH" record -v --mode "$mode" -F 999 -p "$WL" -d 3 -o "$TMP/$mode.folded" \
+		2>"$TMP/err.fifo" &
+	REC=$!
+	exec 9<"$TMP/err.fifo"
+	while read -r -t 30 line <&9; do
+		printf '%s\n' "$line" >>"$TMP/$mode.err"
+		case "$line" in "scorch: sampling"*) break ;; esac
+	done
+	echo go >&7
+	read -r -t 30 line <&8 || fail "$mode: no lifetime from the short thread"
+	SHORT_US=${line#short }
+	cat <&9 >>"$TMP/$mode.err"
+	wait "$REC" || fail "$mode: record failed: $(cat "$TMP/$mode.err")"
+	exec 7>&- 9<&-
+	wait "$WL" || true
+	exec 8<&-
+	grep -v '^debug: \|^libbpf: ' "$TMP/$mode.err"
+	check_folded "$TMP/$mode.folded"
+	SECS=$(sed -n 's/^scorch: .* in \([0-9.]*\) s[:, ].*/\1/p' "$TMP/$mode.err" | head -n 1)
+	[ -n "$SECS" ] || fail "$mode: no recording length in the summary"
+}
+
+run wall
+window=$(awk -v s="$SECS" 'BEGIN { printf "%d", s * 1e6 }')
+grep -q '^scorch: threads at the start: .* [1-9][0-9]* off CPU counted from the start' "$TMP/wall.err" ||
+	fail "no thread counted from the start: $(cat "$TMP/wall.err")"
+for t in sleeper lifetimes busy; do
+	total=$(comm_total "$TMP/wall.folded" "$t")
+	echo "wall: $t $total us of a $window us recording"
+	within "$total" "$window" 2 || fail "wall: $t totals $total us, the recording $window us"
+done
+total=$(comm_total "$TMP/wall.folded" short)
+echo "wall: short $total us of its $SHORT_US us lifetime"
+within "$total" "$SHORT_US" 2 || fail "wall: short totals $total us, it lived $SHORT_US us"
+# the sleeper, blocked all along, under its own stack: read() on the pipe
+grep -q '^sleeper;.*;read;.*\[off-cpu\] [0-9]*$' "$TMP/wall.folded" ||
+	fail "the sleeper's stack lacks its read(): $(grep '^sleeper' "$TMP/wall.folded")"
+
+run offcpu
+window=$(awk -v s="$SECS" 'BEGIN { printf "%d", s * 1e6 }')
+total=$(comm_total "$TMP/offcpu.folded" sleeper)
+echo "offcpu: sleeper $total us of a $window us recording"
+within "$total" "$window" 2 || fail "offcpu: the sleeper totals $total us, the recording $window us"
+echo PASS

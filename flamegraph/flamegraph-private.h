@@ -98,4 +98,44 @@ bool flamegraph__is_diff(const struct flamegraph *fg);
 int flamegraph__add_diff_text(struct flamegraph *fg, const char *stack, size_t len, uint64_t before,
 			      uint64_t after);
 
+/* ---- colors.c: frame colours (flamegraph.pl's palettes), the --cp palette file ---- */
+
+struct rgb {
+	unsigned char r, g, b;
+};
+
+/* Splits a trailing _[k] _[j] _[i] _[w] annotation off @name (*len shortened); returns
+ * its letter, or 0. */
+char fg_color__annotation(const char *name, size_t *len);
+/* The colour of frame @s[0..len) (annotation @annot split off) in @o's palette. */
+struct rgb fg_color__frame(const struct flamegraph_opts *o, const char *s, size_t len, char annot);
+/* FG_PAL_WALL: the time-weighted mix of warm, blue and aqua by the on-CPU, off-CPU
+ * (@off) and runqueue (@rq) parts of @width. */
+struct rgb fg_color__wall(const struct flamegraph_opts *o, const char *s, size_t len,
+			  uint64_t width, uint64_t off, uint64_t rq);
+/* A differential frame: red for growth, blue for shrinkage, by @delta / @maxdelta. */
+struct rgb fg_color__diff(double delta, double maxdelta);
+
+/* --cp: names to colours, read from and written back to a palette file. */
+struct cp_entry {
+	const char *name;
+	struct rgb c;
+};
+
+struct cpal {
+	struct strset *strs;
+	struct cp_entry *slots; /* keyed by interned pointer */
+	size_t nr_slots, nr;
+	bool dirty;
+};
+/* 0, or -ENOMEM. */
+int cpal__put(struct cpal *cp, const char *name, size_t len, struct rgb c);
+/* The colour kept for @name, or NULL. */
+const struct cp_entry *cpal__get(struct cpal *cp, const char *name, size_t len);
+/* Reads @path ("name->rgb(r,g,b)" lines; a missing file is an empty palette). 0/-errno. */
+int cpal__load(struct cpal *cp, const char *path);
+/* Writes the palette back to @path if it changed, atomically. 0 or -errno. */
+int cpal__save(struct cpal *cp, const char *path);
+void cpal__free(struct cpal *cp);
+
 #endif /* SCORCH_FLAMEGRAPH_PRIVATE_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind: the structures of the unwinder shared by unwind.c (files, walks, the public
+ * API) and cfi.c (.eh_frame's encoded values, CIEs and FDEs, CFA programs run into rows).
+ */
+#ifndef SCORCH_UNWIND_PRIVATE_H
+#define SCORCH_UNWIND_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind.h"
+
+#define SECTION_MAX	(64u << 20) /* .eh_frame bytes kept per file */
+#define STACK_PLAUSIBLE (8u << 20)  /* reads this far above sp are stack reads */
+#define ROWS_NR		4096	    /* cached rows (a power of two) */
+#define STATE_DEPTH	8	    /* DW_CFA_remember_state nesting */
+#define EXPR_STACK	16	    /* DWARF expression stack */
+#define EXPR_STEPS	256	    /* operations run per expression (branches loop) */
+#define CFA_OPS_MAX	65536	    /* CFA instructions run per row (GCC's FDEs: tens) */
+
+#define DW_EH_PE_omit	  0xff
+#define DW_EH_PE_absptr	  0x00
+#define DW_EH_PE_uleb128  0x01
+#define DW_EH_PE_udata2	  0x02
+#define DW_EH_PE_udata4	  0x03
+#define DW_EH_PE_udata8	  0x04
+#define DW_EH_PE_sleb128  0x09
+#define DW_EH_PE_sdata2	  0x0a
+#define DW_EH_PE_sdata4	  0x0b
+#define DW_EH_PE_sdata8	  0x0c
+#define DW_EH_PE_pcrel	  0x10
+#define DW_EH_PE_datarel  0x30
+#define DW_EH_PE_indirect 0x80
+
+/* DWARF register numbers of the x86-64 psABI */
+#define DWARF_RBP 6
+#define DWARF_RSP 7
+#define DWARF_RIP 16
+
+/* The unwind tables of one file, copied out of it (the file may go away). */
+struct ufile {
+	const void *id;
+	bool loaded;	   /* false: not read, open failed (process gone) or dropped by trim */
+	bool no_cfi;	   /* no usable .eh_frame_hdr */
+	uint64_t last_use; /* unwinder tick of the last lookup */
+	uint8_t *hdr;
+	uint64_t hdr_vaddr, hdr_len;
+	uint8_t *eh;
+	uint64_t eh_vaddr, eh_len;
+	uint64_t fde_count, table_off;
+};
+
+/* How one register of the caller is found (DWARF's register rules). */
+enum rule_kind {
+	RULE_SAME = 0,	 /* the callee did not change it (rbp's default) */
+	RULE_UNDEF,	 /* not recoverable (ra: the outermost frame) */
+	RULE_CFA,	 /* is the CFA (rsp's default) */
+	RULE_OFFSET,	 /* saved at CFA + off */
+	RULE_VAL_OFFSET, /* is CFA + off */
+	RULE_REG,	 /* is register reg (+ off: the CFA's rule) */
+	RULE_EXPR,	 /* saved at the address an expression computes from the CFA */
+	RULE_VAL_EXPR, /* is what an expression computes (from the CFA; the CFA's: from nothing) */
+};
+
+struct rule {
+	uint8_t kind;
+	uint8_t reg;
+	uint16_t len; /* expression bytes */
+	int32_t off;  /* offset; the expression's offset in the file's .eh_frame copy */
+};
+
+/* The registers a walk follows: the CFA's rule, then rbp, rsp and the return address. */
+enum { R_RBP, R_RSP, R_RA, R_NR };
+
+struct row_state {
+	struct rule cfa, r[R_NR];
+};
+
+/*
+ * A cached row: how to find the caller's registers at one instruction of one process
+ * image. kind: ROW_CFI (rules), ROW_FP (a file without CFI: the frame pointer).
+ */
+enum row_kind { ROW_EMPTY = 0, ROW_CFI, ROW_FP };
+
+struct row {
+	pid_t pid;
+	uint8_t kind;
+	bool signal; /* a signal frame (augmentation 'S'): the caller's ip is exact */
+	uint64_t gen, pc;
+	const struct ufile *file; /* holds the expressions */
+	struct row_state st;
+};
+
+/*
+ * Encoded values of .eh_frame and DWARF expressions, read from *@p (advanced) up to
+ * @end: LEB128, fixed-size little-endian (@n bytes), and DW_EH_PE_* encodings (@enc;
+ * @vaddr: where *@p lies, for pcrel; @data: the base of datarel). Each returns false
+ * when the value is truncated or not supported.
+ */
+bool eh__read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out);
+bool eh__read_sleb(const uint8_t **p, const uint8_t *end, int64_t *out);
+bool eh__read_fixed(const uint8_t **p, const uint8_t *end, size_t n, uint64_t *out);
+bool eh__read_int(const uint8_t **p, const uint8_t *end, size_t n, bool sign, uint64_t *out);
+bool eh__read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t vaddr,
+		      uint64_t data, uint64_t *out);
+
+/*
+ * The unwind row of @f at @pc: its FDE found through .eh_frame_hdr, its CIE's and its
+ * own CFA instructions run up to @pc. 0, -ENOENT (no FDE covers @pc), -EINVAL
+ * (malformed or not supported).
+ */
+int cfi__row(const struct ufile *f, uint64_t pc, struct row *row);
+
+#endif /* SCORCH_UNWIND_PRIVATE_H */

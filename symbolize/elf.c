@@ -341,7 +341,9 @@ static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_
 				goto cleanup;
 		}
 	}
-	err = symtab__build(&f->tab, raw, nr);
+	err = plt__collect(elf, ehdr, strs, &raw, &nr, &cap);
+	if (!err)
+		err = symtab__build(&f->tab, raw, nr);
 cleanup:
 	free(raw);
 	free(secs);

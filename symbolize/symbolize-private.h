@@ -3,6 +3,7 @@
 #ifndef SCORCH_SYMBOLIZE_PRIVATE_H
 #define SCORCH_SYMBOLIZE_PRIVATE_H
 
+#include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,6 +49,15 @@ struct sym_raw {
 	uint32_t rank;
 	uint32_t idx;
 };
+
+/*
+ * plt.c: a symbol "func@plt" per PLT stub (.plt, .plt.sec, .plt.got) whose GOT slot a
+ * relocation names, appended to *@raw (grown as needed; *@nr, *@cap updated); the
+ * symbols already in *@raw name IRELATIVE slots by their resolver. x86-64 only, a no-op
+ * elsewhere. Returns 0 or -ENOMEM.
+ */
+int plt__collect(Elf *elf, const GElf_Ehdr *ehdr, struct strset *strs, struct sym_raw **raw,
+		 size_t *nr, size_t *cap);
 
 /*
  * Sorts @raw (modified in place), merges aliases and fills @tab (malloc'ed array owned by

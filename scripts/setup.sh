@@ -9,7 +9,7 @@ set -eu
 
 build_pkgs=(
 	build-essential cmake pkg-config clang llvm bpftool
-	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev libiberty-dev
+	libbpf-dev libelf-dev libdw-dev libzstd-dev liblzma-dev zlib1g-dev libiberty-dev
 	libprotobuf-c-dev protobuf-c-compiler # pprof output (export/)
 )
 test_pkgs=(

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,9 @@
 #include "symbolize-private.h"
 
 #define ELF_MAX_SECTIONS (1u << 20)
+/* MiniDebugInfo: the xz-compressed ELF of .gnu_debugdata, decompressed at most this big */
+#define MINIDEBUG_MAX	 (64u << 20)
+#define MINIDEBUG_MEMMAX (128u << 20) /* the decoder's own memory */
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -264,13 +268,129 @@ static int read_debuglink(Elf *elf, Elf_Scn *scn, struct elf_file *f, struct str
 	return f->debuglink ? 0 : -ENOMEM;
 }
 
+/* Decompresses the xz stream @in[0..len) into a malloc'ed *out. 0, -EINVAL, -E2BIG, -ENOMEM. */
+static int xz_decode(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	lzma_stream zs = LZMA_STREAM_INIT;
+	size_t cap = MIN(MAX(len * 4, (size_t)65536), (size_t)MINIDEBUG_MAX);
+	uint8_t *buf = malloc(cap), *tmp;
+	lzma_ret ret;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (lzma_stream_decoder(&zs, MINIDEBUG_MEMMAX, 0) != LZMA_OK) {
+		free(buf);
+		return -ENOMEM;
+	}
+	zs.next_in = in;
+	zs.avail_in = len;
+	zs.next_out = buf;
+	zs.avail_out = cap;
+	for (;;) {
+		ret = lzma_code(&zs, LZMA_FINISH);
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret != LZMA_OK && ret != LZMA_BUF_ERROR) {
+			err = ret == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+			break;
+		}
+		if (zs.avail_out) {
+			err = -EINVAL; /* truncated stream */
+			break;
+		}
+		if (cap >= MINIDEBUG_MAX) {
+			err = -E2BIG;
+			break;
+		}
+		tmp = realloc(buf, MIN(cap * 2, (size_t)MINIDEBUG_MAX));
+		if (!tmp) {
+			err = -ENOMEM;
+			break;
+		}
+		buf = tmp;
+		zs.next_out = buf + cap;
+		zs.avail_out = MIN(cap * 2, (size_t)MINIDEBUG_MAX) - cap;
+		cap = MIN(cap * 2, (size_t)MINIDEBUG_MAX);
+	}
+	*out_len = zs.total_out;
+	lzma_end(&zs);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	return 0;
+}
+
+/*
+ * MiniDebugInfo (Fedora's and others' binaries): .gnu_debugdata holds an xz-compressed
+ * ELF whose .symtab has the functions .dynsym lacks. Its symbols join *@raw, placed by
+ * the inner file's section headers. Returns 0 (none, or unreadable: skipped with a
+ * debug message), -ENOMEM.
+ */
+static int load_minidebug(Elf *elf, Elf_Scn *scn, struct strset *strs, struct sym_raw **raw,
+			  size_t *nr, size_t *cap, const char *what)
+{
+	Elf_Data *data = elf_rawdata(scn, NULL);
+	struct sec_info *secs = NULL;
+	uint8_t *image = NULL;
+	size_t len = 0, nr_secs, i;
+	Elf *inner = NULL;
+	Elf_Scn *s;
+	GElf_Shdr sh;
+	int err;
+
+	if (!data || !data->d_buf || !data->d_size)
+		return 0;
+	err = xz_decode(data->d_buf, data->d_size, &image, &len);
+	if (err) {
+		pr_debug("symbolize: %s: .gnu_debugdata unreadable: %s\n", what, strerror(-err));
+		return err == -ENOMEM ? err : 0;
+	}
+	inner = elf_memory((char *)image, len);
+	if (!inner || elf_kind(inner) != ELF_K_ELF || elf_getshdrnum(inner, &nr_secs) ||
+	    nr_secs > ELF_MAX_SECTIONS) {
+		pr_debug("symbolize: %s: .gnu_debugdata is no ELF file\n", what);
+		goto cleanup;
+	}
+	secs = calloc(nr_secs + 1, sizeof(*secs));
+	if (!secs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 1; i < nr_secs; i++) {
+		s = elf_getscn(inner, i);
+		if (!s || !gelf_getshdr(s, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_addr > UINT64_MAX - sh.sh_size)
+			continue;
+		secs[i] = (struct sec_info){ .addr = sh.sh_addr,
+					     .end = sh.sh_addr + sh.sh_size,
+					     .exec = sh.sh_flags & SHF_EXECINSTR };
+	}
+	for (i = 1; i < nr_secs && !err; i++) {
+		s = elf_getscn(inner, i);
+		if (s && gelf_getshdr(s, &sh) && sh.sh_type == SHT_SYMTAB)
+			err = collect_syms(inner, s, &sh, secs, nr_secs, strs, raw, nr, cap, what);
+	}
+	/* a malformed table is skipped as the file's own would be; memory is not */
+	if (err && err != -ENOMEM)
+		err = 0;
+cleanup:
+	if (inner)
+		elf_end(inner);
+	free(secs);
+	free(image);
+	return err;
+}
+
 static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_file *f,
 		     struct strset *strs, const char *what)
 {
 	struct sym_raw *raw = NULL;
 	struct sec_info *secs = NULL;
 	size_t nr_secs, nr = 0, cap = 0, i, pass, shstrndx;
-	Elf_Scn *scn;
+	Elf_Scn *scn, *minidebug = NULL;
 	GElf_Shdr sh;
 	int err = 0;
 
@@ -311,6 +431,8 @@ static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_
 		if (sname && sh.sh_type != SHT_NOBITS &&
 		    (!strcmp(sname, ".debug_info") || !strcmp(sname, ".zdebug_info")))
 			f->own_dwarf = true;
+		if (sname && !strcmp(sname, ".gnu_debugdata") && sh.sh_type == SHT_PROGBITS)
+			minidebug = scn;
 		if (sname && !strcmp(sname, ".gnu_debuglink") && sh.sh_type != SHT_NOBITS) {
 			err = read_debuglink(elf, scn, f, strs);
 			if (err)
@@ -340,6 +462,15 @@ static int load_syms(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size, struct elf_
 			if (err)
 				goto cleanup;
 		}
+	}
+	/* .dynsym only: MiniDebugInfo has the rest */
+	if (!f->full && minidebug) {
+		size_t before = nr;
+
+		err = load_minidebug(elf, minidebug, strs, &raw, &nr, &cap, what);
+		if (err)
+			goto cleanup;
+		f->full = nr > before;
 	}
 	err = plt__collect(elf, ehdr, strs, &raw, &nr, &cap);
 	if (!err)

@@ -619,6 +619,49 @@ static void file_link(struct symbolizer *s, struct elf_file *f)
  * mapping already pointing at @cached benefits. Returns -ENOMEM or 0 (the cached table
  * stays when @fd is no better).
  */
+static bool is_plt(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && !strcmp(name + n - 4, "@plt");
+}
+
+/*
+ * @full's symbols and the PLT stubs of @old (plt.c's "func@plt": a debug file has no
+ * .plt contents to decode) into *@out. 1 when @old has none (@full serves as it is),
+ * 0, -ENOMEM.
+ */
+static int tab_with_plt(struct symtab *out, const struct symtab *full, const struct symtab *old)
+{
+	struct sym_raw *raw;
+	size_t i, n = 0;
+	int err;
+
+	for (i = 0; i < old->nr; i++)
+		n += is_plt(old->syms[i].name);
+	if (!n)
+		return 1;
+	raw = malloc((full->nr + n) * sizeof(*raw));
+	if (!raw)
+		return -ENOMEM;
+	n = 0;
+	for (i = 0; i < full->nr; i++)
+		raw[n++] = (struct sym_raw){ .start = full->syms[i].start, .end = full->syms[i].end,
+					     .limit = full->syms[i].end, .name = full->syms[i].name,
+					     .module = full->syms[i].module, .idx = (uint32_t)n };
+	for (i = 0; i < old->nr; i++)
+		if (is_plt(old->syms[i].name))
+			raw[n++] = (struct sym_raw){ .start = old->syms[i].start,
+						     .end = old->syms[i].end,
+						     .limit = old->syms[i].end,
+						     .name = old->syms[i].name,
+						     .rank = 8,
+						     .idx = (uint32_t)n };
+	err = symtab__build(out, raw, n);
+	free(raw);
+	return err;
+}
+
 static int file_upgrade(struct symbolizer *s, int fd, const char *path, struct elf_file *cached)
 {
 	struct elf_file *f = elf_file__parse(fd, NULL, 0, s->strs, path);
@@ -635,9 +678,20 @@ static int file_upgrade(struct symbolizer *s, int fd, const char *path, struct e
 	s->st.files_cached++;
 	/* a copy whose tables could not be read (cached->bad) takes any readable ones */
 	if (f->full || cached->bad) {
-		tmp = cached->tab;
-		cached->tab = f->tab;
-		f->tab = tmp;
+		int err = tab_with_plt(&tmp, &f->tab, &cached->tab);
+
+		if (err < 0) {
+			elf_file__free(f);
+			return err;
+		}
+		if (err) {
+			tmp = cached->tab;
+			cached->tab = f->tab;
+			f->tab = tmp;
+		} else {
+			symtab__free(&cached->tab);
+			cached->tab = tmp;
+		}
 		cached->full = f->full;
 		cached->bad = false;
 		pr_debug("symbolize: %s: full symbol table for a stripped file\n", path);
@@ -1347,7 +1401,11 @@ static struct dwarf_index *file_dwarf(struct symbolizer *s, struct elf_file *f)
 	}
 	if (err && err != -ENOMEM) {
 		fd = debuginfo__open(f, s->debug_root);
-		if (fd >= 0)
+		/* a stripped binary: the debug file's .symtab names what DWARF does not
+		 * cover (_start, assembly, functions built without -g) */
+		if (fd >= 0 && !f->full && file_upgrade(s, fd, what, f) == -ENOMEM)
+			err = -ENOMEM;
+		else if (fd >= 0)
 			err = dwarf_index__build_lines(fd, what, s->lines, s->cache, &idx);
 	}
 	if (fd >= 0)
@@ -1380,8 +1438,9 @@ static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 		return err;
 	if (f->bad)
 		return 0;
-	sym = symtab__find(&f->tab, vaddr);
+	/* first: a stripped file's debug file may bring its full symbol table too */
 	idx = file_dwarf(s, f);
+	sym = symtab__find(&f->tab, vaddr);
 
 	if (idx) {
 		n = dwarf_index__lookup(idx, vaddr, dwf, s->no_inline ? 1 : MIN(cap, CHAIN_MAX));

@@ -145,6 +145,19 @@ static void count_cut(struct fold *f, const struct count_key *key, uint64_t ip, 
 	f->cut_files[least].count += count;
 }
 
+/* A stack that ends in JIT code, of the comm f->frames[0] (interned: compared by pointer). */
+static void count_jit_end(struct fold *f, uint64_t count, bool offcpu)
+{
+	f->jit_end[offcpu] += count;
+	if (f->jit_comm == f->frames[0]) {
+		f->jit_comm_count += count;
+	} else if (count > f->jit_comm_count) {
+		/* the largest single stack's comm: most often the process at fault */
+		f->jit_comm = f->frames[0];
+		f->jit_comm_count = count;
+	}
+}
+
 /*
  * The outermost frame of @user to name: a return address outside every executable
  * mapping is no return address (a frame pointer register that held data: code built
@@ -199,13 +212,14 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		nr = lost_proc ? (int)user->nr : walk_end(f, key, user, &cut);
 		f->user_counts[offcpu] += count;
 		if (cut) {
-			count_cut(f, key, user->ips[nr - 1], count, offcpu);
 			err = push_marker(f, &n, "[unknown]");
 		} else if (user->nr >= f->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
-			if (key->flags & KEY_USER_TRUNCATED)
+			if (key->flags & KEY_USER_TRUNCATED) {
 				f->truncated_copy += count;
-			else
+			} else {
 				f->truncated_user += count;
+				f->deep[offcpu] += count;
+			}
 			err = push_marker(f, &n, "[truncated]");
 		}
 		if (lost_proc) {
@@ -223,6 +237,13 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 						 f->fbuf, FOLD_MAX_INLINE);
 			if (k < 0)
 				return k;
+			/* why the walk ended there: JIT code keeps no frame pointer (whether
+			 * the walk then read junk or stopped), or other code without one */
+			if (i == nr - 1 && k > 0 && f->fbuf[0].kind == FRAME_JIT &&
+			    (cut || (user->nr < f->max_depth && !(key->flags & KEY_USER_TRUNCATED))))
+				count_jit_end(f, count, offcpu);
+			else if (i == nr - 1 && cut)
+				count_cut(f, key, user->ips[i], count, offcpu);
 			for (j = 0; j < k && !err; j++)
 				err = push_frame(f, &n, user_name(f, &f->fbuf[j]));
 			if (!err && f->outs)

@@ -466,6 +466,11 @@ struct fold {
 	 * mode (on, off CPU), and the file holding the last frame of the most cut ones.
 	 */
 	uint64_t user_counts[2], cut_counts[2];
+	/* by mode: user stacks whose outermost frame is JIT code (its runtime keeps no frame
+	 * pointer there), the comm with the most; user stacks cut at max_depth */
+	uint64_t jit_end[2], deep[2];
+	const char *jit_comm;
+	uint64_t jit_comm_count;
 	struct fold_cut {
 		const char *path; /* interned in the symbolizer */
 		uint64_t count;

@@ -15,6 +15,8 @@ static double pct(uint64_t part, uint64_t whole)
 
 /* a share of samples lost, of frames unnamed...: past this a warning, below it -v */
 #define WARN_PCT 1.0
+/* stacks cut by JIT code or the depth limit: a warning past this share (by mode) */
+#define CUT_WARN_PCT 5.0
 
 /*
  * Sample periods the kernel did not deliver: it throttles the cpu-clock event past
@@ -263,7 +265,7 @@ static void walks_cut(const struct summary *sm)
 	for (off = 0; off < 2; off++) {
 		double share = pct(f->cut_counts[off], f->user_counts[off]);
 
-		if (!f->cut_counts[off] || (!sm->verbose && share < WARN_PCT))
+		if (!f->cut_counts[off] || (!sm->verbose && share < CUT_WARN_PCT))
 			continue;
 		pr_warn("cut stacks: %.1f%% of %s have user stacks cut at an address in no code "
 			"(marked [unknown]): their walk met code without frame pointers%s%s\n",
@@ -272,6 +274,34 @@ static void walks_cut(const struct summary *sm)
 		if (f->fp)
 			pr_hint("record with --unwind dwarf: it unwinds with the files' CFI, frame "
 				"pointers or not\n");
+	}
+	for (off = 0; off < 2; off++) {
+		double share = pct(f->jit_end[off], f->user_counts[off]);
+
+		if (!f->jit_end[off] || (!sm->verbose && share < CUT_WARN_PCT))
+			continue;
+		pr_warn("cut stacks: %.1f%% of %s have user stacks that end in JIT code%s%s: the "
+			"runtime's compiled code keeps no frame pointer to walk on\n",
+			share, what[off], f->jit_comm ? ", most in " : "",
+			f->jit_comm ? f->jit_comm : "");
+		pr_hint("Java: run it with -XX:+PreserveFramePointer; other runtimes: their "
+			"option to keep frame pointers in JIT code\n");
+	}
+	for (off = 0; off < 2; off++) {
+		double share = pct(f->deep[off], f->user_counts[off]);
+
+		if (!f->deep[off] || (!sm->verbose && share < CUT_WARN_PCT))
+			continue;
+		pr_warn("cut stacks: %.1f%% of %s have user stacks deeper than %u frames (their "
+			"root is [truncated])\n",
+			share, what[off], f->max_depth);
+		if (f->max_depth < SCORCH_MAX_STACK_DEPTH)
+			pr_hint("raise the kernel's limit: sysctl kernel.perf_event_max_stack=%d\n",
+				SCORCH_MAX_STACK_DEPTH);
+		else
+			pr_hint("%d frames is the most a stack keeps (the kernel's walk, scorch's "
+				"maps): a flame graph shows the leaf end of deeper ones\n",
+				SCORCH_MAX_STACK_DEPTH);
 	}
 }
 

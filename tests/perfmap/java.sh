@@ -23,4 +23,18 @@ check_folded "$TMP/java.folded"
 read -r total matched < <(jit_share "$TMP/java.folded" java 'Hot\.hot\(')
 check_share "$total" "$matched" "java: Hot.hot() as a JIT frame"
 rm -f "/tmp/perf-$BG_PID.map"
+kill "$BG_PID" 2>/dev/null || true
+wait "$BG_PID" 2>/dev/null || true
+
+# without -XX:+PreserveFramePointer the walk cannot leave the JIT's code: the stacks end
+# there, and the summary says so with the JVM option that fixes it
+start_ready java -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,Hot::hot -cp "$TMP" Hot 8
+jcmd "$BG_PID" Compiler.perfmap >/dev/null || fail "jcmd Compiler.perfmap failed"
+"$SCORCH" record --unwind fp -F 999 -d 2 -p "$BG_PID" -o "$TMP/nofp.folded" 2>"$TMP/err" ||
+	fail "record without frame pointers failed: $(cat "$TMP/err")"
+cat "$TMP/err"
+grep -q '^scorch: cut stacks: .* of on-CPU samples have user stacks that end in JIT code' "$TMP/err" ||
+	fail "no warning of stacks ending in JIT code"
+grep -q '^hint: Java: run it with -XX:+PreserveFramePointer' "$TMP/err" || fail "no -XX:+PreserveFramePointer hint"
+rm -f "/tmp/perf-$BG_PID.map"
 echo PASS

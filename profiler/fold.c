@@ -158,6 +158,19 @@ static void count_jit_end(struct fold *f, uint64_t count, bool offcpu)
 	}
 }
 
+/* A leaf in JIT code no map names: by mode, and the process with the most. */
+static void count_unnamed(struct fold *f, const struct count_key *key, uint64_t count, bool offcpu)
+{
+	f->jit_unnamed[offcpu] += count;
+	if (f->unnamed_comm == f->frames[0] && f->unnamed_pid == key->pid) {
+		f->unnamed_count += count;
+	} else if (count > f->unnamed_count) {
+		f->unnamed_comm = f->frames[0];
+		f->unnamed_pid = key->pid;
+		f->unnamed_count = count;
+	}
+}
+
 /*
  * The outermost frame of @user to name: a return address outside every executable
  * mapping is no return address (a frame pointer register that held data: code built
@@ -244,6 +257,8 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 				count_jit_end(f, count, offcpu);
 			else if (i == nr - 1 && cut)
 				count_cut(f, key, user->ips[i], count, offcpu);
+			if (i == 0 && k > 0 && !strcmp(f->fbuf[k - 1].name, "[jit]"))
+				count_unnamed(f, key, count, offcpu);
 			for (j = 0; j < k && !err; j++)
 				err = push_frame(f, &n, user_name(f, &f->fbuf[j]));
 			if (!err && f->outs)

@@ -471,6 +471,12 @@ struct fold {
 	uint64_t jit_end[2], deep[2];
 	const char *jit_comm;
 	uint64_t jit_comm_count;
+	/* by mode: stacks whose leaf is JIT code no perf map or jitdump names ("[jit]"),
+	 * and the process with the most of them */
+	uint64_t jit_unnamed[2];
+	const char *unnamed_comm;
+	uint32_t unnamed_pid;
+	uint64_t unnamed_count;
 	struct fold_cut {
 		const char *path; /* interned in the symbolizer */
 		uint64_t count;

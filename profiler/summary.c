@@ -288,6 +288,19 @@ static void walks_cut(const struct summary *sm)
 			"option to keep frame pointers in JIT code\n");
 	}
 	for (off = 0; off < 2; off++) {
+		double share = pct(f->jit_unnamed[off], f->user_counts[off]);
+
+		if (!f->jit_unnamed[off] || (!sm->verbose && share < CUT_WARN_PCT))
+			continue;
+		pr_warn("JIT code unnamed: %.1f%% of %s are in JIT code no perf map or jitdump "
+			"names ([jit]), most in %s (PID %u)\n",
+			share, what[off], f->unnamed_comm ? f->unnamed_comm : "?", f->unnamed_pid);
+		pr_hint("have the runtime write its map while scorch records: Java: jcmd %u "
+			"Compiler.perfmap (or -XX:+DumpPerfMapAtExit, written when it exits inside "
+			"the recording); Node: --perf-basic-prof (docs/jit.md)\n",
+			f->unnamed_pid);
+	}
+	for (off = 0; off < 2; off++) {
 		double share = pct(f->deep[off], f->user_counts[off]);
 
 		if (!f->deep[off] || (!sm->verbose && share < CUT_WARN_PCT))

@@ -37,4 +37,17 @@ grep -q '^scorch: cut stacks: .* of on-CPU samples have user stacks that end in 
 	fail "no warning of stacks ending in JIT code"
 grep -q '^hint: Java: run it with -XX:+PreserveFramePointer' "$TMP/err" || fail "no -XX:+PreserveFramePointer hint"
 rm -f "/tmp/perf-$BG_PID.map"
+kill "$BG_PID" 2>/dev/null || true
+wait "$BG_PID" 2>/dev/null || true
+
+# no map at all: its JIT frames are [jit], and the summary names the process and how to
+# have the JVM write its map
+start_ready java -XX:+PreserveFramePointer -XX:CompileCommand=quiet \
+	-XX:CompileCommand=dontinline,Hot::hot -cp "$TMP" Hot 8
+"$SCORCH" record --unwind fp -F 999 -d 2 -p "$BG_PID" -o "$TMP/nomap.folded" 2>"$TMP/err" ||
+	fail "record without a map failed: $(cat "$TMP/err")"
+cat "$TMP/err"
+grep -q "^scorch: JIT code unnamed: .* of on-CPU samples are in JIT code .*, most in java (PID $BG_PID)" \
+	"$TMP/err" || fail "no warning of unnamed JIT code"
+grep -q "^hint: .*jcmd $BG_PID Compiler.perfmap" "$TMP/err" || fail "no jcmd hint"
 echo PASS

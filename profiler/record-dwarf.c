@@ -40,10 +40,21 @@ static bool unw_in_use(void *ctx, const void *file)
 	return symbolizer__file_in_use(ctx, file);
 }
 
+/* A "py::" entry of the process's perf map (CPython -X perf) names anonymous code
+ * only inside its trampolines. */
+static bool unw_trampoline(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
+{
+	struct frame fr;
+
+	return symbolizer__user_gen(ctx, pid, gen, addr, false, &fr, 1) == 1 &&
+	       fr.kind == FRAME_JIT && !strncmp(fr.name, "py::", 4);
+}
+
 const struct unwind_maps_ops record__unwind_ops = {
 	.find = unw_find,
 	.open = unw_open,
 	.in_use = unw_in_use,
+	.trampoline = unw_trampoline,
 };
 
 #define TOP_FORGETS_MAX 4 /* a thread's tops forgotten this often: none learned any more */

@@ -80,9 +80,10 @@ struct row_state {
 
 /*
  * A cached row: how to find the caller's registers at one instruction of one process
- * image. kind: ROW_CFI (rules), ROW_FP (a file without CFI: the frame pointer).
+ * image. kind: ROW_CFI (rules), ROW_FP (a file without CFI: the frame pointer),
+ * ROW_TRAMP (a CPython perf trampoline: ops->trampoline).
  */
-enum row_kind { ROW_EMPTY = 0, ROW_CFI, ROW_FP };
+enum row_kind { ROW_EMPTY = 0, ROW_CFI, ROW_FP, ROW_TRAMP };
 
 struct row {
 	pid_t pid;

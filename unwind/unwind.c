@@ -633,6 +633,24 @@ static int step_cfi(struct walk *w, const struct row *row, struct frame *fr)
  * [bp + 8] the return address. bp 0 ends the chain (the psABI's outermost frame: _start
  * clears it). Returns 1, 0 (outermost) or -ENOENT.
  */
+/*
+ * A CPython perf trampoline, stopped at its call's return address: 8 bytes below the
+ * return address, which 3.13+ fill with the caller's rbp (then rbp points there) and
+ * 3.12 leaves unused (rbp untouched).
+ */
+static int step_tramp(struct walk *w, struct frame *fr)
+{
+	uint64_t sp = fr->sp, ra, bp = fr->bp;
+	bool bp_ok = fr->bp_ok;
+
+	if (sp > UINT64_MAX - 16 || !stack_read(w, sp + 8, &ra))
+		return -ENOENT;
+	if (bp_ok && bp == sp)
+		bp_ok = stack_read(w, sp, &bp);
+	*fr = (struct frame){ .ip = ra, .sp = sp + 16, .bp = bp, .bp_ok = bp_ok };
+	return 1;
+}
+
 static int step_fp(struct walk *w, struct frame *fr)
 {
 	uint64_t bp = fr->bp, saved, ra;
@@ -669,14 +687,20 @@ static const struct row *row_get(struct walk *w, uint64_t pc, int *err)
 	struct ufile *f;
 
 	if (row->kind && row->pc == pc && row->pid == smp->pid && row->gen == smp->gen &&
-	    (row->kind == ROW_FP || row->file->loaded)) {
+	    (row->kind == ROW_FP || row->kind == ROW_TRAMP || row->file->loaded)) {
 		u->st.rows_reused++;
 		return row;
 	}
 	*err = -ENOENT;
-	if (u->ops.find(u->ops_ctx, smp->pid, smp->gen, pc, &m) || m.kind == UNWIND_MAP_OTHER ||
-	    !m.file)
-		return NULL; /* anonymous (JIT) code, or a mapping not known (yet): not cached */
+	if (u->ops.find(u->ops_ctx, smp->pid, smp->gen, pc, &m))
+		return NULL; /* a mapping not known (yet): not cached */
+	if (m.kind == UNWIND_MAP_OTHER && u->ops.trampoline &&
+	    u->ops.trampoline(u->ops_ctx, smp->pid, smp->gen, pc)) {
+		*row = (struct row){ .kind = ROW_TRAMP, .pid = smp->pid, .gen = smp->gen, .pc = pc };
+		return row;
+	}
+	if (m.kind == UNWIND_MAP_OTHER || !m.file)
+		return NULL; /* anonymous (JIT) code: the frame pointer */
 	f = ufile_get(w, &m, pc);
 	if (!f)
 		return NULL;
@@ -817,6 +841,8 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64
 		exact = row && row->kind == ROW_CFI && row->signal;
 		if (row && row->kind == ROW_CFI)
 			r = step_cfi(&w, row, &fr);
+		else if (row && row->kind == ROW_TRAMP)
+			r = step_tramp(&w, &fr);
 		else if (row || r == -ENOENT)
 			r = step_fp(&w, &fr);
 		if (!r || (r > 0 && !fr.ip)) {

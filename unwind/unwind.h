@@ -65,6 +65,13 @@ struct unwind_maps_ops {
 	int (*find)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct unwind_map *out);
 	int (*open)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr);
 	bool (*in_use)(void *ctx, const void *file);
+	/*
+	 * Optional: is @addr in anonymous code inside a CPython perf trampoline (-X perf,
+	 * the "py::" entries of its perf map)? Such a stub is `sub $8,%rsp; call *%rcx;
+	 * add $8,%rsp; ret` (3.12) or the same with rbp pushed as a frame pointer (3.13+):
+	 * both are walked through (CFA = sp + 16) instead of ending the stack there.
+	 */
+	bool (*trampoline)(void *ctx, pid_t pid, uint64_t gen, uint64_t addr);
 };
 
 struct unwind_opts {

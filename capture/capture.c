@@ -223,6 +223,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u32(b, rec->proc.flags);
 		put_u64(b, rec->proc.gen);
 		ok = put_str(b, rec->proc.comm);
+		put_u32(b, rec->proc.uid);
 		break;
 	case CAPTURE_MAPPING: {
 		const struct capture_mapping *m = &rec->map;
@@ -588,6 +589,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		rec->proc.flags = get_n(c, 4);
 		rec->proc.gen = get_n(c, 8);
 		rec->proc.comm = get_str(c);
+		/* 1.0 wrote no uid */
+		rec->proc.uid = c->p < c->end ? (uint32_t)get_n(c, 4) : CAPTURE_UID_UNKNOWN;
 		break;
 	case CAPTURE_MAPPING: {
 		struct capture_mapping *m = &rec->map;

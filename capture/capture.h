@@ -28,7 +28,7 @@
 
 #define CAPTURE_MAGIC	      "SCORCHCP"
 #define CAPTURE_VERSION_MAJOR 1
-#define CAPTURE_VERSION_MINOR 0
+#define CAPTURE_VERSION_MINOR 1
 #define CAPTURE_HEADER_SIZE   16
 #define CAPTURE_RECORD_HEADER 8
 
@@ -79,11 +79,15 @@ struct capture_meta {
 /* capture_proc.flags */
 #define CAPTURE_PROC_MISSING (1u << 0) /* gone before its mappings could be read */
 
+#define CAPTURE_UID_UNKNOWN UINT32_MAX
+
 struct capture_proc {
 	uint32_t pid;
 	uint32_t flags; /* CAPTURE_PROC_* */
 	uint64_t gen;	/* process image: see bpf/profile.h scorch_event.gen */
 	const char *comm;
+	uint32_t uid; /* its user (the owner of /proc/PID), CAPTURE_UID_UNKNOWN: not known
+			 (written since version 1.1, after comm) */
 };
 
 enum capture_map_kind {

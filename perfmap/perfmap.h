@@ -202,4 +202,18 @@ struct perfmaps_stats {
 };
 void perfmaps__stats(const struct perfmaps *pm, struct perfmaps_stats *st);
 
+/*
+ * One perf map read whole from @path, for a process that is gone (scorch report): opened
+ * without following a symlink; refused (-EPERM) unless a regular file owned by root or
+ * @uid, (-ESTALE) when last written before @since_s (CLOCK_REALTIME seconds: a map of an
+ * older process with the same PID); at most 256 MiB and 1,000,000 entries read.
+ * Returns 0 or -errno. perfmap_file__lookup(): 0 and the entry's name (valid until
+ * perfmap_file__free()) and @ip's offset in it, or -ENOENT.
+ */
+struct perfmap_file;
+int perfmap_file__open(const char *path, uid_t uid, uint64_t since_s, struct perfmap_file **out);
+int perfmap_file__lookup(const struct perfmap_file *pf, uint64_t ip, const char **name,
+			 uint64_t *offset);
+void perfmap_file__free(struct perfmap_file *pf);
+
 #endif /* SCORCH_PERFMAP_H */

@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -80,10 +82,21 @@ static int pairset__add(struct pairset *s, uint64_t a, uint64_t b, size_t val)
 
 struct cap_proc {
 	pid_t pid;
+	uint32_t uid; /* read while it lives: report checks a map written later against it */
 	uint64_t gen;
 	char comm[SCORCH_COMM_LEN + 1];
 	bool written;
 };
+
+/* The owner of /proc/PID (its effective user), CAPTURE_UID_UNKNOWN when it is gone. */
+static uint32_t proc_uid(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return stat(path, &st) ? CAPTURE_UID_UNKNOWN : (uint32_t)st.st_uid;
+}
 
 struct capture_rec {
 	struct capture_rec_opts o;
@@ -228,7 +241,7 @@ static int proc_use(struct capture_rec *c, const struct count_key *key)
 	if (added < 0)
 		return added;
 	p = &c->procv[c->nr_procs++];
-	*p = (struct cap_proc){.pid = key->pid, .gen = key->gen};
+	*p = (struct cap_proc){.pid = key->pid, .gen = key->gen, .uid = proc_uid(key->pid)};
 	memcpy(p->comm, key->comm, SCORCH_COMM_LEN);
 	return 0;
 }
@@ -244,7 +257,8 @@ static int write_proc(struct capture_rec *c, struct cap_proc *p)
 	err = symbolizer__mappings_gen(c->sym, p->pid, p->gen, &maps, &nr);
 	if (err)
 		return err;
-	rec.proc = (struct capture_proc){.pid = p->pid, .gen = p->gen, .comm = p->comm};
+	rec.proc = (struct capture_proc){
+		.pid = p->pid, .gen = p->gen, .comm = p->comm, .uid = p->uid};
 	if (!nr)
 		rec.proc.flags = CAPTURE_PROC_MISSING;
 	err = put(c, &rec);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "perfmap.h"
 #include "cmds.h"
 #include "common.h"
 #include "flamegraph.h"
@@ -43,6 +44,13 @@ struct rep_jit {
 	const char *name; /* interned */
 };
 
+/* A process of the capture: its user, and the perf map it left (read on first need). */
+struct rep_proc {
+	uint32_t pid, uid;
+	struct perfmap_file *map;
+	bool tried;
+};
+
 struct report {
 	struct report_opts opts;
 	bool partial; /* more than 5 % of the samples were lost when recording */
@@ -58,6 +66,10 @@ struct report {
 	size_t nr_ksyms, ksyms_cap;
 	struct rep_jit *jits;
 	size_t nr_jits, jits_cap;
+	/* the processes' users, and the perf maps they wrote after the recording */
+	struct rep_proc *procs;
+	size_t procs_cap;
+	uint64_t late_maps, late_names; /* maps read at report time; JIT frames they named */
 	uint64_t nr_procs, skipped;
 	struct symbolizer *sym;
 	struct fold fold;
@@ -351,7 +363,10 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->meta.clock = intern(r, rec->meta.clock, &err);
 		break;
 	case CAPTURE_PROC:
-		r->nr_procs++;
+		if (GROW(r->procs, r->procs_cap, r->nr_procs, 1))
+			return -ENOMEM;
+		r->procs[r->nr_procs++] =
+			(struct rep_proc){ .pid = rec->proc.pid, .uid = rec->proc.uid };
 		break;
 	case CAPTURE_MAPPING: {
 		struct rep_map *m;
@@ -459,6 +474,44 @@ static int jit_cmp(const void *a, const void *b)
 }
 
 /* The symbolizer's JIT hook: the answers record got, by (pid, address). */
+static int proc_cmp(const void *a, const void *b)
+{
+	const struct rep_proc *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/*
+ * JIT code the recording could not name: the perf map its process wrote since (a JVM
+ * with -XX:+DumpPerfMapAtExit writes it as it exits), if it is still in /tmp, owned by
+ * the process's user (recorded in the capture) or root, and written after the recording
+ * began. 0 and the name, or -ENOENT.
+ */
+static int late_map_lookup(struct report *r, pid_t pid, uint64_t ip, const char **name,
+			   uint64_t *offset)
+{
+	struct rep_proc key = { .pid = (uint32_t)pid }, *p;
+	char path[64];
+	int err;
+
+	p = r->nr_procs ? bsearch(&key, r->procs, r->nr_procs, sizeof(*p), proc_cmp) : NULL;
+	if (!p || p->uid == CAPTURE_UID_UNKNOWN)
+		return -ENOENT;
+	if (!p->tried) {
+		p->tried = true;
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+		err = perfmap_file__open(path, p->uid, r->meta.start_ns / 1000000000ull, &p->map);
+		if (!err)
+			r->late_maps++;
+		else if (err != -ENOENT)
+			pr_debug("report: %s not read: %s\n", path, strerror(-err));
+	}
+	if (!p->map || perfmap_file__lookup(p->map, ip, name, offset))
+		return -ENOENT;
+	r->late_names++;
+	return 0;
+}
+
 static int report_jit(void *ctx, pid_t pid, uint64_t ip, const char **name, uint64_t *offset)
 {
 	struct report *r = ctx;
@@ -468,6 +521,8 @@ static int report_jit(void *ctx, pid_t pid, uint64_t ip, const char **name, uint
 
 	*name = NULL;
 	*offset = 0;
+	if ((!j || !(j->flags & CAPTURE_JIT_FOUND)) && !late_map_lookup(r, pid, ip, name, offset))
+		return 0;
 	if (!j)
 		return -ENOENT;
 	*name = j->name;
@@ -566,6 +621,10 @@ static double summary(struct report *r)
 		pr_warn("report: files: %" PRIu64 " read, %" PRIu64 " not found, %" PRIu64
 			" refused (another build-id)\n",
 			ss.files_cached, ss.files_not_found, ss.files_mismatched);
+		if (r->late_maps)
+			pr_warn("report: %" PRIu64 " JIT frames named from %" PRIu64
+				" perf maps written after the recording\n",
+				r->late_names, r->late_maps);
 	} else if (ss.files_not_found || ss.files_mismatched) {
 		pr_warn("report: files: %" PRIu64 " not found, %" PRIu64
 			" refused (another build-id)\n",
@@ -603,6 +662,8 @@ static int report_run(struct report *r)
 		goto cleanup;
 	if (r->nr_jits) /* qsort must not see NULL */
 		qsort(r->jits, r->nr_jits, sizeof(*r->jits), jit_cmp);
+	if (r->nr_procs)
+		qsort(r->procs, r->nr_procs, sizeof(*r->procs), proc_cmp);
 	yopts.jit_lookup = report_jit;
 	yopts.jit_ctx = r;
 	yopts.offline = true;
@@ -691,6 +752,9 @@ int cmd_report(int argc, char **argv)
 	free(r.kernel);
 	free(r.ksyms);
 	free(r.jits);
+	for (size_t i = 0; i < r.nr_procs; i++)
+		perfmap_file__free(r.procs[i].map);
+	free(r.procs);
 	if (err)
 		return EXIT_ERROR;
 	return r.partial ? EXIT_PARTIAL : EXIT_OK;

@@ -295,9 +295,10 @@ static void walks_cut(const struct summary *sm)
 		pr_warn("JIT code unnamed: %.1f%% of %s are in JIT code no perf map or jitdump "
 			"names ([jit]), most in %s (PID %u)\n",
 			share, what[off], f->unnamed_comm ? f->unnamed_comm : "?", f->unnamed_pid);
-		pr_hint("have the runtime write its map while scorch records: Java: jcmd %u "
-			"Compiler.perfmap (or -XX:+DumpPerfMapAtExit, written when it exits inside "
-			"the recording); Node: --perf-basic-prof (docs/jit.md)\n",
+		pr_hint("have the runtime write its map while scorch records (Java: jcmd %u "
+			"Compiler.perfmap; Node: --perf-basic-prof), or record a capture (-o "
+			"FILE.scorch) and run 'scorch report' once it wrote its map at exit "
+			"(-XX:+DumpPerfMapAtExit); docs/jit.md\n",
 			f->unnamed_pid);
 	}
 	for (off = 0; off < 2; off++) {

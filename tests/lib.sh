@@ -74,4 +74,4 @@ frame_total() {
 }
 
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"; [ -n "${BG_PID:-}" ] && kill "$BG_PID" 2>/dev/null; true' EXIT
+trap 'rm -rf "$TMP"; [ -z "${BG_PID:-}" ] || kill "$BG_PID" 2>/dev/null || true' EXIT

@@ -50,4 +50,23 @@ cat "$TMP/err"
 grep -q "^scorch: JIT code unnamed: .* of on-CPU samples are in JIT code .*, most in java (PID $BG_PID)" \
 	"$TMP/err" || fail "no warning of unnamed JIT code"
 grep -q "^hint: .*jcmd $BG_PID Compiler.perfmap" "$TMP/err" || fail "no jcmd hint"
+kill "$BG_PID" 2>/dev/null || true
+wait "$BG_PID" 2>/dev/null || true
+
+# -XX:+DumpPerfMapAtExit: the map comes when the JVM exits, after a recording that ended
+# before: the capture's JIT frames are named by `scorch report` run after the exit
+start_ready java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -XX:CompileCommand=quiet \
+	-XX:CompileCommand=dontinline,Hot::hot -cp "$TMP" Hot 4
+"$SCORCH" record --unwind fp -F 999 -d 2 -p "$BG_PID" -o "$TMP/late.scorch" -o "$TMP/late.folded" \
+	2>"$TMP/err" || fail "record of the capture failed: $(cat "$TMP/err")"
+grep -q "^hint: .*scorch report" "$TMP/err" || fail "no hint to report a capture later: $(cat "$TMP/err")"
+wait "$BG_PID" 2>/dev/null || true
+[ -f "/tmp/perf-$BG_PID.map" ] || fail "the JVM wrote no map at exit"
+"$SCORCH" report -v "$TMP/late.scorch" -o "$TMP/late-report.folded" 2>"$TMP/rep.err" ||
+	fail "report failed: $(grep -v '^debug' "$TMP/rep.err")"
+grep '^scorch: report: .* perf maps written after the recording' "$TMP/rep.err" ||
+	fail "report read no map written after the recording"
+read -r total matched < <(jit_share "$TMP/late-report.folded" java 'Hot\.hot\(')
+check_share "$total" "$matched" "java (map written at exit, named by report)"
+rm -f "/tmp/perf-$BG_PID.map"
 echo PASS

@@ -282,7 +282,7 @@ void record__report_unwind(struct record *r, const uint64_t *st)
 	/* walks cut short by the copy's size, not by a stack top learned too low */
 	cut = us.ends[UNWIND_END_TRUNCATED] - MIN(us.ends[UNWIND_END_TRUNCATED], r->dw.tops_cut);
 	if (!r->opts.verbose) {
-		if (us.samples && cut * 100 >= us.samples) {
+		if (us.samples && cut * 20 >= us.samples) { /* 5 %, as the other cut stacks */
 			pr_warn("unwind dwarf: %" PRIu64 " of %" PRIu64 " user stacks cut at the "
 				"--stack-size copy (marked [truncated])\n",
 				cut, us.samples);

@@ -8,7 +8,8 @@ set -eu
 require_bpf
 
 # Starts a system-wide recording "$@" in the background with -v and waits until it
-# samples (its "sampling" line on stderr, read from a FIFO: no sleep).
+# samples (its "sampling" line on stderr, read from a FIFO: no sleep). Its stderr is
+# read on meanwhile (-v writes much: a full FIFO would stall the recording).
 start_recording() {
 	mkfifo "$TMP/rec.fifo"
 	"$SCORCH" record -v --unwind fp "$@" 2>"$TMP/rec.fifo" &
@@ -16,15 +17,23 @@ start_recording() {
 	exec 8<"$TMP/rec.fifo"
 	# -v's debug lines come first
 	while read -r -t 30 line <&8; do
-		case "$line" in "scorch: sampling"*) return ;; esac
+		case "$line" in
+		"scorch: sampling"*)
+			cat <&8 >"$TMP/err" &
+			CAT=$!
+			return
+			;;
+		esac
 	done
 	fail "the recording did not start"
 }
 # Stops it (SIGINT) and collects its stderr in $TMP/err.
 stop_recording() {
+	local rc=0
 	kill -INT "$REC"
-	cat <&8 >"$TMP/err"
-	wait "$REC" || fail "the recording failed: $(cat "$TMP/err")"
+	wait "$REC" || rc=$?
+	wait "$CAT"
+	[ "$rc" = 0 ] || fail "the recording failed ($rc): $(grep -v '^debug: \|^libbpf: ' "$TMP/err")"
 	exec 8<&-
 	rm -f "$TMP/rec.fifo"
 }
@@ -73,11 +82,15 @@ read_processes() {
 # 3. 2,400 short processes during one system-wide recording (2 x 1,200 in a row, which
 #    keep the CPUs busy): exited ones are released by reaps during the recording, on
 #    idle CPUs or, put off while the CPUs are busy, once 1,024 exited images are held
-#    (REAP_HELD in profiler/record.c): what is held at once is what lives plus at most
+#    (REAP_HELD in profiler/record-reap.c): what is held at once is what lives plus at most
 #    that, not all 2,400 (about 2,800 images with the forks' copies).
 start_recording -F 999 -o "$TMP/many.folded"
-for l in 1 2; do (for i in $(seq 1200); do "$BURST" 2; done) & done
-wait %2 %3 2>/dev/null || wait
+storm=()
+for l in 1 2; do
+	(for i in $(seq 1200); do "$BURST" 2; done) &
+	storm+=($!)
+done
+wait "${storm[@]}"
 stop_recording
 read_processes many
 [ "$released" -ge 1000 ] || fail "only $released processes released during the recording"

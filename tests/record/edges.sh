@@ -34,11 +34,14 @@ run() {
 		printf '%s\n' "$line" >>"$TMP/$mode.err"
 		case "$line" in "scorch: sampling"*) break ;; esac
 	done
+	# the rest of stderr is read meanwhile: -v writes much, a full FIFO would stall it
+	cat <&9 >>"$TMP/$mode.err" &
+	local cat_pid=$!
 	echo go >&7
 	read -r -t 30 line <&8 || fail "$mode: no lifetime from the short thread"
 	SHORT_US=${line#short }
-	cat <&9 >>"$TMP/$mode.err"
 	wait "$REC" || fail "$mode: record failed: $(cat "$TMP/$mode.err")"
+	wait "$cat_pid"
 	exec 7>&- 9<&-
 	wait "$WL" || true
 	exec 8<&-

@@ -558,6 +558,11 @@ static const char *get_str(struct cur *c)
 	return s;
 }
 
+/*
+ * One record's payload into @rec, by type. One function on purpose: a case per record
+ * type of docs/capture-format.md, each its fields in file order and their bounds, the
+ * mirror of encode(); split, the format would be read in as many places.
+ */
 static int decode(struct capture_reader *r, struct cur *c, struct capture_record *rec)
 {
 	uint32_t i, nu, nk;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "common.h"
@@ -124,6 +125,36 @@ static void explain_load_error(const char *what, int err)
 }
 
 /*
+ * Does sched_switch pass prev_state, its 4th argument since kernel 5.18? Read from the
+ * kernel's BTF (as perf's check_sched_switch_args()): a raw tracepoint program that
+ * reads an argument the tracepoint lacks does not attach. Without it offcpu reads the
+ * task's state instead, which a racing wakeup may have changed.
+ */
+static bool switch_has_prev_state(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t = NULL;
+	bool has;
+	int id;
+
+	if (!btf) {
+		pr_debug("offcpu: cannot read the kernel BTF: %s\n", strerror(errno));
+		return false;
+	}
+	/* typedef void (*btf_trace_sched_switch)(void *, bool, prev, next, prev_state) */
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	has = t && btf_is_func_proto(t) && btf_vlen(t) >= 5;
+	btf__free(btf);
+	if (!has)
+		pr_debug("offcpu: sched_switch has no prev_state argument: the task's state is read\n");
+	return has;
+}
+
+/*
  * Sizes the shared maps of one program set. The stack and count maps are
  * preallocated: an on-demand (BPF_F_NO_PREALLOC) insert from the timer interrupt
  * or the scheduler fails with -ENOMEM whenever the per-CPU allocation cache has
@@ -198,6 +229,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->off->rodata->user_threads_only = opts->user_threads_only;
 		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
 		s->off->rodata->self_pid = getpid();
+		s->off->rodata->has_prev_state = switch_has_prev_state();
 		if (opts->credit_missed && s->on) {
 			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
 			s->off->rodata->mark_switches = true;

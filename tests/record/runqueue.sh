@@ -9,7 +9,10 @@
 # the switch-out (arming the timer traps to the hypervisor in a VM: 76 us measured from
 # the syscall's entry on the 2-vCPU test machine) and by the timer interrupt's latency,
 # each under 1 % of 10 ms. In offcpu mode with frame pointers and --unwind dwarf
-# (the interval's end carries both parts), and in wall mode.
+# (the interval's end carries both parts), and in wall mode. An interval whose switch-in
+# the kernel did not trace is lost whole (the summary's "without a switch-in"; seen on
+# the shared test machine a few times a run, more under load, in perf's tracefs
+# events too): the failure message says how many.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -36,7 +39,7 @@ parts() {
 check() {
 	local name=$1
 	shift
-	"$SCORCH" record "$@" -o "$TMP/$name.folded" -- "$RUNQ" --rounds $rounds \
+	"$SCORCH" record -v "$@" -o "$TMP/$name.folded" -- "$RUNQ" --rounds $rounds \
 		>"$TMP/out" 2>"$TMP/err" || fail "$name: record failed: $(cat "$TMP/err")"
 	check_folded "$TMP/$name.folded"
 	grep -q '^sleeper ' "$TMP/out" || fail "$name: no sleeper line: $(cat "$TMP/out")"
@@ -54,7 +57,10 @@ check() {
 		if (b < 0.98 * asked || b > 1.02 * asked) bad = 1
 		if (same < 0.99 * rq) bad = 1
 		exit bad
-	}' || fail "$name: the split of the sleeper's off-CPU time is not true"
+	}' || fail "$name: the split of the sleeper's off-CPU time is not true" \
+		"($(grep -h 'intervals counted\|lost: [0-9]* off-CPU' "$TMP/err" | tr '\n' ' ')" \
+		"load: $(cut -d' ' -f1-3 /proc/loadavg); an interval whose switch-in the kernel" \
+		"did not trace is lost whole: rerun on a quieter machine)"
 }
 
 check offcpu --mode offcpu

@@ -51,6 +51,37 @@ class Reader(threading.Thread):
         self.ready.set()  # EOF: the waiter checks ready_at
 
 
+def perf_start(argv, base, timeout=60):
+    """Starts perf @argv, which must hold "-D -1 --control fifo:@base.ctl,@base.ack", with
+    its output in @base.out and @base.err; returns once its events are enabled."""
+    out, err = base + ".out", base + ".err"
+    for f in (".ctl", ".ack"):
+        if os.path.exists(base + f):
+            os.unlink(base + f)
+        os.mkfifo(base + f)
+    proc = subprocess.Popen(argv, stdout=open(out, "wb"), stderr=open(err, "wb"),
+                            stdin=subprocess.DEVNULL)
+    # perf starts with its events disabled (-D -1): enabling them through the control
+    # fifo and reading its ack is the moment sampling begins
+    ctl = os.open(base + ".ctl", os.O_WRONLY)
+    ack = os.open(base + ".ack", os.O_RDONLY)
+    os.write(ctl, b"enable\n")
+    got = b""
+    deadline = time.monotonic() + timeout
+    while b"ack" not in got and time.monotonic() < deadline:
+        chunk = os.read(ack, 64)
+        if not chunk:
+            break
+        got += chunk
+    os.close(ctl)
+    os.close(ack)
+    if b"ack" not in got:
+        proc.kill()
+        proc.wait()
+        raise BenchError("perf did not start: " + tail(err))
+    return proc
+
+
 class Profiler:
     """One system-wide recording by one tool: started, ready (sampling), stopped.
 
@@ -92,30 +123,8 @@ class Profiler:
         out, err = self.base + ".out", self.base + ".err"
         self.started_at = time.monotonic()
         if self.kind.startswith("perf"):
-            for f in (".ctl", ".ack"):
-                if os.path.exists(self.base + f):
-                    os.unlink(self.base + f)
-                os.mkfifo(self.base + f)
-            self.proc = subprocess.Popen(self.argv(), stdout=open(out, "wb"),
-                                         stderr=open(err, "wb"), stdin=subprocess.DEVNULL)
-            # perf starts with its events disabled (-D -1): enabling them through the
-            # control fifo and reading its ack is the moment sampling begins
-            ctl = os.open(self.base + ".ctl", os.O_WRONLY)
-            ack = os.open(self.base + ".ack", os.O_RDONLY)
-            os.write(ctl, b"enable\n")
-            got = b""
-            deadline = time.monotonic() + timeout
-            while b"ack" not in got and time.monotonic() < deadline:
-                chunk = os.read(ack, 64)
-                if not chunk:
-                    break
-                got += chunk
+            self.proc = perf_start(self.argv(), self.base, timeout)
             self.ready_at = time.monotonic()
-            os.close(ctl)
-            os.close(ack)
-            if b"ack" not in got:
-                self.kill()
-                raise BenchError("perf record did not start: " + tail(err))
             return
         scorch = self.kind.startswith("scorch")
         self.proc = subprocess.Popen(
@@ -1283,6 +1292,269 @@ def placement(a):
     print()
 
 
+# ---------------------------------------------------------------- runqueue split
+
+# blocked from switch-out to sched_wakeup, then runqueue to switch-in; runnable switch-outs
+# (tracefs's prev_state 0, or TASK_REPORT_MAX when preempted) are runqueue from the start
+RQ_BPFTRACE = r"""
+BEGIN { printf("ready\n"); }
+tracepoint:sched:sched_switch /pid == $1/ {
+	if (args->prev_state == 0 || args->prev_state >= 256) { @since[tid] = nsecs; }
+	else { @out[tid] = nsecs; }
+}
+tracepoint:sched:sched_wakeup /@out[args->pid]/ {
+	@blocked = sum(nsecs - @out[args->pid]); delete(@out[args->pid]);
+	@since[args->pid] = nsecs;
+}
+tracepoint:sched:sched_switch /@since[args->next_pid]/ {
+	@runq = sum(nsecs - @since[args->next_pid]); delete(@since[args->next_pid]);
+}
+END { clear(@out); clear(@since); }
+"""
+
+
+def schedstat_ns(pid):
+    """(on-CPU, run_delay) ns, schedstat's first two fields, summed over @pid's threads."""
+    exec_ns = delay = 0
+    d = "/proc/%d/task" % pid
+    for t in os.listdir(d):
+        try:
+            with open(os.path.join(d, t, "schedstat")) as f:
+                v = f.read().split()
+            exec_ns += int(v[0])
+            delay += int(v[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    return exec_ns, delay
+
+
+def gated(argv, cpu, out, err):
+    """Forks a child pinned to @cpu that waits for a byte on a pipe, then execs @argv
+    (the same PID, known to the tools before it runs). Returns (pid, the pipe's end)
+    once the child sleeps on the pipe: a tool started then sees no interval of the
+    child begin before the byte."""
+    r, w = os.pipe()
+    rr, rw = os.pipe()
+    fo, fe = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), \
+        os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(w)
+            os.close(rr)
+            os.sched_setaffinity(0, {cpu})
+            os.write(rw, b"r")
+            os.read(r, 1)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            os.dup2(fo, 1)
+            os.dup2(fe, 2)
+            os.execvp(argv[0], argv)
+        finally:
+            os._exit(127)
+    for fd in (r, rw, fo, fe):
+        os.close(fd)
+    if os.read(rr, 1) != b"r":
+        raise BenchError("the gated child of %s died" % argv[0])
+    os.close(rr)
+    # after its byte the child has nothing left to do but block on the pipe
+    deadline = time.monotonic() + 10
+    while open("/proc/%d/stat" % pid).read().rpartition(")")[2].split()[0] != "S":
+        if time.monotonic() > deadline:
+            raise BenchError("the gated child of %s does not sleep" % argv[0])
+        time.sleep(0.001)
+    return pid, w
+
+
+def scorch_split(folded):
+    """(blocked, runqueue) seconds in a folded file of one process (microseconds)."""
+    b = q = 0
+    for line in open(folded, errors="replace"):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        if stack.endswith(";[runqueue]"):
+            q += int(n)
+        else:
+            b += int(n)
+    return b / 1e6, q / 1e6
+
+
+TIMEHIST_ROW = re.compile(r"^\s*[0-9.]+\s+\[\d+\]\s+.*\[(\d+)(?:/(\d+))?\]\s+"
+                          r"([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+
+
+def timehist_split(data, pid):
+    """(blocked, runqueue) seconds of process @pid by perf sched timehist: its wait time
+    (switch-out to switch-in) less its sch delay (waking to switch-in), and the delay."""
+    r = subprocess.run(["perf", "sched", "timehist", "-i", data, "-p", str(pid)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise BenchError("perf sched timehist failed: " + r.stderr.strip()[-300:])
+    wait = delay = 0.0
+    for line in r.stdout.splitlines():
+        m = TIMEHIST_ROW.match(line)
+        if m:
+            wait += float(m.group(3))
+            delay += float(m.group(4))
+    return (wait - delay) / 1e3, delay / 1e3
+
+
+def bpftrace_split(out):
+    v = {}
+    for line in open(out, errors="replace"):
+        m = re.match(r"^@(blocked|runq): (\d+)", line)
+        if m:
+            v[m.group(1)] = int(m.group(2)) / 1e9
+    return v.get("blocked", 0.0), v.get("runq", 0.0)
+
+
+def rq_run(a, name, argv, cpu, rnd):
+    """One run of @argv gated on @cpu beside two busy loops there, all tools at once."""
+    base = os.path.join(a.work, "rq-%s-%d" % (name, rnd))
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"],
+                             preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+            for _ in range(2)]
+    pid, gate = gated(argv, cpu, base + ".wl.out", base + ".wl.err")
+    wl_pid, procs = pid, []
+    try:
+        sc = subprocess.Popen([a.scorch, "record", "--mode", "offcpu", "-p", str(pid), "-o",
+                               base + ".folded"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(sc)
+        sc_reader = Reader(sc.stderr, base + ".scorch.err", b"scorch: sampling")
+        sc_reader.start()
+        pf = perf_start(["perf", "sched", "record", "-D", "-1", "--control",
+                         "fifo:%s.ctl,%s.ack" % (base, base), "-o", base + ".data"], base)
+        procs.append(pf)
+        bt = subprocess.Popen(["bpftrace", "-e", RQ_BPFTRACE, str(pid)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=open(base + ".bt.err", "wb"))
+        procs.append(bt)
+        bt_reader = Reader(bt.stdout, base + ".bt.out", b"ready")
+        bt_reader.start()
+        for rd, what, err in ((sc_reader, "scorch", base + ".scorch.err"),
+                              (bt_reader, "bpftrace", base + ".bt.err")):
+            rd.ready.wait(60)
+            if rd.ready_at is None:
+                raise BenchError("%s did not start: %s" % (what, tail(err)))
+        start = schedstat_ns(pid)  # it waits on the gate: nothing is added meanwhile
+        t0 = time.monotonic()
+        os.write(gate, b"g")
+        os.close(gate)
+        gate = None
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        elapsed = time.monotonic() - t0
+        end = schedstat_ns(pid)  # the zombie keeps its leader's figures until reaped
+        _, status = os.waitpid(pid, 0)
+        pid = None
+        if status:
+            raise BenchError("%s failed: %s" % (name, tail(base + ".wl.err")))
+        m = re.search(r"run_delay_ns (\d+)", open(base + ".wl.out").read())
+        if m:  # a multithreaded workload's own sum over its threads before they exit
+            end = (None, int(m.group(1)))
+        if sc.wait(60):
+            raise BenchError("scorch record failed: " + tail(base + ".scorch.err"))
+        for p in (pf, bt):
+            p.send_signal(signal.SIGINT)
+            p.wait(60)
+        sc_reader.join()
+        bt_reader.join()
+    finally:
+        if gate is not None:
+            os.close(gate)
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        for p in procs + busy:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    m = re.search(r"scorch: (\d+) off-CPU intervals", open(base + ".scorch.err").read())
+    return {
+        "elapsed": elapsed,
+        "intervals": int(m.group(1)) if m else 0,
+        "scorch": scorch_split(base + ".folded"),
+        "perf": timehist_split(base + ".data", wl_pid),
+        "bpftrace": bpftrace_split(base + ".bt.out"),
+        "schedstat": (end[1] - start[1]) / 1e9,
+        # a single thread's time off CPU: its life less its time on CPU
+        "off": elapsed - (end[0] - start[0]) / 1e9 if end[0] is not None else None,
+    }
+
+
+def fs_type(path):
+    """The type of the filesystem @path is on (/proc/mounts' longest matching mount)."""
+    best, kind = "", "?"
+    path = os.path.realpath(path)
+    for line in open("/proc/mounts"):
+        f = line.split()
+        mnt = f[1].replace("\\040", " ")
+        if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+            best, kind = mnt, f[2]
+    return kind
+
+
+def runqueue(a):
+    header("Blocked and runqueue time: dd oflag=sync and a Python thread pool beside two "
+           "busy loops on one CPU", a.argv)
+    cpu = max(os.sched_getaffinity(0))
+    pool = [sys.executable, a.pool, str(a.tasks), str(a.workers)]
+    ddfile = os.path.join(a.work, "dd.out")
+    dd = ["dd", "if=/dev/zero", "of=" + ddfile, "bs=4k", "count=%d" % a.count, "oflag=sync"]
+    rows = []
+    for r in range(a.rounds):
+        for name, argv in (("dd", dd), ("pool", pool)):
+            res = rq_run(a, name, argv, cpu, r)
+            rows.append((name, res))
+            log("runqueue: round %d %s: %.2f s; scorch %.3f/%.3f, perf %.3f/%.3f, bpftrace "
+                "%.3f/%.3f blocked/runqueue s, schedstat run_delay %.3f s"
+                % (r + 1, name, res["elapsed"], *res["scorch"], *res["perf"],
+                   *res["bpftrace"], res["schedstat"]))
+            if os.path.exists(ddfile):
+                os.unlink(ddfile)
+    print("Each run: the workload pinned to CPU %d beside two shell busy loops pinned there, "
+          "started once every tool records it (a fork waiting on a pipe, then exec), all "
+          "tools on the same run: `scorch record --mode offcpu -p PID` (frame pointers; "
+          "blocked: its stacks without [runqueue], runqueue: those with it); `perf sched "
+          "record` (system-wide, events enabled through its control fifo) then `perf sched "
+          "timehist -p PID` (runqueue: its sch delay column summed, from sched_waking or "
+          "a preemption to the switch-in; blocked: its wait time column, switch-out to "
+          "switch-in, less the delay; it leaves out each thread's first interval); a "
+          "bpftrace program on tracepoint:sched:sched_switch and sched_wakeup (switch-out "
+          "to wakeup, wakeup or runnable switch-out to switch-in); the growth of "
+          "/proc/PID/task/*/schedstat's run_delay from the gate to the end (dd: its "
+          "zombie's; the pool: its own sum over its threads before it exits, which also "
+          "has each new thread's wait for its first run), and for dd its time off CPU: "
+          "from the gate to its exit, less the growth of schedstat's time on CPU. dd: "
+          "`dd if=/dev/zero of=FILE bs=4k count=%d oflag=sync` (FILE on %s, %s); pool: "
+          "bench/rqpool.py, %d tasks of "
+          "a 256 KiB sha256 and a 1 ms sleep on %d threads. Seconds. The tracers stamp "
+          "each end of an interval at a tracepoint, microseconds after the scheduler's "
+          "own clock (which schedstat reads) stamped it: on intervals of ~100 us (dd's) "
+          "scorch and bpftrace alike read a few %% above schedstat; perf's delay starts "
+          "at sched_waking, earlier than sched_wakeup.\n"
+          % (cpu, a.count, fs_type(a.work), os.path.dirname(a.work), a.tasks, a.workers))
+    print("| workload | run | source | blocked | runqueue | off CPU | runqueue / schedstat |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
+    for i, (name, res) in enumerate(rows):
+        rnd = i // 2 + 1
+        ss = res["schedstat"]
+        for src, label in (("scorch", "scorch record"), ("perf", "perf sched timehist"),
+                           ("bpftrace", "bpftrace")):
+            b, q = res[src]
+            print("| %s | %d | %s | %.3f | %.3f | %.3f | %.3f |"
+                  % (name, rnd, label, b, q, b + q, q / ss if ss else float("nan")))
+        print("| %s | %d | schedstat | | %.3f | %s | 1 |"
+              % (name, rnd, ss, "%.3f" % res["off"] if res["off"] is not None else ""))
+    print()
+    for i, (name, res) in enumerate(rows):
+        n = res["intervals"]
+        if n:
+            print("%s, run %d: %.2f s from the gate to its exit, %d intervals counted by "
+                  "scorch; its runqueue time is %+.1f us per interval beside schedstat's, "
+                  "bpftrace's %+.1f us" % (name, i // 2 + 1, res["elapsed"], n,
+                                           1e6 * (res["scorch"][1] - res["schedstat"]) / n,
+                                           1e6 * (res["bpftrace"][1] - res["schedstat"]) / n))
+
+
 # ---------------------------------------------------------------- after the exit
 
 def exit_cost(a):
@@ -1357,7 +1629,7 @@ def main():
     ap = argparse.ArgumentParser(prog="bench.py")
     ap.add_argument("bench", choices=["overhead", "ttr", "footprint", "accuracy", "bpfcost",
                                       "handler", "proccost", "startup", "exitcost",
-                                      "placement"])
+                                      "placement", "runqueue"])
     ap.add_argument("--scorch", required=True)
     ap.add_argument("--cpujob")
     ap.add_argument("--split")
@@ -1380,6 +1652,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--tools", nargs="+", default=["scorch-fp", "scorch-dwarf", "perf",
                                                    "bpftrace"])
+    ap.add_argument("--count", type=int, default=20000, help="runqueue: dd's blocks")
+    ap.add_argument("--tasks", type=int, default=2000, help="runqueue: the pool's tasks")
+    ap.add_argument("--workers", type=int, default=4, help="runqueue: the pool's threads")
+    ap.add_argument("--pool", help="runqueue: bench/rqpool.py")
     ap.add_argument("--argv", nargs="+", default=[], help="the command line to print")
     a = ap.parse_args()
     a.scorch = os.path.abspath(a.scorch)
@@ -1387,7 +1663,7 @@ def main():
         {"overhead": overhead, "ttr": time_to_result, "footprint": footprint,
          "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost,
          "proccost": proc_cost, "startup": startup, "exitcost": exit_cost,
-         "placement": placement}[a.bench](a)
+         "placement": placement, "runqueue": runqueue}[a.bench](a)
     except (BenchError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1

@@ -21,6 +21,9 @@ const volatile bool kernel_threads_only = false;
 const volatile bool mark_switches = false;
 /* --unwind dwarf: scorch itself; its switches are not copied (each copy wakes it) */
 const volatile __u32 self_pid = 0;
+/* sched_switch passes prev_state as its 4th argument (kernel 5.18 on; user space reads
+ * the tracepoint's arity in the kernel's BTF) */
+const volatile bool has_prev_state = false;
 
 /*
  * One slot per matching thread, by TID (sized by user space): ts != 0 while the
@@ -85,9 +88,12 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
 	st->key.flags |= KEY_OFFCPU_COPY;
 }
 
-/* The end of an interval whose stacks were copied: its length, or that it is dropped. */
+/*
+ * The end of an interval whose stacks were copied: its length and the part of it on a
+ * runqueue after the wakeup, or that it is dropped.
+ */
 static __always_inline void interval_send(struct offcpu_start *st, __u32 tid, __u64 delta,
-					  bool dropped)
+					  __u64 runq, bool dropped)
 {
 	struct scorch_interval *iv = bpf_ringbuf_reserve(&samples, sizeof(*iv), 0);
 
@@ -102,18 +108,34 @@ static __always_inline void interval_send(struct offcpu_start *st, __u32 tid, __
 	iv->flags = dropped ? INTERVAL_DROPPED : 0;
 	iv->ts = st->ts;
 	iv->value = delta;
+	iv->runq = runq;
 	bpf_ringbuf_submit(iv, samples_wakeup());
 	if (!dropped)
 		stat_inc(STAT_OFF_COUNTED);
 }
 
+/*
+ * The state @prev switches out in, as __schedule() read it before it dequeued the task
+ * (sched_switch's prev_state): its low byte, as perf does (TASK_FREEZABLE and the like
+ * sit above it). Not prev->__state now: a wakeup racing the switch-out has already set
+ * that to TASK_WAKING (0x200), which is neither a sleep nor runnable (measured: 51 of
+ * 161,262 blocking switch-outs of a pipe ping-pong on 2 CPUs, each interval lost).
+ */
+static __always_inline __u32 switch_state(unsigned long long *ctx, struct task_struct *prev)
+{
+	if (has_prev_state)
+		return (__u32)ctx[3] & 0xff;
+	return task_state(prev);
+}
+
 /* @prev is current: filter first, then walk its stacks into its "start" slot. */
-static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt, __u64 now)
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       __u32 state, __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), pid = BPF_CORE_READ(prev, tgid), zero = 0;
 	bool kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
-	__u32 state = task_state(prev);
-	/* preempted, or still TASK_RUNNING (yield): it waits on a runqueue */
+	/* preempted in the kernel, or switched out TASK_RUNNING (preempted on the way to user
+	 * space, which passes preempt false, or a yield): it waits on a runqueue */
 	bool runq = preempt || state == 0;
 	struct offcpu_start *st, *init;
 	long n;
@@ -145,6 +167,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (st->ts)
 		stat_inc(STAT_OFF_UNENDED);
 	st->ts = now;
+	st->wake = 0;
 	st->key.pid = pid;
 	st->key.flags = runq ? KEY_RUNQUEUE : 0;
 	st->key.gen = kthread ? 0 : task_gen(prev);
@@ -179,29 +202,46 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	}
 }
 
-/* @tid switches in: count the interval if it is kept; stacks are stored only then. */
+/*
+ * @tid switches in: count the interval if it is kept (--min-block and --max-block judge
+ * it whole); stacks are stored only then. A blocked interval woken on the way is
+ * counted in two parts: to the wakeup under its key, from there under the same stacks
+ * with KEY_RUNQUEUE.
+ */
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
 	struct offcpu_start *st = bpf_map_lookup_elem(&start, &tid);
-	__u64 delta;
+	__u64 delta, runq = 0;
+	bool woken;
 
 	if (!st || !st->ts)
 		return;
 	delta = now - st->ts;
+	/* st->wake is 0 unless woken since the switch-out (one clock on every CPU) */
+	woken = st->wake >= st->ts && st->wake <= now;
+	if (woken)
+		runq = now - st->wake;
 	if (delta < min_block_ns) {
 		stat_inc(STAT_OFF_SHORT);
 		if (st->key.flags & KEY_OFFCPU_COPY)
-			interval_send(st, tid, delta, true);
+			interval_send(st, tid, delta, runq, true);
 		goto done;
 	}
 	if (delta > max_block_ns) {
 		stat_inc(STAT_OFF_LONG);
 		if (st->key.flags & KEY_OFFCPU_COPY)
-			interval_send(st, tid, delta, true);
+			interval_send(st, tid, delta, runq, true);
 		goto done;
 	}
+	if (woken && !with_runqueue) {
+		/* runqueue waits not counted: the blocked part only */
+		delta -= runq;
+		runq = 0;
+	} else if (woken) {
+		stat_inc(STAT_OFF_WOKEN);
+	}
 	if (st->key.flags & KEY_OFFCPU_COPY) {
-		interval_send(st, tid, delta, false);
+		interval_send(st, tid, delta, runq, false);
 		goto done;
 	}
 	if (st->kernel.nr) {
@@ -214,9 +254,16 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 		if (!st->key.user_stack)
 			goto done;
 	}
-	if (!count_add(&st->key, delta)) {
+	if (delta > runq && !count_add(&st->key, delta - runq)) {
 		stat_inc(STAT_LOST_COUNTS);
 		goto done;
+	}
+	if (runq) {
+		st->key.flags |= KEY_RUNQUEUE;
+		if (!count_add(&st->key, runq)) {
+			stat_inc(STAT_LOST_COUNTS);
+			goto done;
+		}
 	}
 	stat_inc(STAT_OFF_COUNTED);
 done:
@@ -251,7 +298,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 next_tid = BPF_CORE_READ(next, pid), prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid), prev_tid = BPF_CORE_READ(prev, pid), state;
 
 	/* intervals still open end at the stop (sampler__drain()) */
 	if (stopped)
@@ -264,10 +311,35 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		switch_in(next_tid, now);
 	if (!prev_tid)
 		return 0;
-	if (task_state(prev) & TASK_DEAD)
+	state = switch_state(ctx, prev);
+	if (state & TASK_DEAD)
 		bpf_map_delete_elem(&start, &prev_tid);
 	else
-		switch_out(ctx, prev, preempt, now);
+		switch_out(ctx, prev, preempt, state, now);
+	return 0;
+}
+
+/*
+ * @p is woken: the first wakeup of a blocked interval ends its blocked part; the time
+ * to its switch-in is spent on a runqueue. sched_wakeup, not sched_waking: it fires when
+ * the task is queued (on the wakee's CPU for a remote wakeup, after its switch-out when
+ * the two race), where schedstat's run_delay starts too; sched_waking comes earlier in
+ * the waker's context, by the IPI's latency (~25 us here). A task woken before it
+ * switched out has no open interval: it switches out runnable (prev_state 0).
+ */
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_start *st;
+
+	if (stopped)
+		return 0;
+	/* only threads that passed the filters have a slot */
+	st = bpf_map_lookup_elem(&start, &tid);
+	if (!st || !st->ts || st->wake || (st->key.flags & KEY_RUNQUEUE))
+		return 0;
+	st->wake = bpf_ktime_get_ns();
 	return 0;
 }
 

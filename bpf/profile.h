@@ -45,13 +45,15 @@ enum scorch_stat {
 	STAT_MISSED_PERIODS,  /* oncpu: ended by a sample of that thread (credited to it) */
 	STAT_MISSED_TAIL,     /* offcpu, wall mode: ended by its switch-out (no sample) */
 	STAT_COUNT_KEYS,      /* keys created in "counts" (user space deletes those it reaps) */
+	/* offcpu */
+	STAT_OFF_WOKEN,       /* intervals split at their wakeup: blocked, then [runqueue] */
 	SCORCH_NR_STATS,
 };
 
 /* Flags in count_key.flags */
 #define KEY_USER_MISSED   (1u << 0)
 #define KEY_KERNEL_MISSED (1u << 1)
-#define KEY_RUNQUEUE      (1u << 2) /* off-CPU while runnable: waiting for a CPU */
+#define KEY_RUNQUEUE      (1u << 2) /* off CPU runnable (preempted, or woken): waiting for a CPU */
 #define KEY_USER_TRUNCATED (1u << 3) /* user space: unwinding ran past the copied stack */
 #define KEY_OFFCPU_COPY    (1u << 4) /* offcpu slot: the stacks went to ring buffer "samples" */
 /* scorch_sample.flags only (never in a count_key): the copy ended at the thread's stack top */
@@ -92,10 +94,13 @@ struct count_key {
 /*
  * Map "start" of offcpu: a matching thread that switched out, by TID. Its stacks can
  * only be read while it is current, so they are walked at switch-out into this slot;
- * they are hashed, stored and counted at switch-in only if the interval is kept.
+ * they are hashed, stored and counted at switch-in only if the interval is kept. A
+ * blocked interval is split at its first sched_wakeup: [ts, wake) under the key,
+ * [wake, switch-in) under the key with KEY_RUNQUEUE.
  */
 struct offcpu_start {
-	__u64 ts; /* switch-out time, ns */
+	__u64 ts;   /* switch-out time, ns */
+	__u64 wake; /* its wakeup (sched_wakeup), ns; 0: none yet, or a runqueue interval */
 	struct count_key key; /* stack ids unset */
 	struct stack_trace user;
 	struct stack_trace kernel;
@@ -192,6 +197,8 @@ struct scorch_interval {
 	__u32 flags; /* INTERVAL_* */
 	__u64 ts;    /* switch-out time: the copy's value */
 	__u64 value; /* nanoseconds off CPU */
+	__u64 runq;  /* of which on a runqueue after the wakeup (the copy's key has no
+		      * KEY_RUNQUEUE), counted under the key with KEY_RUNQUEUE */
 };
 
 #endif /* SCORCH_PROFILE_H */

@@ -206,6 +206,8 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 
 	if (offcpu) {
 		f->offcpu_ns += value;
+		if (key->flags & KEY_RUNQUEUE)
+			f->runqueue_ns += value;
 		count = (value + 500) / 1000; /* microseconds */
 	} else if (f->mode == MODE_WALL) {
 		count = (uint64_t)(value * 1e6 / f->freq + 0.5);

@@ -205,11 +205,13 @@ int sampler__age_stacks(struct sampler *s, size_t *nr_deleted);
 
 /*
  * --unwind dwarf, offcpu: is the interval of thread @tid that began at @ts (a copy's
- * value) still open? 0 and *@delta = its length so far, -ERANGE when that length is
- * outside --min-block/--max-block, -ENOENT when it is not open (it ended, or its
+ * value) still open? 0 and *@delta = its length so far, *@runq = the part of it since
+ * its wakeup (0 if none was seen: struct scorch_interval), -ERANGE when that length
+ * is outside --min-block/--max-block, -ENOENT when it is not open (it ended, or its
  * record was lost), -ENOMEM. For the copies left without an interval at the end.
  */
-int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta);
+int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta,
+			   uint64_t *runq);
 
 /*
  * --unwind dwarf: the stack of thread @tid (@key: its samples' thread_key) is needed up
@@ -456,6 +458,7 @@ struct fold {
 	struct outputs *outs;
 	/* counted by fold__add() for the summary */
 	uint64_t offcpu_ns; /* off-CPU time counted */
+	uint64_t runqueue_ns; /* of which runnable, waiting for a CPU ([runqueue]) */
 	uint64_t truncated_user, truncated_kernel;
 	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
 	uint64_t noproc_samples, noproc_us; /* of processes whose user frames are [unknown] */
@@ -627,6 +630,7 @@ enum probe_id {
 	PROBE_TP_EXIT,         /* a trivial program attached to the raw tracepoint and detached */
 	PROBE_TP_FORK,
 	PROBE_TP_SWITCH,
+	PROBE_TP_WAKEUP,
 	PROBE_TRACEFS,         /* mounted or not (scorch does not need it) */
 	PROBE_DEBUGINFO,       /* /usr/lib/debug/.build-id (value: entries) */
 	PROBE_MEMLOCK,         /* RLIMIT_MEMLOCK (value: bytes, -1 unlimited) vs memcg accounting */

@@ -191,17 +191,27 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 		r->err = err;
 }
 
-/* Counts a pending copy's stacks for @ns nanoseconds off CPU and frees it. */
-static int count_copy(struct record *r, struct pending_copy *c, uint64_t ns)
+/*
+ * Counts a pending copy's stacks for @ns nanoseconds off CPU, @runq of them on a runqueue
+ * after its wakeup (under the key with KEY_RUNQUEUE), and frees it.
+ */
+static int count_copy(struct record *r, struct pending_copy *c, uint64_t ns, uint64_t runq)
 {
-	int err;
+	struct count_key key = c->key;
+	int err = 0;
 
 	r->dw.ubuf->nr = c->user_nr;
 	memcpy(r->dw.ubuf->ips, c->ips, c->user_nr * sizeof(c->ips[0]));
 	r->dw.kbuf->nr = c->kernel_nr;
 	memcpy(r->dw.kbuf->ips, c->ips + c->user_nr, c->kernel_nr * sizeof(c->ips[0]));
-	err = record__add_stack(r, true, &c->key, ns, c->user_nr ? r->dw.ubuf : NULL,
-			c->kernel_nr ? r->dw.kbuf : NULL);
+	runq = MIN(runq, ns);
+	if (ns > runq)
+		err = record__add_stack(r, true, &key, ns - runq, c->user_nr ? r->dw.ubuf : NULL,
+					c->kernel_nr ? r->dw.kbuf : NULL);
+	key.flags |= KEY_RUNQUEUE;
+	if (!err && runq)
+		err = record__add_stack(r, true, &key, runq, c->user_nr ? r->dw.ubuf : NULL,
+					c->kernel_nr ? r->dw.kbuf : NULL);
 	free(c);
 	return err;
 }
@@ -222,7 +232,7 @@ void record__on_interval(struct record *r, const struct scorch_interval *iv)
 		return;
 	}
 	r->dw.copies_joined++;
-	err = count_copy(r, c, iv->value);
+	err = count_copy(r, c, iv->value, iv->runq);
 	if (err && !r->err)
 		r->err = err;
 }
@@ -231,14 +241,14 @@ void record__on_interval(struct record *r, const struct scorch_interval *iv)
 int record__close_copies(struct record *r)
 {
 	struct pending_copy *c;
-	uint64_t delta;
+	uint64_t delta, runq;
 	int err = 0, e;
 
 	while ((c = copytab__pop(r->dw.copies))) {
-		e = err ? -ENOENT : sampler__open_interval(r->sampler, c->tid, c->ts, &delta);
+		e = err ? -ENOENT : sampler__open_interval(r->sampler, c->tid, c->ts, &delta, &runq);
 		if (!e) {
 			r->dw.copies_open++;
-			err = count_copy(r, c, delta);
+			err = count_copy(r, c, delta, runq);
 			continue;
 		}
 		if (e == -ERANGE)

@@ -115,7 +115,7 @@ static int check_target(const struct record_opts *o, pid_t pid)
 static int preflight(struct record *r)
 {
 	const struct record_opts *o = &r->opts;
-	enum probe_id ids[8] = { PROBE_CAPS, PROBE_BTF, PROBE_MAP_RINGBUF };
+	enum probe_id ids[10] = { PROBE_CAPS, PROBE_BTF, PROBE_MAP_RINGBUF };
 	uint32_t need = PROBE_NEED_RECORD;
 	struct probe_result pr;
 	long max_rate;
@@ -125,6 +125,7 @@ static int preflight(struct record *r)
 	if (o->mode != MODE_CPU) {
 		need |= PROBE_NEED_OFFCPU;
 		ids[nr_ids++] = PROBE_TP_SWITCH;
+		ids[nr_ids++] = PROBE_TP_WAKEUP;
 	}
 	if (o->unwind == UNWIND_DWARF) {
 		need |= PROBE_NEED_DWARF;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "common.h"
@@ -124,6 +125,36 @@ static void explain_load_error(const char *what, int err)
 }
 
 /*
+ * Does sched_switch pass prev_state, its 4th argument since kernel 5.18? Read from the
+ * kernel's BTF (as perf's check_sched_switch_args()): a raw tracepoint program that
+ * reads an argument the tracepoint lacks does not attach. Without it offcpu reads the
+ * task's state instead, which a racing wakeup may have changed.
+ */
+static bool switch_has_prev_state(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t = NULL;
+	bool has;
+	int id;
+
+	if (!btf) {
+		pr_debug("offcpu: cannot read the kernel BTF: %s\n", strerror(errno));
+		return false;
+	}
+	/* typedef void (*btf_trace_sched_switch)(void *, bool, prev, next, prev_state) */
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	has = t && btf_is_func_proto(t) && btf_vlen(t) >= 5;
+	btf__free(btf);
+	if (!has)
+		pr_debug("offcpu: sched_switch has no prev_state argument: the task's state is read\n");
+	return has;
+}
+
+/*
  * Sizes the shared maps of one program set. The stack and count maps are
  * preallocated: an on-demand (BPF_F_NO_PREALLOC) insert from the timer interrupt
  * or the scheduler fails with -ENOMEM whenever the per-CPU allocation cache has
@@ -198,6 +229,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->off->rodata->user_threads_only = opts->user_threads_only;
 		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
 		s->off->rodata->self_pid = getpid();
+		s->off->rodata->has_prev_state = switch_has_prev_state();
 		if (opts->credit_missed && s->on) {
 			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
 			s->off->rodata->mark_switches = true;
@@ -395,8 +427,9 @@ int sampler__attach(struct sampler *s)
 
 	if (nr_cpus < 0)
 		return nr_cpus;
-	s->links = calloc(nr_cpus + 1, sizeof(*s->links));
-	s->pfds = calloc(nr_cpus + 1, sizeof(*s->pfds));
+	/* a perf event per CPU, sched_wakeup and sched_switch */
+	s->links = calloc(nr_cpus + 2, sizeof(*s->links));
+	s->pfds = calloc(nr_cpus + 2, sizeof(*s->pfds));
 	if (!s->links || !s->pfds) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -409,6 +442,13 @@ int sampler__attach(struct sampler *s)
 			err = attach_tracepoint(ps->fork, &ps->fork_link, "sched_process_fork");
 		if (!err)
 			err = attach_tracepoint(ps->exit, &ps->exit_link, "sched_process_exit");
+	}
+	/* wakeups first: every interval sched_switch opens has its wakeup seen */
+	if (!err && s->off) {
+		err = attach_tracepoint(s->off->progs.offcpu_wakeup, &s->links[s->nr_links],
+					"sched_wakeup");
+		if (!err)
+			s->pfds[s->nr_links++] = -1;
 	}
 	if (!err && s->off) {
 		err = attach_tracepoint(s->off->progs.offcpu_switch, &s->links[s->nr_links],
@@ -912,13 +952,25 @@ static uint64_t end_ns(const struct sampler *s)
 	return stop ? stop : timing__now_ns();
 }
 
+/*
+ * The parts of the interval @st still open at @now_ns: its length and, when it was woken
+ * (struct offcpu_start), the part of it since the wakeup.
+ */
+static void open_parts(const struct offcpu_start *st, uint64_t now_ns, uint64_t *delta,
+		       uint64_t *runq)
+{
+	*delta = now_ns - st->ts;
+	*runq = st->wake >= st->ts && st->wake < now_ns ? now_ns - st->wake : 0;
+}
+
 /* Threads still off CPU: their interval ends now, or at the stop. */
 static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
 	int fd = bpf_map__fd(s->off->maps.start);
 	struct offcpu_start *st;
+	struct count_key key;
 	__u32 tid, next, *prev = NULL;
-	uint64_t now_ns, delta;
+	uint64_t now_ns, delta, runq;
 	int err = 0;
 
 	st = malloc(sizeof(*st));
@@ -932,12 +984,19 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 		if (bpf_map_lookup_elem(fd, &tid, st) || !st->ts || st->ts > now_ns ||
 		    (st->key.flags & KEY_OFFCPU_COPY))
 			continue;
-		delta = now_ns - st->ts;
+		open_parts(st, now_ns, &delta, &runq);
 		if (delta < s->opts.min_block_ns || delta > s->opts.max_block_ns ||
 		    st->user.nr > SCORCH_MAX_STACK_DEPTH || st->kernel.nr > SCORCH_MAX_STACK_DEPTH)
 			continue;
-		err = cb(ctx, true, &st->key, delta, st->user.nr ? &st->user : NULL,
-			 st->kernel.nr ? &st->kernel : NULL);
+		key = st->key;
+		if (delta > runq)
+			err = cb(ctx, true, &key, delta - runq, st->user.nr ? &st->user : NULL,
+				 st->kernel.nr ? &st->kernel : NULL);
+		/* woken, not switched in yet */
+		key.flags |= KEY_RUNQUEUE;
+		if (!err && runq && s->opts.with_runqueue)
+			err = cb(ctx, true, &key, runq, st->user.nr ? &st->user : NULL,
+				 st->kernel.nr ? &st->kernel : NULL);
 		if (err)
 			break;
 	}
@@ -988,7 +1047,8 @@ int sampler__unseed_interval(struct sampler *s, uint32_t tid, uint64_t ts)
 	return err;
 }
 
-int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta)
+int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta,
+			   uint64_t *runq)
 {
 	struct offcpu_start *st;
 	uint64_t now_ns;
@@ -1005,9 +1065,15 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 		err = -ENOENT;
 		goto cleanup;
 	}
-	*delta = now_ns - ts;
-	if (*delta < s->opts.min_block_ns || *delta > s->opts.max_block_ns)
+	open_parts(st, now_ns, delta, runq);
+	if (*delta < s->opts.min_block_ns || *delta > s->opts.max_block_ns) {
 		err = -ERANGE;
+		goto cleanup;
+	}
+	if (!s->opts.with_runqueue) {
+		*delta -= *runq; /* the blocked part only */
+		*runq = 0;
+	}
 cleanup:
 	free(st);
 	return err;

@@ -147,10 +147,12 @@ double summary__counts(const struct summary *sm)
 	missed_periods(sm);
 	if (sm->mode != MODE_CPU)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
-			" intervals counted (%.3f s off CPU), %" PRIu64
+			" intervals counted (%.3f s off CPU, %.3f s of it on a runqueue: after a "
+			"preemption, or after the wakeup of %" PRIu64 " blocked ones), %" PRIu64
 			" shorter than --min-block, %" PRIu64 " longer than --max-block\n",
 			st[STAT_SWITCHES], sm->elapsed, st[STAT_OFF_COUNTED],
-			sm->fold->offcpu_ns / 1e9, st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
+			sm->fold->offcpu_ns / 1e9, sm->fold->runqueue_ns / 1e9, st[STAT_OFF_WOKEN],
+			st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
 	if (taken)
 		pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost)

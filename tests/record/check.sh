@@ -20,7 +20,7 @@ names="privileges kernel.perf_event_paranoid kernel.perf_event_max_sample_rate
 kernel.perf_event_max_stack kernel.unprivileged_bpf_disabled BTF prog@perf_event
 prog@raw_tracepoint prog@tracepoint prog@kprobe prog@tracing map@ringbuf map@stack_trace
 map@batch@ops helper@get_stack helper@probe_read_user helper@task_pt_regs event@cpu-clock
-event@cycles tp@sched_process_exit tp@sched_switch tracefs debuginfo memlock"
+event@cycles tp@sched_process_exit tp@sched_switch tp@sched_wakeup tracefs debuginfo memlock"
 
 check_table() { # check_table FILE: every probe listed once with a known status
 	local f=$1 n

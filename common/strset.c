@@ -27,25 +27,6 @@ struct strset {
 	size_t count;
 };
 
-uint64_t hash__bytes(const void *data, size_t len, uint64_t seed)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	/* murmur3 finalizer: spread the low bits used for bucket selection */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 struct strset *strset__new(void)
 {
 	struct strset *set = calloc(1, sizeof(*set));

@@ -2,7 +2,8 @@
 /*
  * tests/common: the hash table (common/hashmap.c) against a plain array: insert, find,
  * remove and iteration with removals at every size up to a few thousand, with weak hashes
- * that collide and wrap around the end of the slots; growth limits; hash__u64() undone.
+ * that collide and wrap around the end of the slots; growth limits; hash__u64() undone;
+ * strset, which is built on it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -269,6 +270,42 @@ static void limits(void)
 	hashmap__free(NULL);
 }
 
+/* strset, built on the table: equal strings are one pointer, whatever they hold */
+static void strset(void)
+{
+	struct strset *set = strset__new();
+	static char big[100000];
+	const char *a, *b, *c, *strs[3000];
+	char buf[32];
+	size_t i;
+
+	CHECK(set && strset__count(set) == 0);
+	if (!set)
+		return;
+	a = strset__intern_len(set, "ab\0cd", 5);
+	b = strset__intern_len(set, "ab\0ce", 5);
+	c = strset__intern_len(set, "ab", 2);
+	CHECK(a && b && c && a != b && a != c && b != c);
+	CHECK(a && !memcmp(a, "ab\0cd", 6) && c && !strcmp(c, "ab"));
+	CHECK(strset__intern_len(set, "ab\0cdx", 5) == a && strset__intern(set, "ab") == c);
+	CHECK(strset__intern(set, "") == strset__intern_len(set, "x", 0));
+	memset(big, 'b', sizeof(big) - 1);
+	a = strset__intern(set, big);
+	CHECK(a && strlen(a) == sizeof(big) - 1 && strset__intern(set, big) == a);
+	for (i = 0; i < ARRAY_SIZE(strs); i++) {
+		snprintf(buf, sizeof(buf), "s%zu", i);
+		strs[i] = strset__intern(set, buf);
+	}
+	for (i = 0; i < ARRAY_SIZE(strs); i++) {
+		snprintf(buf, sizeof(buf), "s%zu", i);
+		CHECK(strs[i] && strset__intern(set, buf) == strs[i] && !strcmp(strs[i], buf));
+		CHECK(((uintptr_t)strs[i] & 7) == 0);
+	}
+	CHECK(strset__count(set) == 5 + ARRAY_SIZE(strs));
+	strset__free(set);
+	strset__free(NULL);
+}
+
 int main(void)
 {
 	uint64_t (*hashes[])(uint32_t) = {hash_good, hash_weak, hash_one};
@@ -276,6 +313,7 @@ int main(void)
 	size_t h;
 
 	limits();
+	strset();
 	u64_bijection();
 	no_eq();
 	for (h = 0; h < ARRAY_SIZE(hashes); h++) {

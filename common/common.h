@@ -98,6 +98,29 @@ typedef bool (*hashmap_eq_fn)(uint64_t val, const void *ctx);
 /* The value of the key @ctx describes (hashed to @hash), or 0 when it is absent. */
 uint64_t hashmap__find(const struct hashmap *hm, uint64_t hash, hashmap_eq_fn eq, const void *ctx);
 /*
+ * The same without a callback, for the innermost loops (folded parsing): returns the
+ * values stored under @hash one by one, then 0; *@probe starts at 0.
+ *	size_t probe = 0;
+ *	while ((val = hashmap__match(hm, hash, &probe)))
+ *		if (key_is(val, key))
+ *			return val;
+ */
+static inline uint64_t hashmap__match(const struct hashmap *hm, uint64_t hash, size_t *probe)
+{
+	size_t mask = hm->nr_slots - 1;
+	const struct hashmap_slot *s;
+
+	if (!hm->nr)
+		return 0;
+	for (; (s = &hm->slots[(hash + *probe) & mask])->val; (*probe)++) {
+		if (s->hash == hash) {
+			(*probe)++;
+			return s->val;
+		}
+	}
+	return 0;
+}
+/*
  * Adds @val under @hash, without looking for an equal key (find it first: a key
  * inserted twice is held twice). Returns 0; -EINVAL for a value 0; -ENOMEM; -EOVERFLOW
  * when the table would need more than SIZE_MAX bytes. Unchanged on failure.

@@ -87,14 +87,12 @@ int hashmap__reserve(struct hashmap *hm, size_t more)
 
 uint64_t hashmap__find(const struct hashmap *hm, uint64_t hash, hashmap_eq_fn eq, const void *ctx)
 {
-	size_t mask = hm->nr_slots - 1, i;
-	const struct hashmap_slot *s;
+	size_t probe = 0;
+	uint64_t val;
 
-	if (!hm->nr)
-		return 0;
-	for (i = hash & mask; (s = &hm->slots[i])->val; i = (i + 1) & mask)
-		if (s->hash == hash && (!eq || eq(s->val, ctx)))
-			return s->val;
+	while ((val = hashmap__match(hm, hash, &probe)))
+		if (!eq || eq(val, ctx))
+			return val;
 	return 0;
 }
 
@@ -140,14 +138,12 @@ static void remove_at(struct hashmap *hm, size_t i)
 
 uint64_t hashmap__remove(struct hashmap *hm, uint64_t hash, hashmap_eq_fn eq, const void *ctx)
 {
-	size_t mask = hm->nr_slots - 1, i;
+	size_t probe = 0;
 	uint64_t val;
 
-	if (!hm->nr)
-		return 0;
-	for (i = hash & mask; (val = hm->slots[i].val); i = (i + 1) & mask) {
-		if (hm->slots[i].hash == hash && (!eq || eq(val, ctx))) {
-			remove_at(hm, i);
+	while ((val = hashmap__match(hm, hash, &probe))) {
+		if (!eq || eq(val, ctx)) {
+			remove_at(hm, (hash + probe - 1) & (hm->nr_slots - 1));
 			return val;
 		}
 	}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/common: the hash table (common/hashmap.c) against a plain array: insert, find,
- * remove and iteration with removals at every size up to a few thousand, with weak hashes
- * that collide and wrap around the end of the slots; growth limits; hash__u64() undone;
- * strset, which is built on it.
+ * match, remove and iteration with removals at every size up to a few thousand, with
+ * weak hashes that collide and wrap around the end of the slots; growth limits;
+ * hash__u64() undone; strset, which is built on it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,9 +54,21 @@ static uint64_t hash_good(uint32_t key)
 	return hash__bytes(&key, sizeof(key), 0);
 }
 
+/* hashmap__find(), checked against a loop over hashmap__match() */
 static uint64_t find(struct model *m, uint32_t key)
 {
-	return hashmap__find(&m->hm, m->hash(key), key_eq, &key);
+	uint64_t val, found = 0, h = m->hash(key);
+	size_t probe = 0, nr = 0;
+
+	while ((val = hashmap__match(&m->hm, h, &probe))) {
+		if (val == key + 1)
+			found = val;
+		nr += val == key + 1;
+	}
+	CHECK(nr <= 1);
+	val = hashmap__find(&m->hm, h, key_eq, &key);
+	CHECK(val == found);
+	return val;
 }
 
 static void put(struct model *m, uint32_t key)

@@ -120,10 +120,11 @@ static inline uint64_t hashmap__match(const struct hashmap *hm, uint64_t hash, s
 	}
 	return 0;
 }
+
 /*
  * Adds @val under @hash, without looking for an equal key (find it first: a key
  * inserted twice is held twice). Returns 0; -EINVAL for a value 0; -ENOMEM; -EOVERFLOW
- * when the table would need more than SIZE_MAX bytes. Unchanged on failure.
+ * when its slots would take more than SIZE_MAX / 2 bytes. Unchanged on failure.
  */
 int hashmap__insert(struct hashmap *hm, uint64_t hash, uint64_t val);
 /* Makes room for @more values beyond those held: 0, -ENOMEM or -EOVERFLOW. */

@@ -19,13 +19,8 @@ uint64_t hash__bytes(const void *data, size_t len, uint64_t seed)
 		h ^= p[i];
 		h *= 0x100000001b3ULL;
 	}
-	/* murmur3 finalizer: spread the low bits used for bucket selection */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
+	/* spread the low bits used for slot selection */
+	return hash__u64(h);
 }
 
 uint64_t hash__u64(uint64_t x)

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # bench: deterministic synthetic folded stacks (depth 3..MAXDEPTH, little prefix sharing).
+# usage: flamegraph-gen.py [LINES [MAXDEPTH [SEED [perf]]]]
+# With "perf", the same stacks as perf script text instead (each one sampled twice, the
+# first frame as the command, frames "mod.func" as "func (/usr/lib/mod.so)"), for
+# scorch collapse with as many distinct stacks.
 import random
 import sys
 
@@ -9,6 +13,8 @@ def main():
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
     maxdepth = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    perf = len(sys.argv) > 4 and sys.argv[4] == "perf"
+    n = 0
     rnd = random.Random(seed)
     comms = ["java", "python3", "node", "postgres", "nginx", "redis-server", "kworker/0:1", "sshd"]
     mods = ["net/http", "io/netty", "libc.so.6", "vmlinux", "app/core", "std::rt", "org/apache"]
@@ -22,7 +28,17 @@ def main():
         # a shared trunk of 0..3 frames from a small set, then random frames
         trunk = rnd.randint(0, 3)
         frames = [rnd.choice(comms)] + vocab[:trunk] + rnd.choices(vocab, k=depth - 1 - trunk)
-        buf.append("%s %d\n" % (";".join(frames), rnd.randint(1, 100)))
+        count = rnd.randint(1, 100)
+        if perf:
+            body = "".join("\t%x %s (/usr/lib/%s.so)\n" % (0x400000 + i * 16, f.split(".")[-1],
+                                                          f.split(".")[0].replace("/", "_"))
+                           for i, f in enumerate(reversed(frames[1:])))
+            for _ in range(2):
+                buf.append("%s %d/%d [000] %d.%06d: cpu-clock: \n%s\n" % (
+                    frames[0], 100 + n % 50, 100 + n % 50, 1000 + n // 1000, n % 1000000, body))
+            n += 1
+        else:
+            buf.append("%s %d\n" % (";".join(frames), count))
         if len(buf) >= 10000:
             out.write("".join(buf))
             buf.clear()

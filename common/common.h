@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common: logging, string interning and bounded I/O shared by every scorch module. */
+/* common: logging, interning, hash tables and bounded I/O shared by every scorch module. */
 #ifndef SCORCH_COMMON_H
 #define SCORCH_COMMON_H
 
@@ -64,6 +64,96 @@ size_t strset__count(const struct strset *set);
 
 /* 64-bit FNV-1a style hash with a final mix; stable across runs. */
 uint64_t hash__bytes(const void *data, size_t len, uint64_t seed);
+/*
+ * A 64-bit mix of @x that is a bijection: two keys of at most 64 bits (an integer, a
+ * pointer) are equal exactly when their hash__u64() are, so a hash table needs no
+ * equality test for them (hashmap_eq_fn NULL). Stable across runs.
+ */
+uint64_t hash__u64(uint64_t x);
+
+/*
+ * Hash table of (hash, value) pairs: open addressing with linear probing in a power of
+ * two of slots, at most 3/4 full, grown by doubling. The caller owns the entries: a
+ * value names one (a pointer, an index + 1 into the caller's array, or the datum
+ * itself) and is never 0. The caller hashes its keys (hash__bytes(), hash__u64()) and
+ * tells keys of one hash apart with an @eq callback, called with the @ctx it passed and
+ * each value stored under the same 64-bit hash; NULL @eq: keys are equal when their
+ * hashes are (a key hashed by hash__u64()).
+ * A zeroed struct hashmap is an empty table; nothing is allocated before the first
+ * insert. Not thread-safe. Values move between slots: keep values, not slot addresses.
+ */
+struct hashmap_slot {
+	uint64_t hash;
+	uint64_t val; /* 0: empty */
+};
+
+struct hashmap {
+	struct hashmap_slot *slots;
+	size_t nr;	 /* values held */
+	size_t nr_slots; /* 0 or a power of two */
+};
+
+typedef bool (*hashmap_eq_fn)(uint64_t val, const void *ctx);
+
+/* The value of the key @ctx describes (hashed to @hash), or 0 when it is absent. */
+uint64_t hashmap__find(const struct hashmap *hm, uint64_t hash, hashmap_eq_fn eq, const void *ctx);
+/*
+ * The same without a callback, for the innermost loops (folded parsing): returns the
+ * values stored under @hash one by one, then 0; *@probe starts at 0.
+ *	size_t probe = 0;
+ *	while ((val = hashmap__match(hm, hash, &probe)))
+ *		if (key_is(val, key))
+ *			return val;
+ */
+static inline uint64_t hashmap__match(const struct hashmap *hm, uint64_t hash, size_t *probe)
+{
+	size_t mask = hm->nr_slots - 1;
+	const struct hashmap_slot *s;
+
+	if (!hm->nr)
+		return 0;
+	for (; (s = &hm->slots[(hash + *probe) & mask])->val; (*probe)++) {
+		if (s->hash == hash) {
+			(*probe)++;
+			return s->val;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Adds @val under @hash, without looking for an equal key (find it first: a key
+ * inserted twice is held twice). Returns 0; -EINVAL for a value 0; -ENOMEM; -EOVERFLOW
+ * when its slots would take more than SIZE_MAX / 2 bytes. Unchanged on failure.
+ */
+int hashmap__insert(struct hashmap *hm, uint64_t hash, uint64_t val);
+/* Makes room for @more values beyond those held: 0, -ENOMEM or -EOVERFLOW. */
+int hashmap__reserve(struct hashmap *hm, size_t more);
+/* Removes the key @ctx describes and returns its value (the entry is the caller's), or 0. */
+uint64_t hashmap__remove(struct hashmap *hm, uint64_t hash, hashmap_eq_fn eq, const void *ctx);
+/* Removes every value, keeping the slots for the next ones. */
+void hashmap__clear(struct hashmap *hm);
+/* Frees the slots (not the entries) and leaves an empty table. NULL is ignored. */
+void hashmap__free(struct hashmap *hm);
+
+/*
+ * Iteration over every value once, in slot order (fixed by the hashes and the order of
+ * insertion; not sorted):
+ *	struct hashmap_iter it;
+ *	uint64_t val;
+ *	for (hashmap__iter_init(hm, &it); hashmap__iter_next(hm, &it, &val);)
+ *		if (done_with(val))
+ *			hashmap__iter_remove(hm, &it);
+ * hashmap__iter_remove() removes the value last returned; the iteration still visits
+ * every other value once. Nothing may be inserted until the iteration ends.
+ */
+struct hashmap_iter {
+	size_t pos, left, cur;
+};
+
+void hashmap__iter_init(const struct hashmap *hm, struct hashmap_iter *it);
+bool hashmap__iter_next(const struct hashmap *hm, struct hashmap_iter *it, uint64_t *val);
+void hashmap__iter_remove(struct hashmap *hm, struct hashmap_iter *it);
 
 /*
  * Bounded reads of files other users control. Opens with O_NOFOLLOW|O_CLOEXEC

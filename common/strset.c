@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* common: string interning in an arena with an open-addressing index. */
+/* common: string interning in an arena, indexed by the common hash table. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,47 +14,22 @@ struct arena_chunk {
 	char data[];
 };
 
-struct strset_slot {
-	uint64_t hash;
-	const char *str; /* NULL: empty */
+/* each string is stored after its length, 8-byte aligned */
+struct strset_str {
 	size_t len;
+	char str[];
 };
 
 struct strset {
 	struct arena_chunk *chunks;
-	struct strset_slot *slots;
-	size_t nr_slots; /* power of two */
-	size_t count;
+	struct hashmap index; /* values: struct strset_str * */
 };
-
-uint64_t hash__bytes(const void *data, size_t len, uint64_t seed)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	/* murmur3 finalizer: spread the low bits used for bucket selection */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
 
 struct strset *strset__new(void)
 {
 	struct strset *set = calloc(1, sizeof(*set));
 
-	if (!set)
-		return NULL;
-	set->nr_slots = 1024;
-	set->slots = calloc(set->nr_slots, sizeof(*set->slots));
-	if (!set->slots) {
+	if (!set || hashmap__reserve(&set->index, 768)) {
 		free(set);
 		errno = ENOMEM;
 		return NULL;
@@ -72,16 +47,16 @@ void strset__free(struct strset *set)
 		next = c->next;
 		free(c);
 	}
-	free(set->slots);
+	hashmap__free(&set->index);
 	free(set);
 }
 
 size_t strset__count(const struct strset *set)
 {
-	return set ? set->count : 0;
+	return set ? set->index.nr : 0;
 }
 
-static char *arena_alloc(struct strset *set, size_t sz)
+static void *arena_alloc(struct strset *set, size_t sz)
 {
 	struct arena_chunk *c = set->chunks;
 
@@ -100,55 +75,46 @@ static char *arena_alloc(struct strset *set, size_t sz)
 	return c->data + c->used - sz;
 }
 
-static int strset_grow(struct strset *set)
+struct strset_key {
+	const char *str;
+	size_t len;
+};
+
+static bool str_eq(uint64_t val, const void *ctx)
 {
-	size_t nr = set->nr_slots * 2, i;
-	struct strset_slot *slots = calloc(nr, sizeof(*slots));
+	const struct strset_str *s = (const struct strset_str *)(uintptr_t)val;
+	const struct strset_key *k = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < set->nr_slots; i++) {
-		struct strset_slot *s = &set->slots[i];
-		size_t j;
-
-		if (!s->str)
-			continue;
-		for (j = s->hash & (nr - 1); slots[j].str; j = (j + 1) & (nr - 1))
-			;
-		slots[j] = *s;
-	}
-	free(set->slots);
-	set->slots = slots;
-	set->nr_slots = nr;
-	return 0;
+	return s->len == k->len && !memcmp(s->str, k->str, k->len);
 }
 
 const char *strset__intern_len(struct strset *set, const char *str, size_t len)
 {
-	uint64_t h = hash__bytes(str, len, 0);
-	size_t i;
-	char *copy;
+	struct strset_key key = {str, len};
+	uint64_t h = hash__bytes(str, len, 0), val;
+	struct strset_str *s;
+	size_t sz;
 
-	if ((set->count + 1) * 4 > set->nr_slots * 3 && strset_grow(set)) {
+	val = hashmap__find(&set->index, h, str_eq, &key);
+	if (val)
+		return ((struct strset_str *)(uintptr_t)val)->str;
+	if (len > SIZE_MAX - sizeof(*s) - 8) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (i = h & (set->nr_slots - 1); set->slots[i].str; i = (i + 1) & (set->nr_slots - 1)) {
-		struct strset_slot *s = &set->slots[i];
-
-		if (s->hash == h && s->len == len && !memcmp(s->str, str, len))
-			return s->str;
-	}
-	copy = arena_alloc(set, len + 1);
-	if (!copy) {
+	sz = (sizeof(*s) + len + 1 + 7) & ~(size_t)7;
+	s = arena_alloc(set, sz);
+	if (!s || hashmap__insert(&set->index, h, (uintptr_t)s)) {
+		/* an unused string at the end of the arena: taken by the next one */
+		if (s)
+			set->chunks->used -= sz;
 		errno = ENOMEM;
 		return NULL;
 	}
-	memcpy(copy, str, len);
-	copy[len] = '\0';
-	set->slots[i] = (struct strset_slot){ .hash = h, .str = copy, .len = len };
-	set->count++;
-	return copy;
+	s->len = len;
+	memcpy(s->str, str, len);
+	s->str[len] = '\0';
+	return s->str;
 }
 
 const char *strset__intern(struct strset *set, const char *str)

@@ -6,14 +6,6 @@
 #include "common.h"
 #include "export.h"
 
-/* An open-addressing index of 1-based ids by 64-bit hash; equality is the caller's. */
-struct id_index {
-	uint32_t *ids; /* 0: empty slot */
-	uint64_t *hashes;
-	size_t cap; /* power of two */
-	size_t nr;
-};
-
 struct pmapping {
 	uint64_t start, limit, offset;
 	uint32_t file;	   /* string index */
@@ -48,23 +40,23 @@ struct profile {
 	struct strset *set; /* interned bytes: equal strings, equal pointers */
 	const char **strs;  /* string table; [0] = "" */
 	size_t nr_strs, cap_strs;
-	struct id_index str_idx; /* keyed by interned pointer */
+	struct hashmap str_idx; /* interned pointer -> index + 1 */
 	struct pmapping *maps;
 	size_t nr_maps, cap_maps;
-	struct id_index map_idx;
+	struct hashmap map_idx; /* -> id (1-based) */
 	struct pfunction *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct id_index func_idx;
+	struct hashmap func_idx; /* -> id (1-based) */
 	struct pline *lines;
 	size_t nr_lines, cap_lines;
 	struct plocation *locs;
 	size_t nr_locs, cap_locs;
-	struct id_index loc_idx;
-	uint32_t *stacks; /* sample stacks, leaf first */
+	struct hashmap loc_idx; /* -> id (1-based) */
+	uint32_t *stacks;	/* sample stacks, leaf first */
 	size_t nr_stacks, cap_stacks;
 	struct psample *samples;
 	size_t nr_samples, cap_samples;
-	struct id_index sample_idx;
+	struct hashmap sample_idx; /* -> id (1-based) */
 	/* string ids the pprof writer needs, interned by profile__new() */
 	uint32_t vt_type[PROFILE_MAX_VALUES], vt_unit[PROFILE_MAX_VALUES];
 	uint32_t period_type, period_unit, key_pid, key_comm;

@@ -6,80 +6,11 @@
 
 #include "export-private.h"
 
-/* ---- the id index ---- */
-
-static void index__free(struct id_index *x)
-{
-	free(x->ids);
-	free(x->hashes);
-	*x = (struct id_index){0};
-}
-
-static int index__grow(struct id_index *x)
-{
-	size_t cap = x->cap ? x->cap * 2 : 256, i, j;
-	uint32_t *ids = calloc(cap, sizeof(*ids));
-	uint64_t *hashes = calloc(cap, sizeof(*hashes));
-
-	if (!ids || !hashes) {
-		free(ids);
-		free(hashes);
-		return -ENOMEM;
-	}
-	for (i = 0; i < x->cap; i++) {
-		if (!x->ids[i])
-			continue;
-		for (j = x->hashes[i] & (cap - 1); ids[j]; j = (j + 1) & (cap - 1))
-			;
-		ids[j] = x->ids[i];
-		hashes[j] = x->hashes[i];
-	}
-	free(x->ids);
-	free(x->hashes);
-	x->ids = ids;
-	x->hashes = hashes;
-	x->cap = cap;
-	return 0;
-}
-
-typedef bool (*index_eq_fn)(const struct profile *p, uint32_t id, const void *key);
-
-/* The id stored for @key, or 0 with *@slot the free slot to insert at. */
-static uint32_t index__find(const struct profile *p, const struct id_index *x, uint64_t hash,
-			    index_eq_fn eq, const void *key, size_t *slot)
-{
-	size_t i;
-
-	if (!x->cap) {
-		*slot = 0;
-		return 0;
-	}
-	for (i = hash & (x->cap - 1); x->ids[i]; i = (i + 1) & (x->cap - 1)) {
-		if (x->hashes[i] == hash && eq(p, x->ids[i], key))
-			return x->ids[i];
-	}
-	*slot = i;
-	return 0;
-}
-
-/* Inserts @id for @hash (known absent). Returns 0 or -ENOMEM. */
-static int index__insert(struct id_index *x, uint64_t hash, uint32_t id)
-{
-	size_t i;
-	int err;
-
-	if ((x->nr + 1) * 4 > x->cap * 3) {
-		err = index__grow(x);
-		if (err)
-			return err;
-	}
-	for (i = hash & (x->cap - 1); x->ids[i]; i = (i + 1) & (x->cap - 1))
-		;
-	x->ids[i] = id;
-	x->hashes[i] = hash;
-	x->nr++;
-	return 0;
-}
+/* What an index's equality test compares: an entry of @p with @key. */
+struct key_ctx {
+	const struct profile *p;
+	const void *key;
+};
 
 /* Makes room for @more elements of @size in *@v (length *@nr, capacity *@cap). */
 static int vec__reserve(void **v, size_t *cap, size_t nr, size_t more, size_t size)
@@ -107,18 +38,11 @@ static int vec__reserve(void **v, size_t *cap, size_t nr, size_t more, size_t si
 
 /* ---- strings ---- */
 
-static bool str_eq(const struct profile *p, uint32_t id, const void *key)
-{
-	return p->strs[id - 1] == key;
-}
-
 /* String ids are 0-based in pprof: the index stores index + 1. */
 int profile_str_id(struct profile *p, const char *s, size_t len, uint32_t *id)
 {
 	const char *in;
-	uint64_t h;
-	uint32_t found;
-	size_t slot;
+	uint64_t h, found;
 	int err;
 
 	*id = 0;
@@ -127,15 +51,15 @@ int profile_str_id(struct profile *p, const char *s, size_t len, uint32_t *id)
 	in = strset__intern_len(p->set, s, len);
 	if (!in)
 		return -ENOMEM;
-	h = hash__bytes(&in, sizeof(in), 0x5c0c);
-	found = index__find(p, &p->str_idx, h, str_eq, in, &slot);
+	h = hash__u64((uintptr_t)in);
+	found = hashmap__find(&p->str_idx, h, NULL, NULL);
 	if (found) {
-		*id = found - 1;
+		*id = (uint32_t)found - 1;
 		return 0;
 	}
 	err = RESERVE(p, strs, 1);
 	if (!err)
-		err = index__insert(&p->str_idx, h, p->nr_strs + 1);
+		err = hashmap__insert(&p->str_idx, h, p->nr_strs + 1);
 	if (err)
 		return err;
 	p->strs[p->nr_strs] = in;
@@ -218,25 +142,27 @@ void profile__free(struct profile *p)
 		free(p->value_strs[i]);
 	strset__free(p->set);
 	free(p->strs);
-	index__free(&p->str_idx);
+	hashmap__free(&p->str_idx);
 	free(p->maps);
-	index__free(&p->map_idx);
+	hashmap__free(&p->map_idx);
 	free(p->funcs);
-	index__free(&p->func_idx);
+	hashmap__free(&p->func_idx);
 	free(p->lines);
 	free(p->locs);
-	index__free(&p->loc_idx);
+	hashmap__free(&p->loc_idx);
 	free(p->stacks);
 	free(p->samples);
-	index__free(&p->sample_idx);
+	hashmap__free(&p->sample_idx);
 	free(p);
 }
 
 /* ---- mappings ---- */
 
-static bool map_eq(const struct profile *p, uint32_t id, const void *key)
+static bool map_eq(uint64_t val, const void *ctx)
 {
-	return !memcmp(&p->maps[id - 1], key, sizeof(struct pmapping));
+	const struct key_ctx *c = ctx;
+
+	return !memcmp(&c->p->maps[val - 1], c->key, sizeof(struct pmapping));
 }
 
 int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uint32_t *id)
@@ -244,7 +170,7 @@ int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uin
 	static const char hex[] = "0123456789abcdef";
 	struct pmapping k = {.start = m->start, .limit = m->limit, .offset = m->offset};
 	char bid[2 * 64];
-	size_t i, n = MIN(m->build_id_len, sizeof(bid) / 2), slot;
+	size_t i, n = MIN(m->build_id_len, sizeof(bid) / 2);
 	uint64_t h;
 	int err;
 
@@ -262,12 +188,12 @@ int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uin
 	if (err)
 		return err;
 	h = hash__bytes(&k, sizeof(k), 0x3a9);
-	*id = index__find(p, &p->map_idx, h, map_eq, &k, &slot);
+	*id = (uint32_t)hashmap__find(&p->map_idx, h, map_eq, &(struct key_ctx){p, &k});
 	if (*id)
 		return 0;
 	err = RESERVE(p, maps, 1);
 	if (!err)
-		err = index__insert(&p->map_idx, h, p->nr_maps + 1);
+		err = hashmap__insert(&p->map_idx, h, p->nr_maps + 1);
 	if (err)
 		return err;
 	p->maps[p->nr_maps] = k;
@@ -277,15 +203,16 @@ int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uin
 
 /* ---- functions ---- */
 
-static bool func_eq(const struct profile *p, uint32_t id, const void *key)
+static bool func_eq(uint64_t val, const void *ctx)
 {
-	return !memcmp(&p->funcs[id - 1], key, sizeof(struct pfunction));
+	const struct key_ctx *c = ctx;
+
+	return !memcmp(&c->p->funcs[val - 1], c->key, sizeof(struct pfunction));
 }
 
 static int function_id(struct profile *p, const char *name, const char *file, uint32_t *id)
 {
 	struct pfunction k;
-	size_t slot;
 	uint64_t h;
 	int err;
 
@@ -295,12 +222,12 @@ static int function_id(struct profile *p, const char *name, const char *file, ui
 	if (err)
 		return err;
 	h = hash__bytes(&k, sizeof(k), 0xf17);
-	*id = index__find(p, &p->func_idx, h, func_eq, &k, &slot);
+	*id = (uint32_t)hashmap__find(&p->func_idx, h, func_eq, &(struct key_ctx){p, &k});
 	if (*id)
 		return 0;
 	err = RESERVE(p, funcs, 1);
 	if (!err)
-		err = index__insert(&p->func_idx, h, p->nr_funcs + 1);
+		err = hashmap__insert(&p->func_idx, h, p->nr_funcs + 1);
 	if (err)
 		return err;
 	p->funcs[p->nr_funcs] = k;
@@ -317,10 +244,12 @@ struct loc_key {
 	size_t nr;
 };
 
-static bool loc_eq(const struct profile *p, uint32_t id, const void *key)
+static bool loc_eq(uint64_t val, const void *ctx)
 {
-	const struct plocation *l = &p->locs[id - 1];
-	const struct loc_key *k = key;
+	const struct key_ctx *c = ctx;
+	const struct profile *p = c->p;
+	const struct plocation *l = &p->locs[val - 1];
+	const struct loc_key *k = c->key;
 	size_t i;
 
 	if (l->mapping != k->mapping || l->address != k->address || l->nr_lines != k->nr)
@@ -340,7 +269,7 @@ int profile__add_location(struct profile *p, uint32_t mapping, uint64_t address,
 	struct pline pl[PROFILE_MAX_LINES];
 	struct loc_key k = {.mapping = mapping, .address = address, .lines = pl, .nr = nr};
 	uint64_t h;
-	size_t i, slot;
+	size_t i;
 	int err;
 
 	*id = 0;
@@ -357,14 +286,14 @@ int profile__add_location(struct profile *p, uint32_t mapping, uint64_t address,
 	}
 	h = hash__bytes(&mapping, sizeof(mapping), address);
 	h = hash__bytes(pl, nr * sizeof(pl[0]), h);
-	*id = index__find(p, &p->loc_idx, h, loc_eq, &k, &slot);
+	*id = (uint32_t)hashmap__find(&p->loc_idx, h, loc_eq, &(struct key_ctx){p, &k});
 	if (*id)
 		return 0;
 	err = RESERVE(p, locs, 1);
 	if (!err)
 		err = RESERVE(p, lines, nr);
 	if (!err)
-		err = index__insert(&p->loc_idx, h, p->nr_locs + 1);
+		err = hashmap__insert(&p->loc_idx, h, p->nr_locs + 1);
 	if (err)
 		return err;
 	memcpy(&p->lines[p->nr_lines], pl, nr * sizeof(pl[0]));
@@ -394,11 +323,12 @@ struct sample_key {
 	uint32_t pid, comm;
 };
 
-static bool sample_eq(const struct profile *p, uint32_t id, const void *key)
+static bool sample_eq(uint64_t val, const void *ctx)
 {
-	const struct psample *s = &p->samples[id - 1];
-	const struct sample_key *k = key;
-	const uint32_t *st = &p->stacks[s->first_loc];
+	const struct key_ctx *c = ctx;
+	const struct psample *s = &c->p->samples[val - 1];
+	const struct sample_key *k = c->key;
+	const uint32_t *st = &c->p->stacks[s->first_loc];
 	size_t i;
 
 	if (s->nr_locs != k->nr || s->pid != k->pid || s->comm != k->comm)
@@ -425,7 +355,7 @@ int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, cons
 	struct sample_key k = {.locs = locs, .nr = nr, .pid = pid};
 	struct psample *s;
 	uint64_t h;
-	size_t i, slot;
+	size_t i;
 	uint32_t id;
 	int err;
 
@@ -439,13 +369,13 @@ int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, cons
 	if (err)
 		return err;
 	h = hash__bytes(locs, nr * sizeof(*locs), ((uint64_t)pid << 32) | k.comm);
-	id = index__find(p, &p->sample_idx, h, sample_eq, &k, &slot);
+	id = (uint32_t)hashmap__find(&p->sample_idx, h, sample_eq, &(struct key_ctx){p, &k});
 	if (!id) {
 		err = RESERVE(p, samples, 1);
 		if (!err)
 			err = RESERVE(p, stacks, nr);
 		if (!err)
-			err = index__insert(&p->sample_idx, h, p->nr_samples + 1);
+			err = hashmap__insert(&p->sample_idx, h, p->nr_samples + 1);
 		if (err)
 			return err;
 		for (i = 0; i < nr; i++)

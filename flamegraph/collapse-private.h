@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "flamegraph.h"
 
 #define COLLAPSE_MAX_KEYS 16
@@ -25,8 +26,7 @@ struct cframe {
 };
 
 struct cstack {
-	uint64_t hash;
-	size_t off, len; /* into keys_buf; len 0: empty slot */
+	size_t off, len; /* into keys_buf */
 	uint64_t count;
 };
 
@@ -45,8 +45,9 @@ struct collapser {
 	 * go to the folded set (which escapes and hashes each stack) once per
 	 * distinct stack at the end of a read.
 	 */
-	struct cstack *stacks;
-	size_t nr_stacks_slots, nr_distinct;
+	struct cstack *stacks; /* in order of arrival */
+	size_t nr_distinct, cap_stacks;
+	struct hashmap stack_index; /* joined frames -> index in stacks[] + 1 */
 	char *keys_buf;
 	size_t keys_len, keys_cap;
 	char *join;

@@ -82,6 +82,7 @@ void collapser__free(struct collapser *c)
 		free(c->mods[i].name);
 	free(c->key);
 	free(c->stacks);
+	hashmap__free(&c->stack_index);
 	free(c->keys_buf);
 	free(c->join);
 	free(c);
@@ -161,31 +162,11 @@ static uint64_t key_hash(const char *s, size_t n)
 	return h ^ (h >> 32);
 }
 
-static int stacks_grow(struct collapser *c)
-{
-	size_t nr = c->nr_stacks_slots ? c->nr_stacks_slots * 2 : 1024, i, j;
-	struct cstack *t = calloc(nr, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < c->nr_stacks_slots; i++) {
-		if (!c->stacks[i].len)
-			continue;
-		for (j = c->stacks[i].hash & (nr - 1); t[j].len; j = (j + 1) & (nr - 1))
-			;
-		t[j] = c->stacks[i];
-	}
-	free(c->stacks);
-	c->stacks = t;
-	c->nr_stacks_slots = nr;
-	return 0;
-}
-
 int collapse__emit(struct collapser *c, const size_t *order, size_t nr, uint64_t count)
 {
-	size_t len = 0, i, flen;
+	size_t len = 0, i, flen, probe = 0;
 	struct cstack *e;
-	uint64_t h;
+	uint64_t h, val;
 
 	for (i = 0; i < nr; i++)
 		len += c->frames[order[i]].len + 1;
@@ -206,13 +187,10 @@ int collapse__emit(struct collapser *c, const size_t *order, size_t nr, uint64_t
 		len += flen;
 	}
 	c->st.samples++;
-	if ((c->nr_distinct + 1) * 2 > c->nr_stacks_slots && stacks_grow(c))
-		return -ENOMEM;
 	h = key_hash(c->join, len);
-	for (i = h & (c->nr_stacks_slots - 1); c->stacks[i].len;
-	     i = (i + 1) & (c->nr_stacks_slots - 1)) {
-		e = &c->stacks[i];
-		if (e->hash == h && e->len == len && !memcmp(c->keys_buf + e->off, c->join, len)) {
+	while ((val = hashmap__match(&c->stack_index, h, &probe))) {
+		e = &c->stacks[val - 1];
+		if (e->len == len && !memcmp(c->keys_buf + e->off, c->join, len)) {
 			e->count = e->count > UINT64_MAX - count ? UINT64_MAX : e->count + count;
 			return 0;
 		}
@@ -226,14 +204,21 @@ int collapse__emit(struct collapser *c, const size_t *order, size_t nr, uint64_t
 		c->keys_buf = k;
 		c->keys_cap = cap;
 	}
+	if (c->nr_distinct == c->cap_stacks) {
+		size_t cap = c->cap_stacks ? c->cap_stacks * 2 : 1024;
+
+		e = cap <= SIZE_MAX / sizeof(*e) ? realloc(c->stacks, cap * sizeof(*e)) : NULL;
+		if (!e)
+			return -ENOMEM;
+		c->stacks = e;
+		c->cap_stacks = cap;
+	}
+	if (hashmap__insert(&c->stack_index, h, c->nr_distinct + 1))
+		return -ENOMEM;
 	memcpy(c->keys_buf + c->keys_len, c->join, len);
-	e = &c->stacks[i];
-	e->hash = h;
-	e->off = c->keys_len;
-	e->len = len;
-	e->count = count;
+	c->stacks[c->nr_distinct++] =
+		(struct cstack){.off = c->keys_len, .len = len, .count = count};
 	c->keys_len += len;
-	c->nr_distinct++;
 	return 0;
 }
 
@@ -243,13 +228,11 @@ int collapse__flush(struct collapser *c)
 	size_t cap = 0, i;
 	int err = 0;
 
-	for (i = 0; i < c->nr_stacks_slots; i++) {
+	for (i = 0; i < c->nr_distinct; i++) {
 		const struct cstack *e = &c->stacks[i];
 		const char *p, *end;
 		size_t nr = 0;
 
-		if (!e->len)
-			continue;
 		for (p = c->keys_buf + e->off, end = p + e->len; p < end; p += strlen(p) + 1) {
 			if (nr == cap) {
 				const char **n;
@@ -268,8 +251,7 @@ int collapse__flush(struct collapser *c)
 		if (err)
 			goto cleanup;
 	}
-	if (c->stacks) /* none yet when the input had no sample */
-		memset(c->stacks, 0, c->nr_stacks_slots * sizeof(*c->stacks));
+	hashmap__clear(&c->stack_index);
 	c->nr_distinct = 0;
 	c->keys_len = 0;
 cleanup:
@@ -392,7 +374,8 @@ int collapser__read(struct collapser *c, FILE *in, const char *name)
 
 	line_reader__init(&lr, in, LINE_MAX_FOLDED);
 	while ((err = line_reader__next(&lr, &line, &len)) > 0) {
-		/* a NUL would end a frame early: it becomes '?', as the folded contract escapes it */
+		/* a NUL would end a frame early: it becomes '?', as the folded contract escapes it
+		 */
 		for (char *z = memchr(line, '\0', len); z;
 		     z = memchr(z, '\0', len - (size_t)(z - line)))
 			*z = '?';
@@ -402,7 +385,8 @@ int collapser__read(struct collapser *c, FILE *in, const char *name)
 			goto cleanup;
 	}
 	if (err) {
-		if (err != -EBADMSG && err != -ENOMEM) /* a corrupt stream was reported by the reader */
+		if (err != -EBADMSG &&
+		    err != -ENOMEM) /* a corrupt stream was reported by the reader */
 			pr_err("collapse: cannot read %s: %s\n", name, strerror(-err));
 		goto cleanup;
 	}

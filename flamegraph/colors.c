@@ -213,58 +213,39 @@ struct rgb fg_color__wall(const struct flamegraph_opts *o, const char *s, size_t
 /* ---- consistent palette (--cp): "name->rgb(r,g,b)" lines ---- */
 
 
-static size_t cp_slot(const struct cpal *cp, const char *interned)
+static struct cp_entry *cp_find(const struct cpal *cp, const char *interned)
 {
-	size_t i = hash__bytes(&interned, sizeof(interned), 0) & (cp->nr_slots - 1);
+	uint64_t val = hashmap__find(&cp->index, hash__u64((uintptr_t)interned), NULL, NULL);
 
-	while (cp->slots[i].name && cp->slots[i].name != interned)
-		i = (i + 1) & (cp->nr_slots - 1);
-	return i;
+	return val ? &cp->v[val - 1] : NULL;
 }
 
 int cpal__put(struct cpal *cp, const char *name, size_t len, struct rgb c)
 {
-	const char *in;
-	size_t i;
+	const char *in = strset__intern_len(cp->strs, name, len);
+	struct cp_entry *e;
 
-	if ((cp->nr + 1) * 2 > cp->nr_slots) {
-		struct cp_entry *old = cp->slots;
-		size_t n = cp->nr_slots;
-
-		cp->nr_slots = n ? n * 2 : 1024;
-		cp->slots = calloc(cp->nr_slots, sizeof(*cp->slots));
-		if (!cp->slots) {
-			cp->slots = old;
-			cp->nr_slots = n;
-			return -ENOMEM;
-		}
-		for (i = 0; i < n; i++)
-			if (old[i].name)
-				cp->slots[cp_slot(cp, old[i].name)] = old[i];
-		free(old);
-	}
-	in = strset__intern_len(cp->strs, name, len);
 	if (!in)
 		return -ENOMEM;
-	i = cp_slot(cp, in);
-	if (!cp->slots[i].name)
-		cp->nr++;
-	cp->slots[i] = (struct cp_entry){in, c};
+	e = cp_find(cp, in);
+	if (!e) {
+		if (array__grow((void **)&cp->v, &cp->cap, cp->nr + 1, sizeof(*cp->v)) ||
+		    hashmap__insert(&cp->index, hash__u64((uintptr_t)in), cp->nr + 1))
+			return -ENOMEM;
+		e = &cp->v[cp->nr++];
+	}
+	*e = (struct cp_entry){in, c};
 	return 0;
 }
 
 const struct cp_entry *cpal__get(struct cpal *cp, const char *name, size_t len)
 {
 	const char *in;
-	size_t i;
 
 	if (!cp->nr)
 		return NULL;
 	in = strset__intern_len(cp->strs, name, len);
-	if (!in)
-		return NULL;
-	i = cp_slot(cp, in);
-	return cp->slots[i].name ? &cp->slots[i] : NULL;
+	return in ? cp_find(cp, in) : NULL;
 }
 
 int cpal__load(struct cpal *cp, const char *path)
@@ -318,17 +299,15 @@ int cpal__save(struct cpal *cp, const char *path)
 {
 	struct cp_entry *all = NULL;
 	struct out_file of;
-	size_t i, n = 0;
+	size_t i, n = cp->nr;
 	int err;
 
 	if (!cp->dirty)
 		return 0;
-	all = malloc(MAX(cp->nr, 1) * sizeof(*all));
+	all = malloc(MAX(n, 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	for (i = 0; i < cp->nr_slots; i++)
-		if (cp->slots[i].name)
-			all[n++] = cp->slots[i];
+	memcpy(all, cp->v, n * sizeof(*all));
 	qsort(all, n, sizeof(*all), cmp_cp);
 	err = out__open(&of, path);
 	if (err)
@@ -345,7 +324,8 @@ cleanup:
 void cpal__free(struct cpal *cp)
 {
 	strset__free(cp->strs);
-	free(cp->slots);
+	free(cp->v);
+	hashmap__free(&cp->index);
 }
 
 /*

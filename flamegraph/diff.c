@@ -11,9 +11,8 @@
 #include "flamegraph.h"
 #include "flamegraph-private.h"
 
-struct diff_slot {
-	uint64_t hash;
-	const char *stack; /* interned, escaped; NULL: empty slot */
+struct diff_stack {
+	const char *stack; /* interned, escaped */
 	size_t len;
 	uint64_t count[2];
 };
@@ -21,8 +20,9 @@ struct diff_slot {
 struct folded_diff {
 	struct folded_diff_opts opts;
 	struct strset *strs;
-	struct diff_slot *slots;
-	size_t nr_slots, nr;
+	struct diff_stack *stacks; /* in order of arrival */
+	size_t nr, cap_stacks;
+	struct hashmap stack_index; /* stack -> index in stacks[] + 1 */
 	uint64_t total[2];
 	size_t lines[2];
 	bool markers[2]; /* a stack ends in [off-cpu] or [runqueue] (a wall/off-CPU profile) */
@@ -49,9 +49,7 @@ struct folded_diff *folded_diff__new(const struct folded_diff_opts *opts)
 	d->opts.sz = sizeof(d->opts);
 	d->scale[0] = d->scale[1] = 1;
 	d->strs = strset__new();
-	d->nr_slots = 1024;
-	d->slots = calloc(d->nr_slots, sizeof(*d->slots));
-	if (!d->strs || !d->slots)
+	if (!d->strs)
 		goto nomem;
 	return d;
 nomem:
@@ -65,7 +63,8 @@ void folded_diff__free(struct folded_diff *d)
 	if (!d)
 		return;
 	strset__free(d->strs);
-	free(d->slots);
+	free(d->stacks);
+	hashmap__free(&d->stack_index);
 	free(d->name[0]);
 	free(d->name[1]);
 	free(d->buf);
@@ -121,48 +120,26 @@ static ssize_t normalize_stack(struct folded_diff *d, const char *s, size_t len)
 	return (ssize_t)o;
 }
 
-static int grow(struct folded_diff *d)
-{
-	size_t nr = d->nr_slots * 2, i, j;
-	struct diff_slot *slots = calloc(nr, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < d->nr_slots; i++) {
-		if (!d->slots[i].stack)
-			continue;
-		for (j = d->slots[i].hash & (nr - 1); slots[j].stack; j = (j + 1) & (nr - 1))
-			;
-		slots[j] = d->slots[i];
-	}
-	free(d->slots);
-	d->slots = slots;
-	d->nr_slots = nr;
-	return 0;
-}
-
 static int add(struct folded_diff *d, int side, const char *s, size_t len, uint64_t count)
 {
-	uint64_t h = hash__bytes(s, len, 0);
-	struct diff_slot *sl;
-	size_t i;
+	uint64_t h = hash__bytes(s, len, 0), val;
+	struct diff_stack *st;
+	size_t probe = 0;
 
-	if ((d->nr + 1) * 4 > d->nr_slots * 3 && grow(d))
-		return -ENOMEM;
-	for (i = h & (d->nr_slots - 1); d->slots[i].stack; i = (i + 1) & (d->nr_slots - 1)) {
-		sl = &d->slots[i];
-		if (sl->hash == h && sl->len == len && !memcmp(sl->stack, s, len))
+	while ((val = hashmap__match(&d->stack_index, h, &probe))) {
+		st = &d->stacks[val - 1];
+		if (st->len == len && !memcmp(st->stack, s, len))
 			goto found;
 	}
-	sl = &d->slots[i];
-	sl->stack = strset__intern_len(d->strs, s, len);
-	if (!sl->stack)
+	if (array__grow((void **)&d->stacks, &d->cap_stacks, d->nr + 1, sizeof(*d->stacks)))
 		return -ENOMEM;
-	sl->hash = h;
-	sl->len = len;
+	st = &d->stacks[d->nr];
+	*st = (struct diff_stack){.stack = strset__intern_len(d->strs, s, len), .len = len};
+	if (!st->stack || hashmap__insert(&d->stack_index, h, d->nr + 1))
+		return -ENOMEM;
 	d->nr++;
 found:
-	sl->count[side] = sat_add(sl->count[side], count);
+	st->count[side] = sat_add(st->count[side], count);
 	d->total[side] = sat_add(d->total[side], count);
 	return 0;
 }
@@ -298,11 +275,9 @@ int folded_diff__finish(struct folded_diff *d)
 	}
 	/* too large to scale exactly: round "before" to "after"'s total */
 	pr_warn("flamegraph: totals too large to normalize exactly: before counts rounded\n");
-	for (i = 0; i < d->nr_slots; i++) {
-		if (!d->slots[i].stack)
-			continue;
-		t = (unsigned __int128)d->slots[i].count[0] * d->total[1];
-		d->slots[i].count[0] = (uint64_t)((t + d->total[0] / 2) / d->total[0]);
+	for (i = 0; i < d->nr; i++) {
+		t = (unsigned __int128)d->stacks[i].count[0] * d->total[1];
+		d->stacks[i].count[0] = (uint64_t)((t + d->total[0] / 2) / d->total[0]);
 	}
 	d->total[0] = d->total[1];
 	return 0;
@@ -324,10 +299,10 @@ static uint64_t in_after_units(const struct folded_diff *d, unsigned __int128 sc
 	return (uint64_t)((scaled + d->scale[1] / 2) / d->scale[1]);
 }
 
-static int cmp_slot(const void *a, const void *b)
+static int cmp_stack(const void *a, const void *b)
 {
-	const struct diff_slot *x = *(const struct diff_slot *const *)a;
-	const struct diff_slot *y = *(const struct diff_slot *const *)b;
+	const struct diff_stack *x = *(const struct diff_stack *const *)a;
+	const struct diff_stack *y = *(const struct diff_stack *const *)b;
 	int c = memcmp(x->stack, y->stack, MIN(x->len, y->len));
 
 	if (c)
@@ -336,29 +311,28 @@ static int cmp_slot(const void *a, const void *b)
 }
 
 /* The stacks in bytewise order (malloc'ed, caller frees), or NULL for -ENOMEM. */
-static const struct diff_slot **sorted_slots(const struct folded_diff *d)
+static const struct diff_stack **sorted_stacks(const struct folded_diff *d)
 {
-	const struct diff_slot **v = malloc(MAX(d->nr, 1) * sizeof(*v));
-	size_t i, n = 0;
+	const struct diff_stack **v = malloc(MAX(d->nr, 1) * sizeof(*v));
+	size_t i;
 
 	if (!v)
 		return NULL;
-	for (i = 0; i < d->nr_slots; i++)
-		if (d->slots[i].stack)
-			v[n++] = &d->slots[i];
-	qsort(v, n, sizeof(*v), cmp_slot);
+	for (i = 0; i < d->nr; i++)
+		v[i] = &d->stacks[i];
+	qsort(v, d->nr, sizeof(*v), cmp_stack);
 	return v;
 }
 
 int folded_diff__write(const struct folded_diff *d, FILE *out)
 {
-	const struct diff_slot **v = NULL;
+	const struct diff_stack **v = NULL;
 	size_t i;
 	int err = 0;
 
 	if (!d || !out || !d->finished)
 		return -EINVAL;
-	v = sorted_slots(d);
+	v = sorted_stacks(d);
 	if (!v)
 		return -ENOMEM;
 	errno = 0;
@@ -377,13 +351,13 @@ int folded_diff__write(const struct folded_diff *d, FILE *out)
 
 int flamegraph__add_diff(struct flamegraph *fg, const struct folded_diff *d)
 {
-	const struct diff_slot **v = NULL;
+	const struct diff_stack **v = NULL;
 	size_t i;
 	int err = 0;
 
 	if (!fg || !d || !d->finished)
 		return -EINVAL;
-	v = sorted_slots(d);
+	v = sorted_stacks(d);
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < d->nr && !err; i++)
@@ -401,7 +375,6 @@ int flamegraph__add_diff(struct flamegraph *fg, const struct folded_diff *d)
 struct fn_stat {
 	const char *name;
 	size_t len;
-	uint64_t hash;
 	size_t stamp; /* last stack counted in total (recursion counts once) */
 	unsigned __int128 self[2], total[2];
 };
@@ -409,66 +382,38 @@ struct fn_stat {
 struct fn_table {
 	struct fn_stat *v;
 	size_t nr, cap;
-	size_t *slots; /* index + 1 */
-	size_t nr_slots;
+	struct hashmap index; /* name -> index in v[] + 1 */
 };
 
 static struct fn_stat *fn_get(struct fn_table *t, const char *s, size_t len)
 {
-	uint64_t h = hash__bytes(s, len, 1);
-	size_t i, j;
+	uint64_t h = hash__bytes(s, len, 1), val;
+	size_t probe = 0;
 
-	for (i = h & (t->nr_slots - 1); t->slots[i]; i = (i + 1) & (t->nr_slots - 1)) {
-		struct fn_stat *f = &t->v[t->slots[i] - 1];
+	while ((val = hashmap__match(&t->index, h, &probe))) {
+		struct fn_stat *f = &t->v[val - 1];
 
-		if (f->hash == h && f->len == len && !memcmp(f->name, s, len))
+		if (f->len == len && !memcmp(f->name, s, len))
 			return f;
 	}
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct fn_stat *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->nr] = (struct fn_stat){.name = s, .len = len, .hash = h, .stamp = SIZE_MAX};
-	t->slots[i] = ++t->nr;
-	if (t->nr * 2 > t->nr_slots) {
-		size_t nr = t->nr_slots * 2, *slots = calloc(nr, sizeof(*slots));
-
-		if (!slots)
-			return NULL;
-		for (j = 0; j < t->nr; j++) {
-			for (i = t->v[j].hash & (nr - 1); slots[i]; i = (i + 1) & (nr - 1))
-				;
-			slots[i] = j + 1;
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->nr_slots = nr;
-	}
-	return &t->v[t->nr - 1];
+	if (array__grow((void **)&t->v, &t->cap, t->nr + 1, sizeof(*t->v)) ||
+	    hashmap__insert(&t->index, h, t->nr + 1))
+		return NULL;
+	t->v[t->nr] = (struct fn_stat){.name = s, .len = len, .stamp = SIZE_MAX};
+	return &t->v[t->nr++];
 }
 
 static int fn_collect(const struct folded_diff *d, struct fn_table *t)
 {
-	size_t i, k;
+	size_t i;
 	int s;
 
-	t->nr_slots = 1024;
-	t->slots = calloc(t->nr_slots, sizeof(*t->slots));
-	if (!t->slots)
-		return -ENOMEM;
-	for (i = 0, k = 0; i < d->nr_slots; i++) {
-		const struct diff_slot *sl = &d->slots[i];
+	for (i = 0; i < d->nr; i++) {
+		const struct diff_stack *sl = &d->stacks[i];
 		const char *p, *end, *semi;
 		struct fn_stat *f = NULL;
 		unsigned __int128 c[2];
 
-		if (!sl->stack)
-			continue;
 		for (s = 0; s < 2; s++)
 			c[s] = (unsigned __int128)sl->count[s] * d->scale[s];
 		for (p = sl->stack, end = p + sl->len;; p = semi + 1) {
@@ -478,8 +423,8 @@ static int fn_collect(const struct folded_diff *d, struct fn_table *t)
 			f = fn_get(t, p, (size_t)(semi - p));
 			if (!f)
 				return -ENOMEM;
-			if (f->stamp != k) {
-				f->stamp = k;
+			if (f->stamp != i) {
+				f->stamp = i;
 				for (s = 0; s < 2; s++)
 					f->total[s] += c[s];
 			}
@@ -488,7 +433,6 @@ static int fn_collect(const struct folded_diff *d, struct fn_table *t)
 		}
 		for (s = 0; s < 2; s++)
 			f->self[s] += c[s]; /* the leaf */
-		k++;
 	}
 	return 0;
 }
@@ -587,6 +531,6 @@ cleanup:
 	if (err == -ENOMEM)
 		pr_err("flamegraph: out of memory building the top report\n");
 	free(t.v);
-	free(t.slots);
+	hashmap__free(&t.index);
 	return err;
 }

@@ -124,8 +124,9 @@ struct cp_entry {
 
 struct cpal {
 	struct strset *strs;
-	struct cp_entry *slots; /* keyed by interned pointer */
-	size_t nr_slots, nr;
+	struct cp_entry *v; /* in order of arrival */
+	size_t nr, cap;
+	struct hashmap index; /* interned name (hash__u64) -> index in v[] + 1 */
 	bool dirty;
 };
 /* 0, or -ENOMEM. */

@@ -14,31 +14,24 @@
  * a long recording's memory follows its distinct stacks at four bytes a frame, and the
  * lines are built only when written.
  */
-struct folded_slot {
-	uint64_t hash;
+struct folded_stack {
 	uint64_t count;
 	size_t off;  /* of the first frame id in ids[] */
-	uint32_t nr; /* frames; 0: empty slot */
-};
-
-struct folded_name_slot {
-	const char *str; /* interned in @strs; NULL: empty slot */
-	uint32_t id;
+	uint32_t nr; /* frames */
 };
 
 struct folded {
 	struct strset *strs;
-	const char **names; /* by id */
+	const char **names; /* by id, escaped */
 	uint32_t *name_len;
 	size_t nr_names, cap_names;
-	struct folded_name_slot *name_slots; /* interned pointer -> id */
-	size_t nr_name_slots;		     /* power of two */
-	uint32_t *ids;			     /* every stack's frame ids */
+	struct hashmap name_index; /* escaped name -> id + 1 */
+	uint32_t *ids;		   /* every stack's frame ids */
 	size_t nr_ids, cap_ids;
-	struct folded_slot *slots;
-	size_t nr_slots; /* power of two */
-	size_t nr;
-	size_t max_stacks; /* 0: no cap */
+	struct folded_stack *stacks;
+	size_t nr, cap_stacks;
+	struct hashmap stack_index; /* frame ids -> index in stacks[] + 1 */
+	size_t max_stacks;	    /* 0: no cap */
 	uint64_t total;
 	uint64_t over_cap; /* counts of new stacks beyond max_stacks */
 	uint32_t *scratch; /* the ids of the stack being added */
@@ -59,11 +52,7 @@ struct folded *folded__new(void)
 	if (!f)
 		goto nomem;
 	f->strs = strset__new();
-	f->nr_slots = 256;
-	f->slots = calloc(f->nr_slots, sizeof(*f->slots));
-	f->nr_name_slots = 256;
-	f->name_slots = calloc(f->nr_name_slots, sizeof(*f->name_slots));
-	if (!f->strs || !f->slots || !f->name_slots)
+	if (!f->strs)
 		goto nomem;
 	return f;
 nomem:
@@ -79,9 +68,10 @@ void folded__free(struct folded *f)
 	strset__free(f->strs);
 	free(f->names);
 	free(f->name_len);
-	free(f->name_slots);
+	hashmap__free(&f->name_index);
 	free(f->ids);
-	free(f->slots);
+	free(f->stacks);
+	hashmap__free(&f->stack_index);
 	free(f->scratch);
 	free(f->buf);
 	free(f);
@@ -117,46 +107,21 @@ size_t folded__escape_frame(char *dst, const char *name)
 	return n;
 }
 
-static uint64_t ptr_hash(const char *p)
-{
-	return hash__bytes(&p, sizeof(p), 0);
-}
-
-static int names_rehash(struct folded *f)
-{
-	size_t nr = f->nr_name_slots * 2, i, j;
-	struct folded_name_slot *slots = calloc(nr, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < f->nr_names; i++) {
-		for (j = ptr_hash(f->names[i]) & (nr - 1); slots[j].str; j = (j + 1) & (nr - 1))
-			;
-		slots[j] = (struct folded_name_slot){.str = f->names[i], .id = (uint32_t)i};
-	}
-	free(f->name_slots);
-	f->name_slots = slots;
-	f->nr_name_slots = nr;
-	return 0;
-}
-
 /* The id of frame @name escaped, adding it when new; -ENOMEM. */
 static int64_t name_id(struct folded *f, const char *name)
 {
-	size_t need = MAX(strlen(name), sizeof(FOLDED_EMPTY_FRAME)) + 1, len, i, mask;
+	size_t need = MAX(strlen(name), sizeof(FOLDED_EMPTY_FRAME)) + 1, len, probe = 0;
+	uint64_t h, val;
 	const char *str;
 
 	if (array__grow((void **)&f->buf, &f->buf_cap, need, 1))
 		return -ENOMEM;
 	len = folded__escape_frame(f->buf, name);
-	str = strset__intern_len(f->strs, f->buf, len);
-	if (!str || len > UINT32_MAX)
-		return -ENOMEM;
-	mask = f->nr_name_slots - 1;
-	for (i = ptr_hash(str) & mask; f->name_slots[i].str; i = (i + 1) & mask)
-		if (f->name_slots[i].str == str)
-			return f->name_slots[i].id;
-	if (f->nr_names >= UINT32_MAX ||
+	h = hash__bytes(f->buf, len, 0);
+	while ((val = hashmap__match(&f->name_index, h, &probe)))
+		if (f->name_len[val - 1] == len && !memcmp(f->names[val - 1], f->buf, len))
+			return (int64_t)val - 1;
+	if (len > UINT32_MAX || f->nr_names >= UINT32_MAX ||
 	    array__grow((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names)))
 		return -ENOMEM;
 	/* name_len shares cap_names: realloc it to the same capacity */
@@ -167,49 +132,24 @@ static int64_t name_id(struct folded *f, const char *name)
 			return -ENOMEM;
 		f->name_len = l;
 	}
+	str = strset__intern_len(f->strs, f->buf, len);
+	if (!str || hashmap__insert(&f->name_index, h, f->nr_names + 1))
+		return -ENOMEM;
 	f->names[f->nr_names] = str;
 	f->name_len[f->nr_names] = (uint32_t)len;
-	f->name_slots[i] = (struct folded_name_slot){.str = str, .id = (uint32_t)f->nr_names};
-	f->nr_names++;
-	if (f->nr_names * 4 > f->nr_name_slots * 3 && names_rehash(f))
-		return -ENOMEM;
-	return f->nr_names - 1;
-}
-
-static int folded_grow(struct folded *f)
-{
-	size_t nr = f->nr_slots * 2, i, j;
-	struct folded_slot *slots = calloc(nr, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < f->nr_slots; i++) {
-		if (!f->slots[i].nr)
-			continue;
-		for (j = f->slots[i].hash & (nr - 1); slots[j].nr; j = (j + 1) & (nr - 1))
-			;
-		slots[j] = f->slots[i];
-	}
-	free(f->slots);
-	f->slots = slots;
-	f->nr_slots = nr;
-	return 0;
+	return f->nr_names++;
 }
 
 /* Adds @count to the stack of ids scratch[0..nr); a new one past the cap is refused (1). */
 static int add_ids(struct folded *f, size_t nr, uint64_t count)
 {
-	struct folded_slot *s;
-	uint64_t h;
-	size_t i;
+	uint64_t h = hash__bytes(f->scratch, nr * sizeof(*f->scratch), 0), val;
+	struct folded_stack *s;
+	size_t probe = 0;
 
-	if ((f->nr + 1) * 4 > f->nr_slots * 3 && folded_grow(f))
-		return -ENOMEM;
-	h = hash__bytes(f->scratch, nr * sizeof(*f->scratch), 0);
-	for (i = h & (f->nr_slots - 1); f->slots[i].nr; i = (i + 1) & (f->nr_slots - 1)) {
-		s = &f->slots[i];
-		if (s->hash == h && s->nr == nr &&
-		    !memcmp(f->ids + s->off, f->scratch, nr * sizeof(*f->scratch))) {
+	while ((val = hashmap__match(&f->stack_index, h, &probe))) {
+		s = &f->stacks[val - 1];
+		if (s->nr == nr && !memcmp(f->ids + s->off, f->scratch, nr * sizeof(*f->scratch))) {
 			s->count = sat_add(s->count, count);
 			f->total = sat_add(f->total, count);
 			return 0;
@@ -217,13 +157,14 @@ static int add_ids(struct folded *f, size_t nr, uint64_t count)
 	}
 	if (f->max_stacks && f->nr >= f->max_stacks)
 		return 1;
-	if (array__grow((void **)&f->ids, &f->cap_ids, f->nr_ids + nr, sizeof(*f->ids)))
+	if (array__grow((void **)&f->ids, &f->cap_ids, f->nr_ids + nr, sizeof(*f->ids)) ||
+	    array__grow((void **)&f->stacks, &f->cap_stacks, f->nr + 1, sizeof(*f->stacks)) ||
+	    hashmap__insert(&f->stack_index, h, f->nr + 1))
 		return -ENOMEM;
 	memcpy(f->ids + f->nr_ids, f->scratch, nr * sizeof(*f->scratch));
-	s = &f->slots[i];
-	*s = (struct folded_slot){.hash = h, .count = count, .off = f->nr_ids, .nr = (uint32_t)nr};
+	f->stacks[f->nr++] =
+		(struct folded_stack){.count = count, .off = f->nr_ids, .nr = (uint32_t)nr};
 	f->nr_ids += nr;
-	f->nr++;
 	f->total = sat_add(f->total, count);
 	return 0;
 }
@@ -266,7 +207,7 @@ int folded__add(struct folded *f, const char *const *frames, size_t nr, uint64_t
 
 struct folded_sorted {
 	const struct folded *f;
-	const struct folded_slot *s;
+	const struct folded_stack *s;
 };
 
 /*
@@ -303,7 +244,7 @@ int folded__for_each(const struct folded *f, folded_each_fn fn, void *ctx)
 	struct folded_sorted *sorted = NULL;
 	char *line = NULL;
 	size_t i, j, n = 0, len, cap = 0;
-	const struct folded_slot *s;
+	const struct folded_stack *s;
 	const uint32_t *ids;
 	int err = 0;
 
@@ -312,9 +253,8 @@ int folded__for_each(const struct folded *f, folded_each_fn fn, void *ctx)
 	sorted = malloc(f->nr * sizeof(*sorted));
 	if (!sorted)
 		return -ENOMEM;
-	for (i = 0; i < f->nr_slots; i++)
-		if (f->slots[i].nr)
-			sorted[n++] = (struct folded_sorted){.f = f, .s = &f->slots[i]};
+	for (n = 0; n < f->nr; n++)
+		sorted[n] = (struct folded_sorted){.f = f, .s = &f->stacks[n]};
 	qsort(sorted, n, sizeof(*sorted), cmp_sorted);
 	for (i = 0; i < n; i++) {
 		s = sorted[i].s;

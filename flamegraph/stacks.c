@@ -68,6 +68,18 @@ int array__grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/*
+ * The name table is this file's own, not common/hashmap.c: its slots are 8 bytes (an id
+ * and the high half of the hash) where the common table's are 16, and the lookup of
+ * every frame misses the cache less in the smaller table. Measured against name_id() on
+ * the common table (hashmap__match(), no callback), 15 interleaved runs, medians:
+ *   python3 bench/flamegraph-gen.py 1000000 40 2 >1m.folded   (as bench/flamegraph-bench.sh)
+ *   time build/profiler/scorch flamegraph 1m.folded >/dev/null
+ *   this table 2.65 s wall, 2.63 s CPU; the common table 2.90 s, 2.80 s (+9 %, +7 %)
+ * On 300k such lines (seed 2) under valgrind --tool=cachegrind --LL=1048576,16,64: the
+ * same instructions (4.04 G, 4.03 G) but 9.3 M misses of a 1 MiB cache against 13.7 M.
+ * Growth cannot overflow: ids are 32-bit, so there are at most 2^33 slots of 8 bytes.
+ */
 static int names_rehash(struct flamegraph *fg)
 {
 	size_t nr = fg->nr_name_slots * 2, i, j;

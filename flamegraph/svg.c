@@ -408,8 +408,8 @@ struct render {
 	size_t countname_len;
 	size_t max_depth, nr_frames;
 	size_t nr_deeper; /* FG_FRAME_DEEPER frames drawn */
-	bool diff;	 /* differential colours and titles */
-	double maxdelta; /* the largest |after - before| of a drawn frame */
+	bool diff;	  /* differential colours and titles */
+	double maxdelta;  /* the largest |after - before| of a drawn frame */
 };
 
 /* A differential frame's counts: total, or self with --self. */

@@ -143,47 +143,22 @@ static uint64_t rd64(const struct pm_jd_state *js, const uint8_t *p)
 
 void pm_jd__reset(struct pm_jd_state *js)
 {
-	free(js->codes);
+	hashmap__free(&js->codes);
 	memset(js, 0, sizeof(*js));
 }
 
-static size_t code_slot(const struct pm_jd_state *js, uint64_t index)
-{
-	size_t i = hash__bytes(&index, sizeof(index), 0) & (js->cap_codes - 1);
-
-	while (js->codes[i].name && js->codes[i].index != index)
-		i = (i + 1) & (js->cap_codes - 1);
-	return i;
-}
-
+/* The name of @index is now @name (interned). 0 or -ENOMEM. */
 static int code_put(struct pm_jd_state *js, uint64_t index, const char *name)
 {
-	struct pm_code *old = js->codes, *nc;
-	size_t old_cap = js->cap_codes, i, cap;
+	uint64_t h = hash__u64(index);
 
-	if ((js->nr_codes + 1) * 2 > js->cap_codes) {
-		cap = old_cap ? old_cap * 2 : 256;
-		nc = calloc(cap, sizeof(*nc));
-		if (!nc)
-			return -ENOMEM;
-		js->codes = nc;
-		js->cap_codes = cap;
-		for (i = 0; i < old_cap; i++)
-			if (old[i].name)
-				js->codes[code_slot(js, old[i].index)] = old[i];
-		free(old);
-	}
-	i = code_slot(js, index);
-	if (!js->codes[i].name)
-		js->nr_codes++;
-	js->codes[i].index = index;
-	js->codes[i].name = name;
-	return 0;
+	hashmap__remove(&js->codes, h, NULL, NULL);
+	return hashmap__insert(&js->codes, h, (uintptr_t)name);
 }
 
 static const char *code_get(const struct pm_jd_state *js, uint64_t index)
 {
-	return js->cap_codes ? js->codes[code_slot(js, index)].name : NULL;
+	return (const char *)(uintptr_t)hashmap__find(&js->codes, hash__u64(index), NULL, NULL);
 }
 
 /* LOAD: the fixed part and a NUL-terminated name must lie inside the record (and in r[0..n)). */

@@ -89,20 +89,13 @@ size_t pm_text__parse(struct pm_text_state *ts, const char *buf, size_t len, boo
 /* Parses one line without its newline; adds it or counts it bad. 0 or -ENOMEM. */
 int pm_text__line(const char *line, size_t len, struct pm_sink *sink);
 
-/* code_index -> entry name, for JIT_CODE_MOVE. */
-struct pm_code {
-	uint64_t index;
-	const char *name;
-};
-
 struct pm_jd_state {
 	bool have_header;
-	bool swap;	       /* file written with the other byte order */
-	bool arch_ts;	       /* timestamps are not CLOCK_MONOTONIC: stored as 0 */
-	bool closed;	       /* JIT_CODE_CLOSE seen: nothing after it is read */
-	bool broken;	       /* unrecoverable (bad magic, record size < 16): nothing more read */
-	struct pm_code *codes; /* open addressing on index; NULL name = empty */
-	size_t nr_codes, cap_codes;
+	bool swap;	      /* file written with the other byte order */
+	bool arch_ts;	      /* timestamps are not CLOCK_MONOTONIC: stored as 0 */
+	bool closed;	      /* JIT_CODE_CLOSE seen: nothing after it is read */
+	bool broken;	      /* unrecoverable (bad magic, record size < 16): nothing more read */
+	struct hashmap codes; /* code_index (hash__u64) -> entry name, for JIT_CODE_MOVE */
 };
 
 /*

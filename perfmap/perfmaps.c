@@ -70,81 +70,24 @@ struct perfmaps {
 	bool no_jitdump;
 	bool scan_on_notice;
 	struct strset *strs;
-	struct pm_proc **slots; /* open addressing on pid, linear probing */
-	size_t nr_slots, nr_procs;
+	struct hashmap procs; /* hash__u64(pid) -> struct pm_proc * */
 	struct perfmaps_stats st;
 };
 
-static size_t slot_of(const struct perfmaps *pm, pid_t pid)
-{
-	return hash__bytes(&pid, sizeof(pid), 0) & (pm->nr_slots - 1);
-}
-
 static struct pm_proc *proc_find(const struct perfmaps *pm, pid_t pid)
 {
-	size_t i;
-
-	if (!pm->nr_slots)
-		return NULL;
-	for (i = slot_of(pm, pid); pm->slots[i]; i = (i + 1) & (pm->nr_slots - 1))
-		if (pm->slots[i]->pid == pid)
-			return pm->slots[i];
-	return NULL;
+	return (struct pm_proc *)(uintptr_t)hashmap__find(&pm->procs, hash__u64((uint32_t)pid),
+							  NULL, NULL);
 }
 
 static int proc_insert(struct perfmaps *pm, struct pm_proc *p)
 {
-	struct pm_proc **old = pm->slots;
-	size_t old_n = pm->nr_slots, i, j;
-
-	if ((pm->nr_procs + 1) * 2 > pm->nr_slots) {
-		pm->nr_slots = old_n ? old_n * 2 : 64;
-		pm->slots = calloc(pm->nr_slots, sizeof(*pm->slots));
-		if (!pm->slots) {
-			pm->slots = old;
-			pm->nr_slots = old_n;
-			return -ENOMEM;
-		}
-		for (i = 0; i < old_n; i++) {
-			if (!old[i])
-				continue;
-			for (j = slot_of(pm, old[i]->pid); pm->slots[j];
-			     j = (j + 1) & (pm->nr_slots - 1))
-				;
-			pm->slots[j] = old[i];
-		}
-		free(old);
-	}
-	for (j = slot_of(pm, p->pid); pm->slots[j]; j = (j + 1) & (pm->nr_slots - 1))
-		;
-	pm->slots[j] = p;
-	pm->nr_procs++;
-	return 0;
+	return hashmap__insert(&pm->procs, hash__u64((uint32_t)p->pid), (uintptr_t)p);
 }
 
-/* Backward-shift deletion keeps every probe chain unbroken. */
 static void proc_remove(struct perfmaps *pm, pid_t pid)
 {
-	size_t mask = pm->nr_slots - 1, i, j, home;
-
-	if (!pm->nr_slots)
-		return;
-	for (i = slot_of(pm, pid); pm->slots[i]; i = (i + 1) & mask)
-		if (pm->slots[i]->pid == pid)
-			break;
-	if (!pm->slots[i])
-		return;
-	pm->slots[i] = NULL;
-	pm->nr_procs--;
-	for (j = (i + 1) & mask; pm->slots[j]; j = (j + 1) & mask) {
-		home = slot_of(pm, pm->slots[j]->pid);
-		/* move slots[j] into the hole unless its home lies cyclically in (i, j] */
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-			pm->slots[i] = pm->slots[j];
-			pm->slots[j] = NULL;
-			i = j;
-		}
-	}
+	hashmap__remove(&pm->procs, hash__u64((uint32_t)pid), NULL, NULL);
 }
 
 static void file_init(struct pm_file *f, enum pm_kind kind)
@@ -240,13 +183,14 @@ cleanup:
 
 void perfmaps__free(struct perfmaps *pm)
 {
-	size_t i;
+	struct hashmap_iter it;
+	uint64_t val;
 
 	if (!pm)
 		return;
-	for (i = 0; i < pm->nr_slots; i++)
-		proc_free(pm, pm->slots[i]);
-	free(pm->slots);
+	for (hashmap__iter_init(&pm->procs, &it); hashmap__iter_next(&pm->procs, &it, &val);)
+		proc_free(pm, (struct pm_proc *)(uintptr_t)val);
+	hashmap__free(&pm->procs);
 	strset__free(pm->strs);
 	free(pm->proc_root);
 	free(pm);
@@ -846,8 +790,9 @@ int perfmaps__track_later(struct perfmaps *pm, pid_t pid)
 
 int perfmaps__refresh(struct perfmaps *pm, pid_t pid)
 {
+	struct hashmap_iter it;
 	struct pm_proc *p;
-	size_t i;
+	uint64_t val;
 	int err;
 
 	pm->budget = pm->slice;
@@ -855,10 +800,8 @@ int perfmaps__refresh(struct perfmaps *pm, pid_t pid)
 		p = proc_find(pm, pid);
 		return p ? proc_refresh(pm, p, false) : -ENOENT;
 	}
-	for (i = 0; i < pm->nr_slots; i++) {
-		if (!pm->slots[i])
-			continue;
-		err = proc_refresh(pm, pm->slots[i], true);
+	for (hashmap__iter_init(&pm->procs, &it); hashmap__iter_next(&pm->procs, &it, &val);) {
+		err = proc_refresh(pm, (struct pm_proc *)(uintptr_t)val, true);
 		if (err)
 			return err;
 	}
@@ -899,15 +842,16 @@ bool perfmaps__pending(const struct perfmaps *pm)
 
 int perfmaps__continue(struct perfmaps *pm, bool all)
 {
+	struct hashmap_iter it;
 	struct pm_proc *p;
-	size_t i, j;
+	uint64_t val;
+	size_t j;
 	int err;
 
 	pm->budget = all ? UINT64_MAX : pm->slice;
-	for (i = 0; pm->nr_pending && pm->budget && i < pm->nr_slots; i++) {
-		p = pm->slots[i];
-		if (!p)
-			continue;
+	for (hashmap__iter_init(&pm->procs, &it);
+	     pm->nr_pending && pm->budget && hashmap__iter_next(&pm->procs, &it, &val);) {
+		p = (struct pm_proc *)(uintptr_t)val;
 		if (p->map.pending) {
 			err = file_read(pm, p, &p->map);
 			if (err)

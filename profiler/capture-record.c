@@ -21,63 +21,72 @@
 _Static_assert(CAPTURE_MAX_DEPTH == SCORCH_MAX_STACK_DEPTH, "a capture holds any stack");
 _Static_assert(sizeof(((struct capture_count *)0)->comm) == SCORCH_COMM_LEN, "comm size");
 
-/* A set of (a, b) pairs with a value, open addressing. */
-struct pair_slot {
+/* A set of (a, b) pairs with a value. */
+struct pair {
 	uint64_t a, b;
 	size_t val;
-	bool used;
 };
 
 struct pairset {
-	struct pair_slot *slots;
-	size_t nr_slots, count; /* power of two */
+	struct pair *v;
+	size_t nr, cap;
+	struct hashmap index; /* (a, b) -> index in v[] + 1 */
 };
 
-static size_t pair_hash(uint64_t a, uint64_t b)
+struct pair_key {
+	const struct pairset *s;
+	uint64_t a, b;
+};
+
+static uint64_t pair_hash(uint64_t a, uint64_t b)
 {
 	uint64_t h =
 		a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
 
-	return (size_t)(h ^ h >> 31);
+	return h ^ h >> 31;
 }
 
-static struct pair_slot *pairset__find(const struct pairset *s, uint64_t a, uint64_t b)
+static bool pair_eq(uint64_t val, const void *ctx)
 {
-	size_t i, mask = s->nr_slots - 1;
+	const struct pair_key *k = ctx;
+	const struct pair *p = &k->s->v[val - 1];
 
-	if (!s->nr_slots)
-		return NULL;
-	for (i = pair_hash(a, b) & mask; s->slots[i].used; i = (i + 1) & mask)
-		if (s->slots[i].a == a && s->slots[i].b == b)
-			return &s->slots[i];
-	return NULL;
+	return p->a == k->a && p->b == k->b;
+}
+
+static const struct pair *pairset__find(const struct pairset *s, uint64_t a, uint64_t b)
+{
+	uint64_t val = hashmap__find(&s->index, pair_hash(a, b), pair_eq,
+				     &(struct pair_key){.s = s, .a = a, .b = b});
+
+	return val ? &s->v[val - 1] : NULL;
 }
 
 /* Adds (a, b) -> val. Returns 1 when added, 0 when present, -ENOMEM. */
 static int pairset__add(struct pairset *s, uint64_t a, uint64_t b, size_t val)
 {
-	size_t i, mask;
-
 	if (pairset__find(s, a, b))
 		return 0;
-	if (2 * (s->count + 1) > s->nr_slots) {
-		struct pairset n = {.nr_slots = s->nr_slots ? 2 * s->nr_slots : 256};
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		struct pair *v =
+			cap <= SIZE_MAX / sizeof(*v) ? realloc(s->v, cap * sizeof(*v)) : NULL;
 
-		n.slots = calloc(n.nr_slots, sizeof(*n.slots));
-		if (!n.slots)
+		if (!v)
 			return -ENOMEM;
-		for (i = 0; i < s->nr_slots; i++)
-			if (s->slots[i].used)
-				pairset__add(&n, s->slots[i].a, s->slots[i].b, s->slots[i].val);
-		free(s->slots);
-		*s = n;
+		s->v = v;
+		s->cap = cap;
 	}
-	mask = s->nr_slots - 1;
-	for (i = pair_hash(a, b) & mask; s->slots[i].used; i = (i + 1) & mask)
-		;
-	s->slots[i] = (struct pair_slot){.a = a, .b = b, .val = val, .used = true};
-	s->count++;
+	if (hashmap__insert(&s->index, pair_hash(a, b), s->nr + 1))
+		return -ENOMEM;
+	s->v[s->nr++] = (struct pair){.a = a, .b = b, .val = val};
 	return 1;
+}
+
+static void pairset__free(struct pairset *s)
+{
+	free(s->v);
+	hashmap__free(&s->index);
 }
 
 struct cap_proc {
@@ -186,9 +195,9 @@ void capture_rec__free(struct capture_rec *c)
 	if (!c)
 		return;
 	capture_writer__free(c->w);
-	free(c->ksyms.slots);
-	free(c->jits.slots);
-	free(c->procs.slots);
+	pairset__free(&c->ksyms);
+	pairset__free(&c->jits);
+	pairset__free(&c->procs);
 	free(c->procv);
 	free(c);
 }
@@ -383,11 +392,11 @@ int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key 
 
 int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen)
 {
-	struct pair_slot *slot = pairset__find(&c->procs, pid, gen);
+	const struct pair *p = pairset__find(&c->procs, pid, gen);
 
-	if (!slot || c->procv[slot->val].written)
+	if (!p || c->procv[p->val].written)
 		return 0;
-	return write_proc(c, &c->procv[slot->val]);
+	return write_proc(c, &c->procv[p->val]);
 }
 
 int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bool commit)

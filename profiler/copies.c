@@ -8,20 +8,14 @@
 #include "profiler-private.h"
 
 struct copytab {
-	struct pending_copy **buckets; /* chained by tid; a power of two */
-	size_t cap;
-	size_t nr;
+	struct hashmap index; /* hash__u64(tid) -> struct pending_copy * */
 };
 
 struct copytab *copytab__new(void)
 {
 	struct copytab *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return NULL;
-	t->cap = 256;
-	t->buckets = calloc(t->cap, sizeof(*t->buckets));
-	if (!t->buckets) {
+	if (!t || hashmap__reserve(&t->index, 192)) {
 		free(t);
 		return NULL;
 	}
@@ -36,67 +30,27 @@ void copytab__free(struct copytab *t)
 		return;
 	while ((c = copytab__pop(t)))
 		free(c);
-	free(t->buckets);
+	hashmap__free(&t->index);
 	free(t);
-}
-
-static size_t bucket_of(size_t cap, uint32_t tid)
-{
-	return ((uint64_t)tid * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
-}
-
-static int grow(struct copytab *t)
-{
-	size_t cap = t->cap * 2, i;
-	struct pending_copy **b = calloc(cap, sizeof(*b)), *c, *next;
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		for (c = t->buckets[i]; c; c = next) {
-			next = c->next;
-			c->next = b[bucket_of(cap, c->tid)];
-			b[bucket_of(cap, c->tid)] = c;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->cap = cap;
-	return 0;
-}
-
-/* Unlinks and returns the entry of @tid, or NULL. */
-static struct pending_copy *unlink_tid(struct copytab *t, uint32_t tid)
-{
-	struct pending_copy **pp = &t->buckets[bucket_of(t->cap, tid)], *c;
-
-	for (; (c = *pp); pp = &c->next) {
-		if (c->tid == tid) {
-			*pp = c->next;
-			c->next = NULL;
-			t->nr--;
-			return c;
-		}
-	}
-	return NULL;
 }
 
 int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct count_key *key,
 		 const __u64 *user, uint32_t user_nr, const __u64 *kernel, uint32_t kernel_nr,
 		 bool *replaced)
 {
-	struct pending_copy *old = unlink_tid(t, tid), *c;
-	size_t i;
+	struct pending_copy *old, *c;
 
+	old = (struct pending_copy *)(uintptr_t)hashmap__remove(&t->index, hash__u64(tid), NULL,
+								NULL);
 	*replaced = old != NULL;
 	free(old);
 	if (user_nr > SCORCH_MAX_STACK_DEPTH || kernel_nr > SCORCH_MAX_STACK_DEPTH)
 		return -EINVAL;
-	if (t->nr >= t->cap && grow(t))
-		return -ENOMEM;
 	c = malloc(sizeof(*c) + (user_nr + kernel_nr) * sizeof(c->ips[0]));
-	if (!c)
+	if (!c || hashmap__insert(&t->index, hash__u64(tid), (uintptr_t)c)) {
+		free(c);
 		return -ENOMEM;
+	}
 	c->tid = tid;
 	c->ts = ts;
 	c->key = *key;
@@ -107,10 +61,6 @@ int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct coun
 		memcpy(c->ips, user, user_nr * sizeof(c->ips[0]));
 	if (kernel_nr)
 		memcpy(c->ips + user_nr, kernel, kernel_nr * sizeof(c->ips[0]));
-	i = bucket_of(t->cap, tid);
-	c->next = t->buckets[i];
-	t->buckets[i] = c;
-	t->nr++;
 	return 0;
 }
 
@@ -118,27 +68,26 @@ struct pending_copy *copytab__take(struct copytab *t, uint32_t tid, uint64_t ts)
 {
 	struct pending_copy *c;
 
-	for (c = t->buckets[bucket_of(t->cap, tid)]; c; c = c->next)
-		if (c->tid == tid)
-			break;
+	c = (struct pending_copy *)(uintptr_t)hashmap__find(&t->index, hash__u64(tid), NULL, NULL);
 	if (!c || c->ts != ts)
 		return NULL;
-	return unlink_tid(t, tid);
+	hashmap__remove(&t->index, hash__u64(tid), NULL, NULL);
+	return c;
 }
 
 struct pending_copy *copytab__pop(struct copytab *t)
 {
-	size_t i;
+	struct hashmap_iter it;
+	uint64_t val;
 
-	if (!t->nr)
+	hashmap__iter_init(&t->index, &it);
+	if (!hashmap__iter_next(&t->index, &it, &val))
 		return NULL;
-	for (i = 0; i < t->cap; i++)
-		if (t->buckets[i])
-			return unlink_tid(t, t->buckets[i]->tid);
-	return NULL;
+	hashmap__iter_remove(&t->index, &it);
+	return (struct pending_copy *)(uintptr_t)val;
 }
 
 size_t copytab__nr(const struct copytab *t)
 {
-	return t->nr;
+	return t->index.nr;
 }

@@ -2,6 +2,7 @@
 /* profiler: the process images (pid, gen) a recording has seen, and what became of them
  * (and when those that exited are reaped: reap_mark__exceeded()). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,20 +10,16 @@
 #include "profiler-private.h"
 
 struct proctab {
-	struct proc_entry *slots; /* open addressing, linear probing; pid 0 = empty */
-	size_t cap;		  /* a power of two */
-	size_t nr;
+	struct proc_entry *v; /* in order of arrival */
+	size_t nr, cap;
+	struct hashmap index; /* (pid, gen) -> index in v[] + 1 */
 };
 
 struct proctab *proctab__new(void)
 {
 	struct proctab *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return NULL;
-	t->cap = 256;
-	t->slots = calloc(t->cap, sizeof(*t->slots));
-	if (!t->slots) {
+	if (!t || hashmap__reserve(&t->index, 128)) {
 		free(t);
 		return NULL;
 	}
@@ -33,75 +30,60 @@ void proctab__free(struct proctab *t)
 {
 	if (!t)
 		return;
-	free(t->slots);
+	free(t->v);
+	hashmap__free(&t->index);
 	free(t);
 }
 
-static size_t slot_of(const struct proctab *t, pid_t pid, uint64_t gen)
-{
-	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^ (gen * 0xc2b2ae3d27d4eb4fULL);
+struct proc_key {
+	const struct proctab *t;
+	pid_t pid;
+	uint64_t gen;
+};
 
-	return (h ^ (h >> 31)) & (t->cap - 1);
+static uint64_t proc_hash(pid_t pid, uint64_t gen)
+{
+	return hash__u64((uint64_t)(uint32_t)pid << 32 ^ gen);
 }
 
-static struct proc_entry *probe(const struct proctab *t, pid_t pid, uint64_t gen)
+static bool proc_eq(uint64_t val, const void *ctx)
 {
-	size_t i = slot_of(t, pid, gen);
+	const struct proc_key *k = ctx;
+	const struct proc_entry *e = &k->t->v[val - 1];
 
-	for (;; i = (i + 1) & (t->cap - 1)) {
-		struct proc_entry *e = &t->slots[i];
-
-		if (!e->pid || (e->pid == pid && e->gen == gen))
-			return e;
-	}
+	return e->pid == k->pid && e->gen == k->gen;
 }
 
 struct proc_entry *proctab__find(const struct proctab *t, pid_t pid, uint64_t gen)
 {
-	struct proc_entry *e;
+	uint64_t val;
 
 	if (pid <= 0)
 		return NULL;
-	e = probe(t, pid, gen);
-	return e->pid ? e : NULL;
-}
-
-static int grow(struct proctab *t)
-{
-	struct proctab bigger = { .cap = t->cap * 2 };
-	size_t i;
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		if (t->slots[i].pid)
-			*probe(&bigger, t->slots[i].pid, t->slots[i].gen) = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = bigger.slots;
-	t->cap = bigger.cap;
-	return 0;
+	val = hashmap__find(&t->index, proc_hash(pid, gen), proc_eq,
+			    &(struct proc_key){t, pid, gen});
+	return val ? &t->v[val - 1] : NULL;
 }
 
 struct proc_entry *proctab__get(struct proctab *t, pid_t pid, uint64_t gen)
 {
-	struct proc_entry *e;
+	struct proc_entry *e = proctab__find(t, pid, gen);
 
-	if (pid <= 0)
-		return NULL;
-	e = probe(t, pid, gen);
-	if (e->pid)
+	if (e || pid <= 0)
 		return e;
-	if ((t->nr + 1) * 2 > t->cap) {
-		if (grow(t))
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+
+		e = cap <= SIZE_MAX / sizeof(*e) ? realloc(t->v, cap * sizeof(*e)) : NULL;
+		if (!e)
 			return NULL;
-		e = probe(t, pid, gen);
+		t->v = e;
+		t->cap = cap;
 	}
-	e->pid = pid;
-	e->gen = gen;
-	e->flags = 0;
-	t->nr++;
+	if (hashmap__insert(&t->index, proc_hash(pid, gen), t->nr + 1))
+		return NULL;
+	e = &t->v[t->nr++];
+	*e = (struct proc_entry){.pid = pid, .gen = gen};
 	return e;
 }
 
@@ -112,13 +94,9 @@ size_t proctab__nr(const struct proctab *t)
 
 struct proc_entry *proctab__next(const struct proctab *t, struct proc_entry *prev)
 {
-	size_t i = prev ? (size_t)(prev - t->slots) + 1 : 0;
+	size_t i = prev ? (size_t)(prev - t->v) + 1 : 0;
 
-	for (; i < t->cap; i++) {
-		if (t->slots[i].pid)
-			return &t->slots[i];
-	}
-	return NULL;
+	return i < t->nr ? &t->v[i] : NULL;
 }
 
 static int id_cmp(const void *a, const void *b)

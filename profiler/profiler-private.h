@@ -328,7 +328,6 @@ int reap__cpu_free(const char *loadavg, long nr_cpus);
  * ips[0..user_nr), the kernel stack ips[user_nr..user_nr + kernel_nr), leaf first.
  */
 struct pending_copy {
-	struct pending_copy *next;
 	uint32_t tid;
 	uint32_t user_nr, kernel_nr;
 	uint64_t ts;

@@ -24,7 +24,6 @@
 #include "common.h"
 #include "profiler-private.h"
 
-#define SB_BUCKETS   4096
 #define SB_MAX_VMAS  65536		     /* per image; more: the image is incomplete */
 #define SB_RETAIN_NS (10ULL * 1000000000ULL) /* images kept after they ended */
 #define SB_GC_NS     1000000000ULL
@@ -41,7 +40,6 @@ struct sb_image {
 };
 
 struct sb_proc {
-	struct sb_proc *next;
 	pid_t pid;
 	struct sb_image *imgs; /* sorted by start */
 	size_t nr, cap;
@@ -67,7 +65,7 @@ struct sideband {
 	struct sb_ring *rings;
 	int nr_rings;
 	size_t mmap_bytes;
-	struct sb_proc *buckets[SB_BUCKETS];
+	struct hashmap procs; /* hash__u64(pid) -> struct sb_proc * */
 	struct strset *strs;
 	uint8_t *bytes;
 	size_t nr_bytes, cap_bytes;
@@ -119,8 +117,10 @@ static int ring_open(struct sb_ring *r, int cpu, size_t data_bytes)
 
 void sideband__free(struct sideband *sb)
 {
-	struct sb_proc *p, *next;
-	size_t i, k;
+	struct hashmap_iter it;
+	struct sb_proc *p;
+	uint64_t val;
+	size_t k;
 	int c;
 
 	if (!sb)
@@ -131,15 +131,14 @@ void sideband__free(struct sideband *sb)
 		if (sb->rings[c].fd >= 0)
 			close(sb->rings[c].fd);
 	}
-	for (i = 0; i < SB_BUCKETS; i++) {
-		for (p = sb->buckets[i]; p; p = next) {
-			next = p->next;
-			for (k = 0; k < p->nr; k++)
-				free(p->imgs[k].vmas);
-			free(p->imgs);
-			free(p);
-		}
+	for (hashmap__iter_init(&sb->procs, &it); hashmap__iter_next(&sb->procs, &it, &val);) {
+		p = (struct sb_proc *)(uintptr_t)val;
+		for (k = 0; k < p->nr; k++)
+			free(p->imgs[k].vmas);
+		free(p->imgs);
+		free(p);
 	}
+	hashmap__free(&sb->procs);
 	strset__free(sb->strs);
 	free(sb->rings);
 	free(sb->bytes);
@@ -224,19 +223,16 @@ void sideband__stats(const struct sideband *sb, struct sideband_stats *st)
 
 /* ---- the table of images ---- */
 
-static struct sb_proc **proc_slot(struct sideband *sb, pid_t pid)
+static struct sb_proc *proc_find(struct sideband *sb, pid_t pid)
 {
-	struct sb_proc **pp = &sb->buckets[(uint32_t)pid * 2654435761U % SB_BUCKETS];
-
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
+	return (struct sb_proc *)(uintptr_t)hashmap__find(&sb->procs, hash__u64((uint32_t)pid),
+							  NULL, NULL);
 }
 
 /* The image @pid ran at @ts (the last one begun by then), or NULL. */
 static struct sb_image *image_at(struct sideband *sb, pid_t pid, uint64_t ts)
 {
-	struct sb_proc *p = *proc_slot(sb, pid);
+	struct sb_proc *p = proc_find(sb, pid);
 	size_t i;
 
 	if (!p)
@@ -253,16 +249,17 @@ static struct sb_image *image_at(struct sideband *sb, pid_t pid, uint64_t ts)
  */
 static struct sb_image *image_new(struct sideband *sb, pid_t pid, uint64_t ts)
 {
-	struct sb_proc **pp = proc_slot(sb, pid), *p = *pp;
+	struct sb_proc *p = proc_find(sb, pid);
 	struct sb_image *im;
 	size_t i;
 
 	if (!p) {
 		p = calloc(1, sizeof(*p));
-		if (!p)
+		if (!p || hashmap__insert(&sb->procs, hash__u64((uint32_t)pid), (uintptr_t)p)) {
+			free(p);
 			return NULL;
+		}
 		p->pid = pid;
-		*pp = p;
 	}
 	if (p->nr == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 2;
@@ -350,40 +347,42 @@ static int image_map(struct sb_image *im, const struct symbolizer_vma *v)
 /* Every image running at @ts (or begun since) may have lost records. */
 static void images_lost(struct sideband *sb, uint64_t ts)
 {
+	struct hashmap_iter it;
 	struct sb_proc *p;
-	size_t i, k;
+	uint64_t val;
+	size_t k;
 
-	for (i = 0; i < SB_BUCKETS; i++)
-		for (p = sb->buckets[i]; p; p = p->next)
-			for (k = 0; k < p->nr; k++)
-				if (!p->imgs[k].end || p->imgs[k].end > ts)
-					p->imgs[k].complete = false;
+	for (hashmap__iter_init(&sb->procs, &it); hashmap__iter_next(&sb->procs, &it, &val);) {
+		p = (struct sb_proc *)(uintptr_t)val;
+		for (k = 0; k < p->nr; k++)
+			if (!p->imgs[k].end || p->imgs[k].end > ts)
+				p->imgs[k].complete = false;
+	}
 }
 
 /* Drops the images that ended more than SB_RETAIN_NS before @now. */
 static void images_gc(struct sideband *sb, uint64_t now)
 {
-	struct sb_proc **pp, *p;
-	size_t i, k, n;
+	struct hashmap_iter it;
+	struct sb_proc *p;
+	uint64_t val;
+	size_t k, n;
 
-	for (i = 0; i < SB_BUCKETS; i++) {
-		for (pp = &sb->buckets[i]; (p = *pp);) {
-			for (k = 0, n = 0; k < p->nr; k++) {
-				if (p->imgs[k].end && p->imgs[k].end + SB_RETAIN_NS < now) {
-					free(p->imgs[k].vmas);
-					continue;
-				}
-				p->imgs[n++] = p->imgs[k];
-			}
-			p->nr = n;
-			if (n) {
-				pp = &p->next;
+	for (hashmap__iter_init(&sb->procs, &it); hashmap__iter_next(&sb->procs, &it, &val);) {
+		p = (struct sb_proc *)(uintptr_t)val;
+		for (k = 0, n = 0; k < p->nr; k++) {
+			if (p->imgs[k].end && p->imgs[k].end + SB_RETAIN_NS < now) {
+				free(p->imgs[k].vmas);
 				continue;
 			}
-			*pp = p->next;
-			free(p->imgs);
-			free(p);
+			p->imgs[n++] = p->imgs[k];
 		}
+		p->nr = n;
+		if (n)
+			continue;
+		hashmap__iter_remove(&sb->procs, &it);
+		free(p->imgs);
+		free(p);
 	}
 }
 

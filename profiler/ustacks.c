@@ -13,8 +13,6 @@
 #include "profiler-private.h"
 
 struct ustack {
-	struct ustack *next;
-	uint64_t hash;
 	uint64_t value;
 	struct count_key key;
 	bool offcpu;
@@ -23,19 +21,14 @@ struct ustack {
 };
 
 struct ustacks {
-	struct ustack **buckets;
-	size_t cap, nr;
+	struct hashmap index; /* values: struct ustack * */
 };
 
 struct ustacks *ustacks__new(void)
 {
 	struct ustacks *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return NULL;
-	t->cap = 1024;
-	t->buckets = calloc(t->cap, sizeof(*t->buckets));
-	if (!t->buckets) {
+	if (!t || hashmap__reserve(&t->index, 768)) {
 		free(t);
 		return NULL;
 	}
@@ -44,28 +37,25 @@ struct ustacks *ustacks__new(void)
 
 void ustacks__free(struct ustacks *t)
 {
-	struct ustack *e, *next;
-	size_t i;
+	struct hashmap_iter it;
+	uint64_t val;
 
 	if (!t)
 		return;
-	for (i = 0; i < t->cap; i++)
-		for (e = t->buckets[i]; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	free(t->buckets);
+	for (hashmap__iter_init(&t->index, &it); hashmap__iter_next(&t->index, &it, &val);)
+		free((struct ustack *)(uintptr_t)val);
+	hashmap__free(&t->index);
 	free(t);
 }
 
 size_t ustacks__nr(const struct ustacks *t)
 {
-	return t->nr;
+	return t->index.nr;
 }
 
 bool ustacks__full(const struct ustacks *t)
 {
-	return t->nr >= USTACKS_MAX_HELD;
+	return t->index.nr >= USTACKS_MAX_HELD;
 }
 
 static uint64_t stack_hash(const struct count_key *key, bool offcpu, uint32_t unr,
@@ -80,40 +70,23 @@ static uint64_t stack_hash(const struct count_key *key, bool offcpu, uint32_t un
 	return hash__bytes(kernel, knr * sizeof(*kernel), h);
 }
 
-static int grow(struct ustacks *t)
-{
-	size_t cap = t->cap * 2, i;
-	struct ustack **b = calloc(cap, sizeof(*b)), *e, *next;
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++)
-		for (e = t->buckets[i]; e; e = next) {
-			next = e->next;
-			e->next = b[e->hash & (cap - 1)];
-			b[e->hash & (cap - 1)] = e;
-		}
-	free(t->buckets);
-	t->buckets = b;
-	t->cap = cap;
-	return 0;
-}
-
 int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, uint64_t value,
 		 const struct stack_trace *user, const struct stack_trace *kernel)
 {
 	uint32_t unr = user ? user->nr : UINT32_MAX, knr = kernel ? kernel->nr : 0;
 	size_t nips = (user ? unr : 0) + knr;
 	const __u64 *uips = user ? user->ips : NULL, *kips = kernel ? kernel->ips : NULL;
-	uint64_t h;
+	uint64_t h, val;
 	struct ustack *e;
+	size_t probe = 0;
 
 	if ((user && unr > SCORCH_MAX_STACK_DEPTH) || knr > SCORCH_MAX_STACK_DEPTH)
 		return -EINVAL;
 	h = stack_hash(key, offcpu, unr, uips, knr, kips);
-	for (e = t->buckets[h & (t->cap - 1)]; e; e = e->next) {
-		if (e->hash != h || e->offcpu != offcpu || e->user_nr != unr ||
-		    e->kernel_nr != knr || memcmp(&e->key, key, sizeof(*key)))
+	while ((val = hashmap__match(&t->index, h, &probe))) {
+		e = (struct ustack *)(uintptr_t)val;
+		if (e->offcpu != offcpu || e->user_nr != unr || e->kernel_nr != knr ||
+		    memcmp(&e->key, key, sizeof(*key)))
 			continue;
 		if (user && unr && memcmp(e->ips, uips, unr * sizeof(*uips)))
 			continue;
@@ -122,12 +95,11 @@ int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, ui
 		e->value += value;
 		return 0;
 	}
-	if (t->nr >= t->cap && grow(t))
-		return -ENOMEM;
 	e = malloc(sizeof(*e) + nips * sizeof(e->ips[0]));
-	if (!e)
+	if (!e || hashmap__insert(&t->index, h, (uintptr_t)e)) {
+		free(e);
 		return -ENOMEM;
-	e->hash = h;
+	}
 	e->value = value;
 	e->key = *key;
 	e->offcpu = offcpu;
@@ -137,39 +109,35 @@ int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, ui
 		memcpy(e->ips, uips, unr * sizeof(*uips));
 	if (knr)
 		memcpy(e->ips + (user ? unr : 0), kips, knr * sizeof(*kips));
-	e->next = t->buckets[h & (t->cap - 1)];
-	t->buckets[h & (t->cap - 1)] = e;
-	t->nr++;
 	return 0;
 }
 
 int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
 		  struct stack_trace *ubuf, struct stack_trace *kbuf)
 {
-	struct ustack **pp, *e;
-	size_t i;
+	struct hashmap_iter it;
+	struct ustack *e;
+	uint64_t val;
 	int err = 0;
 
-	for (i = 0; i < t->cap && !err; i++) {
-		pp = &t->buckets[i];
-		while ((e = *pp) && !err) {
-			bool has_user = e->user_nr != UINT32_MAX;
-			uint32_t unr = has_user ? e->user_nr : 0;
+	for (hashmap__iter_init(&t->index, &it);
+	     !err && hashmap__iter_next(&t->index, &it, &val);) {
+		bool has_user;
+		uint32_t unr;
 
-			if (select && !select(ctx, &e->key)) {
-				pp = &e->next;
-				continue;
-			}
-			*pp = e->next;
-			t->nr--;
-			ubuf->nr = unr;
-			memcpy(ubuf->ips, e->ips, unr * sizeof(e->ips[0]));
-			kbuf->nr = e->kernel_nr;
-			memcpy(kbuf->ips, e->ips + unr, e->kernel_nr * sizeof(e->ips[0]));
-			err = cb(ctx, e->offcpu, &e->key, e->value, has_user ? ubuf : NULL,
-				 e->kernel_nr ? kbuf : NULL);
-			free(e);
-		}
+		e = (struct ustack *)(uintptr_t)val;
+		if (select && !select(ctx, &e->key))
+			continue;
+		hashmap__iter_remove(&t->index, &it);
+		has_user = e->user_nr != UINT32_MAX;
+		unr = has_user ? e->user_nr : 0;
+		ubuf->nr = unr;
+		memcpy(ubuf->ips, e->ips, unr * sizeof(e->ips[0]));
+		kbuf->nr = e->kernel_nr;
+		memcpy(kbuf->ips, e->ips + unr, e->kernel_nr * sizeof(e->ips[0]));
+		err = cb(ctx, e->offcpu, &e->key, e->value, has_user ? ubuf : NULL,
+			 e->kernel_nr ? kbuf : NULL);
+		free(e);
 	}
 	return err;
 }

@@ -33,13 +33,12 @@ struct file_key {
 struct file_slot {
 	struct file_key key;
 	struct elf_file *file; /* NULL for KEY_FAILED */
-	bool used;
 };
 
 struct file_index {
-	struct file_slot *slots;
-	size_t nr_slots; /* power of two, or 0 */
-	size_t count;
+	struct file_slot *v; /* in order of arrival */
+	size_t nr, cap;
+	struct hashmap index; /* key -> index in v[] + 1 */
 };
 
 /*
@@ -63,23 +62,12 @@ struct proc_map {
 };
 
 struct proc {
-	struct proc *next; /* hash chain */
 	pid_t pid;
 	uint64_t gen;	     /* caller-chosen generation: (pid, gen) names one process image */
 	uint64_t start_time; /* /proc/PID/stat starttime, 0 unknown: tells PID reuse apart */
 	bool miss_refreshed; /* a lookup outside every mapping re-read the maps once */
 	struct proc_map *maps;
 	size_t nr_maps;
-};
-
-/* Interned raw name -> interned display name (demangled), or interned file path. */
-struct name_slot {
-	const char *key, *val;
-};
-
-struct name_cache {
-	struct name_slot *slots;
-	size_t nr_slots, count; /* power of two */
 };
 
 /*
@@ -95,13 +83,13 @@ struct symbolizer {
 	const char *kallsyms_path; /* interned */
 	const char *debug_root;	   /* interned */
 	bool no_kernel, no_demangle, keep_params, lines, no_inline, no_dwarf, offline;
-	const char *symfs; /* interned, or NULL */
+	const char *symfs;	/* interned, or NULL */
 	const char *cache_dir;	/* interned, or NULL */
 	struct dw_cache *cache; /* opened at the first DWARF index (cache_tried) */
 	bool cache_tried;
 	symbolizer_jit_fn jit_lookup;
 	void *jit_ctx;
-	struct name_cache names;
+	struct hashmap names; /* interned raw name (hash__u64) -> interned display name */
 	size_t held_fds;
 	const char *elf_path; /* symbolizer__elf: the last path asked, and its file */
 	struct elf_file *elf_file;
@@ -112,10 +100,8 @@ struct symbolizer {
 	char *ktext;
 	size_t ktext_len;
 
-	struct proc **buckets;
-	size_t nr_buckets; /* power of two */
-	size_t nr_procs;
-	struct proc *last; /* lookups come in runs of one process */
+	struct hashmap procs; /* (pid, gen) -> struct proc * */
+	struct proc *last;    /* lookups come in runs of one process */
 
 	struct file_index files;
 	struct elf_file *all_files;
@@ -137,47 +123,48 @@ static uint64_t file_key__hash(const struct file_key *k)
 	return hash__bytes(k, sizeof(*k), 0x5eed);
 }
 
+struct file_key_ctx {
+	const struct file_index *idx;
+	const struct file_key *k;
+};
+
+static bool file_key__eq(uint64_t val, const void *ctx)
+{
+	const struct file_key_ctx *c = ctx;
+
+	return !memcmp(&c->idx->v[val - 1].key, c->k, sizeof(*c->k));
+}
+
+/* The entry of @k, or NULL; valid until the next file_index__add(). */
 static struct file_slot *file_index__slot(const struct file_index *idx, const struct file_key *k)
 {
-	size_t i, mask = idx->nr_slots - 1;
+	uint64_t val = hashmap__find(&idx->index, file_key__hash(k), file_key__eq,
+				     &(struct file_key_ctx){idx, k});
 
-	if (!idx->nr_slots)
-		return NULL;
-	for (i = file_key__hash(k) & mask; idx->slots[i].used; i = (i + 1) & mask)
-		if (!memcmp(&idx->slots[i].key, k, sizeof(*k)))
-			return &idx->slots[i];
-	return NULL;
+	return val ? &idx->v[val - 1] : NULL;
 }
 
 static int file_index__add(struct file_index *idx, const struct file_key *k, struct elf_file *f)
 {
-	size_t i, mask;
+	struct file_slot *slot = file_index__slot(idx, k);
 
-	if ((idx->count + 1) * 2 > idx->nr_slots) {
-		size_t nr = idx->nr_slots ? idx->nr_slots * 2 : 256, j;
-		struct file_slot *slots = calloc(nr, sizeof(*slots));
+	if (!slot) {
+		if (idx->nr == idx->cap) {
+			size_t cap = idx->cap ? idx->cap * 2 : 64;
 
-		if (!slots)
-			return -ENOMEM;
-		for (j = 0; j < idx->nr_slots; j++) {
-			if (!idx->slots[j].used)
-				continue;
-			for (i = file_key__hash(&idx->slots[j].key) & (nr - 1); slots[i].used;
-			     i = (i + 1) & (nr - 1))
-				;
-			slots[i] = idx->slots[j];
+			slot = cap <= SIZE_MAX / sizeof(*slot)
+				       ? realloc(idx->v, cap * sizeof(*slot))
+				       : NULL;
+			if (!slot)
+				return -ENOMEM;
+			idx->v = slot;
+			idx->cap = cap;
 		}
-		free(idx->slots);
-		idx->slots = slots;
-		idx->nr_slots = nr;
+		if (hashmap__insert(&idx->index, file_key__hash(k), idx->nr + 1))
+			return -ENOMEM;
+		slot = &idx->v[idx->nr++];
 	}
-	mask = idx->nr_slots - 1;
-	for (i = file_key__hash(k) & mask; idx->slots[i].used; i = (i + 1) & mask)
-		if (!memcmp(&idx->slots[i].key, k, sizeof(*k)))
-			break;
-	if (!idx->slots[i].used)
-		idx->count++;
-	idx->slots[i] = (struct file_slot){.key = *k, .file = f, .used = true};
+	*slot = (struct file_slot){.key = *k, .file = f};
 	return 0;
 }
 
@@ -222,9 +209,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		goto cleanup;
 	}
 	s->strs = strset__new();
-	s->nr_buckets = 256;
-	s->buckets = calloc(s->nr_buckets, sizeof(*s->buckets));
-	if (!s->strs || !s->buckets) {
+	if (!s->strs) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -351,24 +336,21 @@ static void proc__free(struct symbolizer *s, struct proc *p)
 void symbolizer__free(struct symbolizer *s)
 {
 	struct elf_file *f, *next;
-	struct proc *p, *pn;
-	size_t i;
+	struct hashmap_iter it;
+	uint64_t val;
 
 	if (!s)
 		return;
-	for (i = 0; s->buckets && i < s->nr_buckets; i++) {
-		for (p = s->buckets[i]; p; p = pn) {
-			pn = p->next;
-			proc__free(NULL, p);
-		}
-	}
-	free(s->buckets);
+	for (hashmap__iter_init(&s->procs, &it); hashmap__iter_next(&s->procs, &it, &val);)
+		proc__free(NULL, (struct proc *)(uintptr_t)val);
+	hashmap__free(&s->procs);
 	for (f = s->all_files; f; f = next) {
 		next = f->next;
 		elf_file__free(f);
 	}
-	free(s->files.slots);
-	free(s->names.slots);
+	free(s->files.v);
+	hashmap__free(&s->files.index);
+	hashmap__free(&s->names);
 	symtab__free(&s->ksyms);
 	free(s->ktext);
 	dw_cache__free(s->cache);
@@ -383,77 +365,58 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
 
 /* ---- processes ---- */
 
-static size_t proc_hash(pid_t pid, uint64_t gen, size_t nr_buckets)
+static uint64_t proc_hash(pid_t pid, uint64_t gen)
 {
-	uint64_t h = (uint32_t)pid ^ gen * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h ^ h >> 32) & (nr_buckets - 1);
+	return hash__u64((uint64_t)(uint32_t)pid << 32 ^ gen);
 }
 
-static struct proc **proc_slot(struct symbolizer *s, pid_t pid, uint64_t gen)
-{
-	struct proc **pp = &s->buckets[proc_hash(pid, gen, s->nr_buckets)];
+struct proc_key {
+	pid_t pid;
+	uint64_t gen;
+};
 
-	while (*pp && ((*pp)->pid != pid || (*pp)->gen != gen))
-		pp = &(*pp)->next;
-	return pp;
+static bool proc_eq(uint64_t val, const void *ctx)
+{
+	const struct proc *p = (const struct proc *)(uintptr_t)val;
+	const struct proc_key *k = ctx;
+
+	return p->pid == k->pid && p->gen == k->gen;
 }
 
 static struct proc *proc_find(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
 	if (s->last && s->last->pid == pid && s->last->gen == gen)
 		return s->last;
-	return *proc_slot(s, pid, gen);
+	return (struct proc *)(uintptr_t)hashmap__find(&s->procs, proc_hash(pid, gen), proc_eq,
+						       &(struct proc_key){pid, gen});
 }
 
 static int proc_add(struct symbolizer *s, pid_t pid, uint64_t gen, struct proc **out)
 {
-	struct proc *p;
-	size_t i;
+	struct proc *p = calloc(1, sizeof(*p));
 
-	if (s->nr_procs + 1 > s->nr_buckets) {
-		size_t nr = s->nr_buckets * 2;
-		struct proc **b = calloc(nr, sizeof(*b)), *q, *qn;
-
-		if (!b)
-			return -ENOMEM;
-		for (i = 0; i < s->nr_buckets; i++) {
-			for (q = s->buckets[i]; q; q = qn) {
-				qn = q->next;
-				q->next = b[proc_hash(q->pid, q->gen, nr)];
-				b[proc_hash(q->pid, q->gen, nr)] = q;
-			}
-		}
-		free(s->buckets);
-		s->buckets = b;
-		s->nr_buckets = nr;
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p || hashmap__insert(&s->procs, proc_hash(pid, gen), (uintptr_t)p)) {
+		free(p);
 		return -ENOMEM;
+	}
 	p->pid = pid;
 	p->gen = gen;
-	p->next = s->buckets[proc_hash(pid, gen, s->nr_buckets)];
-	s->buckets[proc_hash(pid, gen, s->nr_buckets)] = p;
-	s->nr_procs++;
 	*out = p;
 	return 0;
 }
 
 void symbolizer__forget_gen(struct symbolizer *s, pid_t pid, uint64_t gen)
 {
-	struct proc **pp, *p;
+	struct proc *p;
 
 	if (!s)
 		return;
-	pp = proc_slot(s, pid, gen);
-	p = *pp;
+	p = (struct proc *)(uintptr_t)hashmap__remove(&s->procs, proc_hash(pid, gen), proc_eq,
+						      &(struct proc_key){pid, gen});
 	if (!p)
 		return;
-	*pp = p->next;
 	if (s->last == p)
 		s->last = NULL;
-	s->nr_procs--;
 	proc__free(s, p);
 }
 
@@ -732,8 +695,8 @@ static int file_load(struct symbolizer *s, struct elf_file *f, int fd)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = elf_file__load_syms(f, fd, s->strs, f->path ? f->path : "?");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	pr_debug("symbolize: %s: %zu symbols read in %.2f ms\n", f->path ? f->path : "?",
-		 f->tab.nr, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	pr_debug("symbolize: %s: %zu symbols read in %.2f ms\n", f->path ? f->path : "?", f->tab.nr,
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
@@ -1284,64 +1247,22 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 
 /* ---- names ---- */
 
-static struct name_slot *name_cache__slot(const struct name_cache *c, const char *key)
-{
-	size_t i, mask = c->nr_slots - 1;
-
-	if (!c->nr_slots)
-		return NULL;
-	for (i = hash__bytes(&key, sizeof(key), 7) & mask; c->slots[i].key; i = (i + 1) & mask)
-		if (c->slots[i].key == key)
-			return &c->slots[i];
-	return NULL;
-}
-
-static int name_cache__add(struct name_cache *c, const char *key, const char *val)
-{
-	size_t i, j, mask;
-
-	if ((c->count + 1) * 2 > c->nr_slots) {
-		size_t nr = c->nr_slots ? c->nr_slots * 2 : 1024;
-		struct name_slot *slots = calloc(nr, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (j = 0; j < c->nr_slots; j++) {
-			if (!c->slots[j].key)
-				continue;
-			for (i = hash__bytes(&c->slots[j].key, sizeof(char *), 7) & (nr - 1);
-			     slots[i].key; i = (i + 1) & (nr - 1))
-				;
-			slots[i] = c->slots[j];
-		}
-		free(c->slots);
-		c->slots = slots;
-		c->nr_slots = nr;
-	}
-	mask = c->nr_slots - 1;
-	for (i = hash__bytes(&key, sizeof(key), 7) & mask; c->slots[i].key; i = (i + 1) & mask)
-		;
-	c->slots[i] = (struct name_slot){.key = key, .val = val};
-	c->count++;
-	return 0;
-}
-
 /* The display name of the interned raw symbol @raw: demangled once, then cached. */
 static const char *name_display(struct symbolizer *s, const char *raw)
 {
-	const struct name_slot *slot;
+	uint64_t h = hash__u64((uintptr_t)raw);
 	const char *val;
 	char *dem;
 
 	if (s->no_demangle)
 		return raw;
-	slot = name_cache__slot(&s->names, raw);
-	if (slot)
-		return slot->val;
+	val = (const char *)(uintptr_t)hashmap__find(&s->names, h, NULL, NULL);
+	if (val)
+		return val;
 	dem = demangle__name(raw, s->keep_params);
 	val = dem ? strset__intern(s->strs, dem) : raw;
 	free(dem);
-	if (!val || name_cache__add(&s->names, raw, val))
+	if (!val || hashmap__insert(&s->names, h, (uintptr_t)val))
 		return NULL;
 	return val;
 }
@@ -1891,7 +1812,9 @@ int symbolizer__mappings_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
 			.end = m->end,
 			.pgoff = m->pgoff,
 			/* a file, "[vdso]", a pseudo mapping's frame name, NULL for "[jit]" */
-			.path = m->path ? m->path : m->kind == PROC_MAP_ANON ? NULL : m->name,
+			.path = m->path			   ? m->path
+				: m->kind == PROC_MAP_ANON ? NULL
+							   : m->name,
 		};
 		if (m->kind == PROC_MAP_VDSO)
 			v[i].kind = SYMBOLIZER_MAP_VDSO;
@@ -1979,7 +1902,8 @@ static int import_file(struct symbolizer *s, const char *path, const uint8_t *id
 	if (s->symfs) {
 		symfs_fd = open(s->symfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (symfs_fd < 0)
-			pr_warn("symbolize: cannot open --symfs %s: %s\n", s->symfs, strerror(errno));
+			pr_warn("symbolize: cannot open --symfs %s: %s\n", s->symfs,
+				strerror(errno));
 	}
 	for (i = 0; i < nr && !f; i++) {
 		uint8_t got[BUILD_ID_MAX];
@@ -1999,8 +1923,8 @@ static int import_file(struct symbolizer *s, const char *path, const uint8_t *id
 
 			hex_id(got, got_len, ghex, sizeof(ghex));
 			pr_warn("symbolize: %s%s: build-id %s, the capture's is %s: not used\n",
-				s->symfs && i == 0 ? s->symfs : "", cand[i], got_len ? ghex : "(none)",
-				hex);
+				s->symfs && i == 0 ? s->symfs : "", cand[i],
+				got_len ? ghex : "(none)", hex);
 			mismatch = true;
 			close(fd);
 			fd = -1;
@@ -2024,8 +1948,8 @@ static int import_file(struct symbolizer *s, const char *path, const uint8_t *id
 			s->st.files_mismatched++;
 		} else {
 			s->st.files_not_found++;
-			pr_warn("symbolize: %s%s%s: not found%s\n", path, id_len ? " (build-id " : "",
-				id_len ? hex : "", id_len ? ")" : "");
+			pr_warn("symbolize: %s%s%s: not found%s\n", path,
+				id_len ? " (build-id " : "", id_len ? hex : "", id_len ? ")" : "");
 		}
 		err = file_index__add(&s->files, &kfail, NULL);
 		goto cleanup;
@@ -2073,7 +1997,7 @@ int symbolizer__import_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
 			err = -EINVAL;
 			goto cleanup;
 		}
-		*pm = (struct proc_map){ .start = m->start, .end = m->end, .pgoff = m->pgoff };
+		*pm = (struct proc_map){.start = m->start, .end = m->end, .pgoff = m->pgoff};
 		if (!m->path) {
 			pm->name = s->s_anon;
 			pm->kind = PROC_MAP_ANON;
@@ -2086,7 +2010,8 @@ int symbolizer__import_gen(struct symbolizer *s, pid_t pid, uint64_t gen,
 					goto cleanup;
 			}
 			/* another kernel's vDSO is another image */
-			if (s->vdso && m->build_id_len && m->build_id_len == s->vdso->build_id_len &&
+			if (s->vdso && m->build_id_len &&
+			    m->build_id_len == s->vdso->build_id_len &&
 			    !memcmp(m->build_id, s->vdso->build_id, m->build_id_len))
 				pm->file = s->vdso;
 		} else if (m->path[0] != '/') {

@@ -20,8 +20,7 @@ struct unwinder {
 	struct unwind_maps_ops ops;
 	void *ops_ctx;
 	struct row *rows;     /* ROWS_NR, by (pid, gen, pc) */
-	struct ufile **slots; /* open addressing by id */
-	size_t nr_slots, count;
+	struct hashmap files; /* id (hash__u64) -> struct ufile * */
 	struct unwind_stats st;
 	uint64_t tick;	     /* lookups so far: recency of files */
 	uint64_t stack_used; /* of the last walk */
@@ -44,52 +43,15 @@ struct frame {
 
 /* ---- file cache ---- */
 
-static size_t slot_of(const struct unwinder *u, const void *id)
-{
-	uint64_t h = (uintptr_t)id * 0x9e3779b97f4a7c15ULL;
-
-	return (h >> 17) & (u->nr_slots - 1);
-}
-
 static struct ufile *cache_find(const struct unwinder *u, const void *id)
 {
-	size_t i;
-
-	if (!u->nr_slots)
-		return NULL;
-	for (i = slot_of(u, id); u->slots[i]; i = (i + 1) & (u->nr_slots - 1))
-		if (u->slots[i]->id == id)
-			return u->slots[i];
-	return NULL;
+	return (struct ufile *)(uintptr_t)hashmap__find(&u->files, hash__u64((uintptr_t)id), NULL,
+							NULL);
 }
 
 static int cache_add(struct unwinder *u, struct ufile *f)
 {
-	size_t i;
-
-	if ((u->count + 1) * 2 > u->nr_slots) {
-		size_t n = u->nr_slots ? u->nr_slots * 2 : 64, j;
-		struct ufile **old = u->slots, **s = calloc(n, sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		u->slots = s;
-		j = u->nr_slots;
-		u->nr_slots = n;
-		while (j--) {
-			if (!old[j])
-				continue;
-			for (i = slot_of(u, old[j]->id); s[i]; i = (i + 1) & (n - 1))
-				;
-			s[i] = old[j];
-		}
-		free(old);
-	}
-	for (i = slot_of(u, f->id); u->slots[i]; i = (i + 1) & (u->nr_slots - 1))
-		;
-	u->slots[i] = f;
-	u->count++;
-	return 0;
+	return hashmap__insert(&u->files, hash__u64((uintptr_t)f->id), (uintptr_t)f);
 }
 
 static void ufile_clear(struct ufile *f)
@@ -224,7 +186,7 @@ static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint6
 	if (!f) {
 		f = calloc(1, sizeof(*f));
 		if (f)
-			f->id = m->file; /* before cache_add(), which places it by its id */
+			f->id = m->file; /* before cache_add(), which keys it by its id */
 		if (!f || cache_add(u, f)) {
 			free(f);
 			u->err = -ENOMEM;
@@ -758,18 +720,21 @@ static int by_recency(const void *a, const void *b)
 
 void unwinder__trim(struct unwinder *u, size_t keep)
 {
+	struct hashmap_iter it;
 	struct ufile **unused;
 	size_t i, n = 0;
+	uint64_t val;
 
 	if (!u || !u->ops.in_use || u->st.files_held <= keep)
 		return;
 	unused = malloc(u->st.files_held * sizeof(*unused));
 	if (!unused)
 		return; /* keeping tables is always correct */
-	for (i = 0; i < u->nr_slots && n < u->st.files_held; i++) {
-		struct ufile *f = u->slots[i];
+	for (hashmap__iter_init(&u->files, &it);
+	     n < u->st.files_held && hashmap__iter_next(&u->files, &it, &val);) {
+		struct ufile *f = (struct ufile *)(uintptr_t)val;
 
-		if (f && f->loaded && f->hdr && !u->ops.in_use(u->ops_ctx, f->id))
+		if (f->loaded && f->hdr && !u->ops.in_use(u->ops_ctx, f->id))
 			unused[n++] = f;
 	}
 	if (n > keep) {
@@ -788,17 +753,16 @@ void unwinder__trim(struct unwinder *u, size_t keep)
 
 void unwinder__free(struct unwinder *u)
 {
-	size_t i;
+	struct hashmap_iter it;
+	uint64_t val;
 
 	if (!u)
 		return;
-	for (i = 0; i < u->nr_slots; i++) {
-		if (u->slots[i]) {
-			ufile_clear(u->slots[i]);
-			free(u->slots[i]);
-		}
+	for (hashmap__iter_init(&u->files, &it); hashmap__iter_next(&u->files, &it, &val);) {
+		ufile_clear((struct ufile *)(uintptr_t)val);
+		free((struct ufile *)(uintptr_t)val);
 	}
-	free(u->slots);
+	hashmap__free(&u->files);
 	free(u->rows);
 	free(u);
 }

@@ -46,6 +46,19 @@ for cap, name, data in [(16, "mixed", b"a 1\n" + b"x" * 40 + b"\nb 2\n\n" + b"y"
                         (200, "long-lines", (b"l" * 300 + b"\n") * 3 + b"m 1\n")]:
     put("common", "linereader", name, bytes([cap - 1]) + data)
 
+# ---- hashmap: (number of hashes - 1) byte + (operation, key) pairs ----
+# operations (low 2 bits): 0 add, 1 remove, 2 find, 3 remove the keys of key's residue mod 4
+def ops(*pairs):
+    return b"".join(bytes([op, key]) for op, key in pairs)
+
+
+fill = ops(*[(0, k) for k in range(200)])
+put("common", "hashmap", "fill-200-good", bytes([255]) + fill + ops(*[(2, k) for k in range(256)]))
+put("common", "hashmap", "fill-drain-3-hashes", bytes([2]) + fill + ops(*[(1, k) for k in range(0, 200, 3)])
+    + ops((3, 1), (3, 2)) + ops(*[(2, k) for k in range(200)]))
+put("common", "hashmap", "one-hash-churn", bytes([0]) + ops(*[(k % 2, k // 2 % 40) for k in range(300)])
+    + ops((3, 0)))
+
 # ---- folded: option byte + folded text, plain, gzip, zstd, differential ----
 folded = (b"main;a;b 10\nmain;a;c 5\nmain;d 3\n[unknown];0x7f00 1\n"
           b"java;Lfoo/Bar;.run_[j] 2\nk;sys_read_[k] 4\nx<&>\"';y 1\n")

@@ -14,15 +14,21 @@ struct arena_chunk {
 	char data[];
 };
 
-/* each string is stored after its length, 8-byte aligned */
-struct strset_str {
+/*
+ * The strings are packed in the arena as they came, without a header: the readers of
+ * interned names (the flame graph sorts and draws them) touch fewer cache lines so.
+ * Their lengths are in the entries the index points to.
+ */
+struct strset_ent {
+	const char *str;
 	size_t len;
-	char str[];
 };
 
 struct strset {
 	struct arena_chunk *chunks;
-	struct hashmap index; /* values: struct strset_str * */
+	struct strset_ent *v;
+	size_t nr, cap;
+	struct hashmap index; /* text -> index in v[] + 1 */
 };
 
 struct strset *strset__new(void)
@@ -47,16 +53,17 @@ void strset__free(struct strset *set)
 		next = c->next;
 		free(c);
 	}
+	free(set->v);
 	hashmap__free(&set->index);
 	free(set);
 }
 
 size_t strset__count(const struct strset *set)
 {
-	return set ? set->index.nr : 0;
+	return set ? set->nr : 0;
 }
 
-static void *arena_alloc(struct strset *set, size_t sz)
+static char *arena_alloc(struct strset *set, size_t sz)
 {
 	struct arena_chunk *c = set->chunks;
 
@@ -75,46 +82,42 @@ static void *arena_alloc(struct strset *set, size_t sz)
 	return c->data + c->used - sz;
 }
 
-struct strset_key {
-	const char *str;
-	size_t len;
-};
-
-static bool str_eq(uint64_t val, const void *ctx)
-{
-	const struct strset_str *s = (const struct strset_str *)(uintptr_t)val;
-	const struct strset_key *k = ctx;
-
-	return s->len == k->len && !memcmp(s->str, k->str, k->len);
-}
-
 const char *strset__intern_len(struct strset *set, const char *str, size_t len)
 {
-	struct strset_key key = {str, len};
 	uint64_t h = hash__bytes(str, len, 0), val;
-	struct strset_str *s;
-	size_t sz;
+	const struct strset_ent *e;
+	size_t probe = 0;
+	char *copy;
 
-	val = hashmap__find(&set->index, h, str_eq, &key);
-	if (val)
-		return ((struct strset_str *)(uintptr_t)val)->str;
-	if (len > SIZE_MAX - sizeof(*s) - 8) {
-		errno = ENOMEM;
-		return NULL;
+	while ((val = hashmap__match(&set->index, h, &probe))) {
+		e = &set->v[val - 1];
+		if (e->len == len && !memcmp(e->str, str, len))
+			return e->str;
 	}
-	sz = (sizeof(*s) + len + 1 + 7) & ~(size_t)7;
-	s = arena_alloc(set, sz);
-	if (!s || hashmap__insert(&set->index, h, (uintptr_t)s)) {
-		/* an unused string at the end of the arena: taken by the next one */
-		if (s)
-			set->chunks->used -= sz;
-		errno = ENOMEM;
-		return NULL;
+	if (set->nr == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 1024;
+		struct strset_ent *v =
+			cap <= SIZE_MAX / sizeof(*v) ? realloc(set->v, cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			goto nomem;
+		set->v = v;
+		set->cap = cap;
 	}
-	s->len = len;
-	memcpy(s->str, str, len);
-	s->str[len] = '\0';
-	return s->str;
+	copy = len < SIZE_MAX ? arena_alloc(set, len + 1) : NULL;
+	if (!copy)
+		goto nomem;
+	if (hashmap__insert(&set->index, h, set->nr + 1)) {
+		set->chunks->used -= len + 1; /* the last allocation: taken back */
+		goto nomem;
+	}
+	memcpy(copy, str, len);
+	copy[len] = '\0';
+	set->v[set->nr++] = (struct strset_ent){.str = copy, .len = len};
+	return copy;
+nomem:
+	errno = ENOMEM;
+	return NULL;
 }
 
 const char *strset__intern(struct strset *set, const char *str)

@@ -448,7 +448,7 @@ int record__edges_start(struct record *r, struct stopper *stop, double until)
 		struct edge_thread t;
 		pid_t pid = v[i].pid, tid = v[i].tid;
 
-		if (stopper__stopped(stop) || timing__now() > until) {
+		if ((stop && stopper__stopped(stop)) || timing__now() > until) {
 			r->edges.late += nr - i;
 			break;
 		}

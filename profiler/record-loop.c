@@ -214,16 +214,9 @@ int record__loop(struct record *r)
 	/* the recording began at the attach: -d and the elapsed time count from there */
 	double start = r->attach_ns ? r->attach_ns / 1e9 : timing__now();
 	double deadline = start + o->duration;
-	struct stopper stopper, *stop = &stopper;
+	struct stopper *stop = &r->stop; /* started at the attach (record.c) */
 	int nfds = 0, first_pid, n, err;
 
-	err = stopper__start(stop, r->sampler, o->duration ? deadline : 0);
-	if (err)
-		return err;
-	/* a quarter of -d at most, and a second: what is not read by then is not counted */
-	err = record__edges_start(r, stop, timing__now() + MIN(1.0, o->duration ? o->duration / 4 : 1.0));
-	if (err)
-		goto cleanup;
 	pfds = calloc(3 + sideband__nr_fds(r->sb) + nr_targets, sizeof(*pfds));
 	if (!pfds) {
 		err = -ENOMEM;

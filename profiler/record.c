@@ -465,12 +465,25 @@ static int record_run(struct record *r)
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	ksyms_start(r);
 	err = record_load(r);
+	/* -d counts from the attach: the stop thread ends sampling on time even while
+	 * kallsyms and the threads blocked at the start are still being read */
+	if (!err)
+		err = stopper__start(&r->stop, r->sampler,
+				     o->duration ? r->attach_ns / 1e9 + o->duration : 0);
+	r->stop_started = !err;
 	/* kallsyms, read beside the load: what is left of it */
 	if (!err)
 		err = ksyms_wait(r);
 	if (err)
 		goto cleanup;
 	timing__mark(&r->startup, "kallsyms");
+	/* before "sampling" is said: what wakes after it is the recording's own; a quarter
+	 * of -d at most, and a second (signals wait until the loop): what is not read by
+	 * then is not counted from the start */
+	err = record__edges_start(r, &r->stop,
+				  timing__now() + MIN(1.0, o->duration ? o->duration / 4 : 1.0));
+	if (err)
+		goto cleanup;
 	if (o->cmd) {
 		err = launch__go(&r->launch, o->cmd[0]);
 		if (err)
@@ -495,6 +508,8 @@ static int record_run(struct record *r)
 		record__summary(r, st);
 	}
 cleanup:
+	if (r->stop_started)
+		stopper__finish(&r->stop); /* done already after the loop: a no-op then */
 	if (r->launch.pid)
 		launch__abort(&r->launch);
 	return err;

@@ -170,8 +170,8 @@ struct record_edges {
 /*
  * Offcpu and wall modes (not with a command, which starts inside the recording): each
  * target thread off CPU at the attach is counted from then on to its switch-in, or to
- * the end, with the stacks /proc shows. Threads not read when @stop stops or by
- * @until (timing__now()) are counted as late. 0 or -ENOMEM (other failures are
+ * the end, with the stacks /proc shows. Threads not read when @stop (NULL: none)
+ * stops or by @until (timing__now()) are counted as late. 0 or -ENOMEM (other failures are
  * counted).
  */
 struct stopper;
@@ -226,6 +226,8 @@ struct record {
 	struct record_dwarf dw; /* --unwind dwarf */
 	struct record_edges edges;
 	struct launch launch;
+	struct stopper stop; /* the duration and signals, from the attach on (stop.c) */
+	bool stop_started;
 	bool cmd_failed;       /* the -- command exited non-zero or was killed, not by scorch */
 	int *pidfds;	       /* of opts.pids, -1 where none */
 	bool *gone;	       /* of opts.pids then opts.tids */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "flamegraph.h"
 
 #define FOLDED_EMPTY_FRAME "[empty]"
@@ -51,20 +52,13 @@ enum fg_kind {
 	FG_KIND_RUNQUEUE, /* leaf FG_FRAME_RUNQUEUE */
 };
 
-struct fg_name_slot {
-	uint32_t id;  /* id + 1; 0 is empty */
-	uint32_t tag; /* high half of the name's hash */
-};
-
 struct flamegraph {
 	struct flamegraph_opts opts;
 	struct strset *strs;
 	const char **names; /* by id, escaped, NUL-terminated */
 	uint32_t *name_len;
-	uint64_t *name_hash;
-	size_t nr_names, cap_names, cap_name_aux;
-	struct fg_name_slot *name_slots; /* open addressing */
-	size_t nr_name_slots;
+	size_t nr_names, cap_names, cap_name_len;
+	struct hashmap name_index; /* values: id + 1 */
 	uint32_t *frames;
 	size_t nr_frames, cap_frames;
 	struct fg_stack *stacks;

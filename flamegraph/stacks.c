@@ -19,9 +19,7 @@ struct flamegraph *flamegraph__new(const struct flamegraph_opts *opts)
 		memcpy(&fg->opts, opts, MIN(opts->sz ? opts->sz : sizeof(*opts), sizeof(*opts)));
 	fg->opts.sz = sizeof(fg->opts);
 	fg->strs = strset__new();
-	fg->nr_name_slots = 1024;
-	fg->name_slots = calloc(fg->nr_name_slots, sizeof(*fg->name_slots));
-	if (!fg->strs || !fg->name_slots)
+	if (!fg->strs || hashmap__reserve(&fg->name_index, 768))
 		goto nomem;
 	return fg;
 nomem:
@@ -37,8 +35,7 @@ void flamegraph__free(struct flamegraph *fg)
 	strset__free(fg->strs);
 	free(fg->names);
 	free(fg->name_len);
-	free(fg->name_hash);
-	free(fg->name_slots);
+	hashmap__free(&fg->name_index);
 	free(fg->frames);
 	free(fg->stacks);
 	free(fg->scratch);
@@ -65,37 +62,6 @@ int array__grow(void **p, size_t *cap, size_t need, size_t elem)
 		return -ENOMEM;
 	*p = q;
 	*cap = n;
-	return 0;
-}
-
-/*
- * The name table is this file's own, not common/hashmap.c: its slots are 8 bytes (an id
- * and the high half of the hash) where the common table's are 16, and the lookup of
- * every frame misses the cache less in the smaller table. Measured against name_id() on
- * the common table (hashmap__match(), no callback), 15 interleaved runs, medians:
- *   python3 bench/flamegraph-gen.py 1000000 40 2 >1m.folded   (as bench/flamegraph-bench.sh)
- *   time build/profiler/scorch flamegraph 1m.folded >/dev/null
- *   this table 2.65 s wall, 2.63 s CPU; the common table 2.90 s, 2.80 s (+9 %, +7 %)
- * On 300k such lines (seed 2) under valgrind --tool=cachegrind --LL=1048576,16,64: the
- * same instructions (4.04 G, 4.03 G) but 9.3 M misses of a 1 MiB cache against 13.7 M.
- * Growth cannot overflow: ids are 32-bit, so there are at most 2^33 slots of 8 bytes.
- */
-static int names_rehash(struct flamegraph *fg)
-{
-	size_t nr = fg->nr_name_slots * 2, i, j;
-	struct fg_name_slot *slots = calloc(nr, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < fg->nr_names; i++) {
-		for (j = fg->name_hash[i] & (nr - 1); slots[j].id; j = (j + 1) & (nr - 1))
-			;
-		slots[j].id = (uint32_t)i + 1;
-		slots[j].tag = (uint32_t)(fg->name_hash[i] >> 32);
-	}
-	free(fg->name_slots);
-	fg->name_slots = slots;
-	fg->nr_name_slots = nr;
 	return 0;
 }
 
@@ -128,48 +94,33 @@ static uint64_t name_hash(const char *s, size_t len)
 /* Returns the id of the (already escaped) name @s[0..len), adding it when new; -ENOMEM. */
 static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
 {
-	uint64_t h = name_hash(s, len);
-	size_t mask = fg->nr_name_slots - 1, i;
-	uint32_t id;
+	uint64_t h = name_hash(s, len), val;
+	size_t probe = 0;
 	const char *copy;
+	uint32_t id;
 
-	for (i = h & mask; (id = fg->name_slots[i].id); i = (i + 1) & mask) {
-		id--;
-		if (fg->name_slots[i].tag == (uint32_t)(h >> 32) && fg->name_len[id] == len &&
-		    !memcmp(fg->names[id], s, len))
-			return id;
-	}
-	if (fg->nr_names >= UINT32_MAX - 1)
+	while ((val = hashmap__match(&fg->name_index, h, &probe)))
+		if (fg->name_len[val - 1] == len && !memcmp(fg->names[val - 1], s, len))
+			return (int64_t)val - 1;
+	if (fg->nr_names >= UINT32_MAX - 1 || len > UINT32_MAX)
 		return -ENOMEM;
 	if (array__grow((void **)&fg->names, &fg->cap_names, fg->nr_names + 1, sizeof(*fg->names)))
 		return -ENOMEM;
-	/* the three arrays share cap_names: grow the other two to the same capacity */
-	if (!fg->name_len || fg->cap_names != fg->cap_name_aux) {
+	/* the two arrays share cap_names: grow the other to the same capacity */
+	if (fg->cap_names != fg->cap_name_len) {
 		uint32_t *l = realloc(fg->name_len, fg->cap_names * sizeof(*l));
-		uint64_t *hh;
 
 		if (!l)
 			return -ENOMEM;
 		fg->name_len = l;
-		hh = realloc(fg->name_hash, fg->cap_names * sizeof(*hh));
-		if (!hh)
-			return -ENOMEM;
-		fg->name_hash = hh;
-		fg->cap_name_aux = fg->cap_names;
+		fg->cap_name_len = fg->cap_names;
 	}
-	if (len > UINT32_MAX)
-		return -ENOMEM;
 	copy = strset__intern_len(fg->strs, s, len);
-	if (!copy)
+	if (!copy || hashmap__insert(&fg->name_index, h, fg->nr_names + 1))
 		return -ENOMEM;
 	id = (uint32_t)fg->nr_names++;
 	fg->names[id] = copy;
 	fg->name_len[id] = (uint32_t)len;
-	fg->name_hash[id] = h;
-	fg->name_slots[i].id = id + 1;
-	fg->name_slots[i].tag = (uint32_t)(h >> 32);
-	if (fg->nr_names * 4 > fg->nr_name_slots * 3 && names_rehash(fg))
-		return -ENOMEM;
 	return id;
 }
 

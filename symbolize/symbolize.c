@@ -508,18 +508,21 @@ static int tab_with_plt(struct symtab *out, const struct symtab *full, const str
 	if (!raw)
 		return -ENOMEM;
 	n = 0;
-	for (i = 0; i < full->nr; i++)
-		raw[n++] = (struct sym_raw){ .start = full->syms[i].start, .end = full->syms[i].end,
-					     .limit = full->syms[i].end, .name = full->syms[i].name,
-					     .module = full->syms[i].module, .idx = (uint32_t)n };
-	for (i = 0; i < old->nr; i++)
-		if (is_plt(old->syms[i].name))
-			raw[n++] = (struct sym_raw){ .start = old->syms[i].start,
-						     .end = old->syms[i].end,
-						     .limit = old->syms[i].end,
-						     .name = old->syms[i].name,
-						     .rank = 8,
-						     .idx = (uint32_t)n };
+	for (i = 0; i < full->nr; i++, n++)
+		raw[n] = (struct sym_raw){ .start = full->syms[i].start, .end = full->syms[i].end,
+					   .limit = full->syms[i].end, .name = full->syms[i].name,
+					   .module = full->syms[i].module, .idx = (uint32_t)n };
+	for (i = 0; i < old->nr; i++) {
+		if (!is_plt(old->syms[i].name))
+			continue;
+		raw[n] = (struct sym_raw){ .start = old->syms[i].start,
+					   .end = old->syms[i].end,
+					   .limit = old->syms[i].end,
+					   .name = old->syms[i].name,
+					   .rank = 8,
+					   .idx = (uint32_t)n };
+		n++;
+	}
 	err = symtab__build(out, raw, n);
 	free(raw);
 	return err;

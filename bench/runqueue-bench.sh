@@ -19,8 +19,7 @@ need_tool perf linux-perf
 need_tool bpftrace bpftrace
 need_tool python3 python3
 need_tool dd coreutils
-rounds=${1:-1}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "invalid ROUNDS '$rounds'" "e.g. $0 3"
+rounds_arg "${1:-1}"
 for v in COUNT TASKS WORKERS; do
 	[[ ${!v:-1} =~ ^[1-9][0-9]*$ ]] || die "invalid $v '${!v}'" "a positive count, e.g. $v=1000"
 done

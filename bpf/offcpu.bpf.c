@@ -301,7 +301,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u32 next_tid = BPF_CORE_READ(next, pid), prev_tid = BPF_CORE_READ(prev, pid), state;
 
 	/* intervals still open end at the stop (sampler__drain()) */
-	if (stopped)
+	if (sampling_over(now))
 		return 0;
 	if (mark_switches)
 		mark_switch(prev, prev_tid, next_tid, now);
@@ -333,7 +333,7 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct offcpu_start *st;
 
-	if (stopped)
+	if (stopped || (stop_at_ns && sampling_over(bpf_ktime_get_ns())))
 		return 0;
 	/* only threads that passed the filters have a slot */
 	st = bpf_map_lookup_elem(&start, &tid);

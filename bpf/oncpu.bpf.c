@@ -63,7 +63,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	long n;
 	bool in_kernel;
 
-	if (stopped)
+	if (stopped || (stop_at_ns && sampling_over(bpf_ktime_get_ns())))
 		return 0;
 	/* BTF pointer: its fields are read by plain loads, not bpf_probe_read_kernel() or
 	 * a helper (bpf_get_current_comm() costs a call per sample) */

@@ -29,6 +29,15 @@ const volatile __u32 sideband_mntns = 0;
 /* Set by user space (the mapped .bss) the moment the recording ends: from then on the
  * sampling programs return at once, whatever user space is still busy with. */
 volatile bool stopped = false;
+/* -d's end (CLOCK_MONOTONIC ns; 0: none), set after the attach: the programs stop by
+ * themselves then, however late user space, starved on a saturated machine, sees it */
+volatile __u64 stop_at_ns = 0;
+
+/* The recording is over at @now: stopped by user space, or past -d's end. */
+static __always_inline bool sampling_over(__u64 now)
+{
+	return stopped || (stop_at_ns && now >= stop_at_ns);
+}
 
 /* Sizes of every map are set by user space before load (bpf_map__set_max_entries). */
 struct {

@@ -123,11 +123,17 @@ int sampler__nr_cpus(const struct sampler *s);
 /* Stops sampling (detaches everything); maps stay readable. */
 void sampler__detach(struct sampler *s);
 /*
+ * The BPF programs stop by themselves at @ns (CLOCK_MONOTONIC): what they see from
+ * then on is not counted, however late sampler__stop() comes. Call once, after attach.
+ */
+void sampler__end_at(struct sampler *s, uint64_t ns);
+/*
  * Ends the recording at once: the BPF programs return on their next event (a store
  * to their mapped data: no system call, safe on any thread but one at a time), and
- * off-CPU intervals still open end now when drained. Later calls do nothing.
+ * off-CPU intervals still open end now when drained, or at the sampler__end_at() time
+ * if that is earlier. Returns that end (CLOCK_MONOTONIC ns); later calls return it too.
  */
-void sampler__stop(struct sampler *s);
+uint64_t sampler__stop(struct sampler *s);
 
 /*
  * Process notifications and (--unwind dwarf) sample records, both from ring buffers:
@@ -390,16 +396,17 @@ bool ustacks__full(const struct ustacks *t);
  */
 struct stopper {
 	struct sampler *s;
-	double deadline;   /* CLOCK_MONOTONIC s; 0: none */
-	double stopped_at; /* when sampling stopped; read after stopper__finish() */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+	double stopped_at;    /* when sampling stopped; read after stopper__finish() */
 	int sig;	   /* the signal that ended it; 0: another cause */
 	int sigfd, efd, quitfd;
 	pthread_t thread;
 	bool running;
 	atomic_bool stopped;
 };
-/* Starts the thread. Returns 0, or -errno (logged). */
-int stopper__start(struct stopper *st, struct sampler *s, double deadline);
+/* Starts the thread; sampling ends at @deadline_ns (CLOCK_MONOTONIC; 0: none), in the
+ * kernel too (sampler__end_at()). Returns 0, or -errno (logged). */
+int stopper__start(struct stopper *st, struct sampler *s, uint64_t deadline_ns);
 /* Readable once sampling has stopped. */
 int stopper__fd(const struct stopper *st);
 bool stopper__stopped(struct stopper *st);

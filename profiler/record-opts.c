@@ -118,7 +118,7 @@ void record_opts__usage(FILE *out)
 		"                             render or sort and write) took\n"
 		"  -q, --quiet                no summary on standard error, warnings only (not\n"
 		"                             with -v)\n"
-		"  -v, --verbose              the full summary and debug messages, libbpf's too\n"
+		"  -v, --verbose              the full summary and debug messages; -vv: libbpf's load log too\n"
 		"  -h, --help                 this help\n"
 		"\n"
 		"A capture (-o FILE.scorch) keeps the counts with raw addresses, the mappings\n"

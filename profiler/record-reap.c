@@ -57,6 +57,8 @@ int record__reap_exited(struct record *r)
 {
 	struct proc_entry *p = NULL;
 	size_t nr = 0, nr_stacks = 0;
+	size_t exits = r->reap.pending_exits;
+	double t0 = timing__now();
 	int err;
 
 	err = sampler__reap(r->sampler, is_exited, true, record__add_stack, r, &r->drain_lost,
@@ -96,6 +98,8 @@ int record__reap_exited(struct record *r)
 	r->reap.pending_replaced = 0;
 	r->reap.last = timing__now();
 	r->reap.reaps++;
+	pr_debug("reap: %zu count keys of %zu exited processes in %.1f ms\n", nr,
+		 exits, (r->reap.last - t0) * 1e3);
 	return record__reset_reap_mark(r);
 }
 

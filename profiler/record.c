@@ -167,9 +167,13 @@ static int preflight(struct record *r)
 	return 0;
 }
 
+/* libbpf's own messages: its warnings with -v, its load log (hundreds of lines of
+ * relocations) with -vv. libbpf's callback takes no context: hence the file's static. */
+static int libbpf_verbosity;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (!log__enabled(LOG_DEBUG))
+	if (!log__enabled(LOG_DEBUG) || (level == LIBBPF_DEBUG && libbpf_verbosity < 2))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -469,7 +473,7 @@ static int record_run(struct record *r)
 	 * kallsyms and the threads blocked at the start are still being read */
 	if (!err)
 		err = stopper__start(&r->stop, r->sampler,
-				     o->duration ? r->attach_ns / 1e9 + o->duration : 0);
+				     o->duration ? r->attach_ns + (uint64_t)(o->duration * 1e9) : 0);
 	r->stop_started = !err;
 	/* kallsyms, read beside the load: what is left of it */
 	if (!err)
@@ -531,6 +535,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r.opts.verbose)
 		log__set_level(LOG_DEBUG);
+	libbpf_verbosity = r.opts.verbose;
 	libbpf_set_print(libbpf_print);
 
 	err = record_run(&r);

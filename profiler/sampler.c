@@ -58,6 +58,7 @@ struct sampler {
 	bool discard;	      /* sampler__discard(): count sample records, pass none */
 	uint64_t discarded;
 	uint64_t stop_ns; /* sampler__stop(), on the stop thread: CLOCK_MONOTONIC ns; 0: sampling */
+	uint64_t end_at_ns; /* sampler__end_at(): the programs' own deadline; 0: none */
 	struct bpf_link **links; /* perf events and sched_switch */
 	int *pfds;
 	int nr_links;
@@ -933,15 +934,30 @@ int sampler__age_stacks(struct sampler *s, size_t *nr_deleted)
 	return 0;
 }
 
-void sampler__stop(struct sampler *s)
+void sampler__end_at(struct sampler *s, uint64_t ns)
 {
-	if (__atomic_load_n(&s->stop_ns, __ATOMIC_ACQUIRE))
-		return;
+	s->end_at_ns = ns;
+	if (s->on)
+		s->on->bss->stop_at_ns = ns;
+	if (s->off)
+		s->off->bss->stop_at_ns = ns;
+}
+
+uint64_t sampler__stop(struct sampler *s)
+{
+	uint64_t now, stop = __atomic_load_n(&s->stop_ns, __ATOMIC_ACQUIRE);
+
+	if (stop)
+		return stop;
 	if (s->on)
 		s->on->bss->stopped = true;
 	if (s->off)
 		s->off->bss->stopped = true;
-	__atomic_store_n(&s->stop_ns, timing__now_ns(), __ATOMIC_RELEASE);
+	/* past the programs' own deadline, they stopped there */
+	now = timing__now_ns();
+	stop = s->end_at_ns && now > s->end_at_ns ? s->end_at_ns : now;
+	__atomic_store_n(&s->stop_ns, stop, __ATOMIC_RELEASE);
+	return stop;
 }
 
 /* Now, or when sampling stopped (bpf_ktime_get_ns() is CLOCK_MONOTONIC). */

@@ -31,14 +31,14 @@ static void *stopper_run(void *arg)
 	uint64_t one = 1;
 
 	for (;;) {
-		double left = st->deadline - timing__now();
+		uint64_t now = timing__now_ns();
 		struct timespec ts;
 
-		if (st->deadline && left <= 0)
+		if (st->deadline_ns && now >= st->deadline_ns)
 			break;
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-		if (ppoll(pfds, 2, st->deadline ? &ts : NULL, NULL) < 0 && errno != EINTR)
+		ts.tv_sec = (time_t)((st->deadline_ns - now) / 1000000000ULL);
+		ts.tv_nsec = (long)((st->deadline_ns - now) % 1000000000ULL);
+		if (ppoll(pfds, 2, st->deadline_ns ? &ts : NULL, NULL) < 0 && errno != EINTR)
 			break;
 		if (pfds[0].revents & POLLIN) {
 			if (read(st->sigfd, &si, sizeof(si)) == sizeof(si)) {
@@ -49,15 +49,14 @@ static void *stopper_run(void *arg)
 		if (pfds[1].revents & POLLIN)
 			break;
 	}
-	sampler__stop(st->s);
-	st->stopped_at = timing__now();
+	st->stopped_at = sampler__stop(st->s) / 1e9;
 	atomic_store(&st->stopped, true);
 	if (write(st->efd, &one, sizeof(one)) < 0)
 		pr_debug("cannot wake the recording loop: %s\n", strerror(errno));
 	return NULL;
 }
 
-int stopper__start(struct stopper *st, struct sampler *s, double deadline)
+int stopper__start(struct stopper *st, struct sampler *s, uint64_t deadline_ns)
 {
 	struct sched_param param = { .sched_priority = 1 };
 	sigset_t set;
@@ -65,7 +64,10 @@ int stopper__start(struct stopper *st, struct sampler *s, double deadline)
 
 	memset(st, 0, sizeof(*st));
 	st->s = s;
-	st->deadline = deadline;
+	st->deadline_ns = deadline_ns;
+	/* the programs end on time even when this thread waits for a CPU */
+	if (deadline_ns)
+		sampler__end_at(s, deadline_ns);
 	st->sigfd = st->efd = st->quitfd = -1;
 	atomic_init(&st->stopped, false);
 	/* blocked in every thread (record blocks them before its first thread starts) */
@@ -115,8 +117,7 @@ void stopper__finish(struct stopper *st)
 		pthread_join(st->thread, NULL);
 		st->running = false;
 	} else if (st->s && !st->stopped_at) {
-		sampler__stop(st->s);
-		st->stopped_at = timing__now();
+		st->stopped_at = sampler__stop(st->s) / 1e9;
 	}
 	if (st->sigfd >= 0)
 		close(st->sigfd);

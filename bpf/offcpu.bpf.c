@@ -93,7 +93,7 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
  * runqueue after the wakeup, or that it is dropped.
  */
 static __always_inline void interval_send(struct offcpu_start *st, __u32 tid, __u64 delta,
-					  __u64 runq, bool dropped)
+					  __u64 runq, __u32 flags)
 {
 	struct scorch_interval *iv = bpf_ringbuf_reserve(&samples, sizeof(*iv), 0);
 
@@ -105,12 +105,12 @@ static __always_inline void interval_send(struct offcpu_start *st, __u32 tid, __
 	iv->pid = st->key.pid;
 	iv->gen = st->key.gen;
 	iv->tid = tid;
-	iv->flags = dropped ? INTERVAL_DROPPED : 0;
-	iv->ts = st->ts;
+	iv->flags = flags;
+	iv->ts = st->first;
 	iv->value = delta;
 	iv->runq = runq;
 	bpf_ringbuf_submit(iv, samples_wakeup());
-	if (!dropped)
+	if (!flags)
 		stat_inc(STAT_OFF_COUNTED);
 }
 
@@ -166,6 +166,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	/* its last interval never saw a switch-in (measured: rare, after preemption) */
 	if (st->ts)
 		stat_inc(STAT_OFF_UNENDED);
+	/* a cut (offcpu_cut) leaves the slot alone until @first says it is filled */
+	st->first = 0;
 	st->ts = now;
 	st->wake = 0;
 	st->key.pid = pid;
@@ -177,6 +179,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->kernel.nr = 0;
 	st->user.nr = 0;
 	if (unwind_dwarf && !kernel_only && !kthread && pid != self_pid) {
+		st->first = now;
 		copy_out(ctx, st, tid);
 		return;
 	}
@@ -200,6 +203,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		/* prev is current here */
 		announce(bpf_get_current_task_btf(), pid, st->key.gen);
 	}
+	st->first = now;
 }
 
 /*
@@ -211,27 +215,41 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
 	struct offcpu_start *st = bpf_map_lookup_elem(&start, &tid);
-	__u64 delta, runq = 0;
+	__u64 ts, whole, delta, runq = 0;
 	bool woken;
 
-	if (!st || !st->ts)
+	if (!st)
 		return;
-	delta = now - st->ts;
+	/* the slot is this switch-in's once @ts is 0: a cut moving @ts to a boundary
+	 * meanwhile makes the first try fail, and the second take the moved @ts */
+	ts = st->ts;
+	if (!ts)
+		return;
+	if (__sync_val_compare_and_swap(&st->ts, ts, 0) != ts) {
+		ts = st->ts;
+		if (!ts || __sync_val_compare_and_swap(&st->ts, ts, 0) != ts) {
+			stat_inc(STAT_OFF_RACED);
+			return;
+		}
+	}
+	delta = now - ts;
+	/* --min-block and --max-block judge the whole interval, cut or not */
+	whole = st->first && st->first <= ts ? now - st->first : delta;
 	/* st->wake is 0 unless woken since the switch-out (one clock on every CPU) */
-	woken = st->wake >= st->ts && st->wake <= now;
+	woken = st->wake >= ts && st->wake <= now;
 	if (woken)
 		runq = now - st->wake;
-	if (delta < min_block_ns) {
+	if (whole < min_block_ns) {
 		stat_inc(STAT_OFF_SHORT);
 		if (st->key.flags & KEY_OFFCPU_COPY)
-			interval_send(st, tid, delta, runq, true);
-		goto done;
+			interval_send(st, tid, delta, runq, INTERVAL_DROPPED);
+		return;
 	}
-	if (delta > max_block_ns) {
+	if (whole > max_block_ns) {
 		stat_inc(STAT_OFF_LONG);
 		if (st->key.flags & KEY_OFFCPU_COPY)
-			interval_send(st, tid, delta, runq, true);
-		goto done;
+			interval_send(st, tid, delta, runq, INTERVAL_DROPPED);
+		return;
 	}
 	if (woken && !with_runqueue) {
 		/* runqueue waits not counted: the blocked part only */
@@ -241,33 +259,31 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 		stat_inc(STAT_OFF_WOKEN);
 	}
 	if (st->key.flags & KEY_OFFCPU_COPY) {
-		interval_send(st, tid, delta, runq, false);
-		goto done;
+		interval_send(st, tid, delta, runq, 0);
+		return;
 	}
 	if (st->kernel.nr) {
 		st->key.kernel_stack = stack_store(&st->kernel);
 		if (!st->key.kernel_stack)
-			goto done;
+			return;
 	}
 	if (st->user.nr) {
 		st->key.user_stack = stack_store(&st->user);
 		if (!st->key.user_stack)
-			goto done;
+			return;
 	}
 	if (delta > runq && !count_add(&st->key, delta - runq)) {
 		stat_inc(STAT_LOST_COUNTS);
-		goto done;
+		return;
 	}
 	if (runq) {
 		st->key.flags |= KEY_RUNQUEUE;
 		if (!count_add(&st->key, runq)) {
 			stat_inc(STAT_LOST_COUNTS);
-			goto done;
+			return;
 		}
 	}
 	stat_inc(STAT_OFF_COUNTED);
-done:
-	st->ts = 0;
 }
 
 /*
@@ -340,6 +356,77 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 	if (!st || !st->ts || st->wake || (st->key.flags & KEY_RUNQUEUE))
 		return 0;
 	st->wake = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * --interval: at each boundary user space runs offcpu_cut (BPF_PROG_TEST_RUN, args[0]
+ * the boundary's time) before it takes the counts, so that each interval's output holds
+ * the time its threads spent off CPU within it, not whole waits in the interval where
+ * they end. Every open interval that began before the boundary is counted up to it
+ * under its stacks (split at its wakeup as a switch-in splits it) and goes on from it.
+ * One that could still fall short of --min-block is left whole to its switch-in; user
+ * space does not cut with --max-block, which only the whole interval can meet.
+ */
+struct cut_ctx {
+	__u64 cut;
+};
+
+static long cut_one(struct bpf_map *map, __u32 *tid, struct offcpu_start *st, struct cut_ctx *c)
+{
+	__u64 ts = st->ts, first = st->first, cut = c->cut, wake, blocked, runq = 0;
+	struct count_key key;
+
+	if (!ts || !first || first > ts || ts >= cut || cut - first < min_block_ns)
+		return 0;
+	/* a switch-in taking the slot meanwhile counts the whole interval itself */
+	if (__sync_val_compare_and_swap(&st->ts, ts, cut) != ts)
+		return 0;
+	wake = st->wake;
+	if (wake >= ts && wake < cut) {
+		/* woken before the boundary: on a runqueue from there on */
+		runq = cut - wake;
+		st->wake = cut;
+	}
+	blocked = cut - ts - runq;
+	if (!with_runqueue)
+		runq = 0;
+	stat_inc(STAT_OFF_CUT);
+	if (st->key.flags & KEY_OFFCPU_COPY) {
+		interval_send(st, *tid, blocked + runq, runq, INTERVAL_PARTIAL);
+		return 0;
+	}
+	key = st->key;
+	key.kernel_stack = 0;
+	key.user_stack = 0;
+	if (st->kernel.nr) {
+		key.kernel_stack = stack_store(&st->kernel);
+		if (!key.kernel_stack)
+			return 0;
+	}
+	if (st->user.nr) {
+		key.user_stack = stack_store(&st->user);
+		if (!key.user_stack)
+			return 0;
+	}
+	if (blocked && !count_add(&key, blocked)) {
+		stat_inc(STAT_LOST_COUNTS);
+		return 0;
+	}
+	key.flags |= KEY_RUNQUEUE;
+	if (runq && !count_add(&key, runq))
+		stat_inc(STAT_LOST_COUNTS);
+	return 0;
+}
+
+SEC("raw_tp")
+int BPF_PROG(offcpu_cut, __u64 cut)
+{
+	struct cut_ctx c = { .cut = cut };
+
+	if (stopped)
+		return 0;
+	bpf_for_each_map_elem(&start, cut_one, &c, 0);
 	return 0;
 }
 

@@ -47,6 +47,8 @@ enum scorch_stat {
 	STAT_COUNT_KEYS,      /* keys created in "counts" (user space deletes those it reaps) */
 	/* offcpu */
 	STAT_OFF_WOKEN,       /* intervals split at their wakeup: blocked, then [runqueue] */
+	STAT_OFF_CUT,         /* parts of open intervals counted at an --interval boundary */
+	STAT_OFF_RACED,       /* switch-ins that lost their slot to a concurrent change: not counted */
 	SCORCH_NR_STATS,
 };
 
@@ -96,11 +98,15 @@ struct count_key {
  * only be read while it is current, so they are walked at switch-out into this slot;
  * they are hashed, stored and counted at switch-in only if the interval is kept. A
  * blocked interval is split at its first sched_wakeup: [ts, wake) under the key,
- * [wake, switch-in) under the key with KEY_RUNQUEUE.
+ * [wake, switch-in) under the key with KEY_RUNQUEUE. With --interval, each boundary
+ * counts the part of the interval before it and moves @ts there (offcpu_cut); the
+ * whole interval, from @first, is what --min-block and --max-block judge. @ts is
+ * claimed with compare-and-swap by the switch-in (to 0) and by a cut (to the boundary).
  */
 struct offcpu_start {
-	__u64 ts;   /* switch-out time, ns */
-	__u64 wake; /* its wakeup (sched_wakeup), ns; 0: none yet, or a runqueue interval */
+	__u64 ts;    /* switch-out time, or the last --interval boundary since, ns; 0: on CPU */
+	__u64 wake;  /* its wakeup (sched_wakeup), ns; 0: none yet, or a runqueue interval */
+	__u64 first; /* switch-out time, ns, once the slot is filled; 0 while it is */
 	struct count_key key; /* stack ids unset */
 	struct stack_trace user;
 	struct stack_trace kernel;
@@ -187,6 +193,7 @@ struct scorch_sample {
 };
 
 #define INTERVAL_DROPPED (1u << 0) /* outside --min-block/--max-block: copy to be dropped */
+#define INTERVAL_PARTIAL (1u << 1) /* the part before an --interval boundary: copy kept */
 
 /* --unwind dwarf, offcpu: the end of an interval whose stacks were copied at switch-out. */
 struct scorch_interval {
@@ -196,7 +203,7 @@ struct scorch_interval {
 	__u32 tid;
 	__u32 flags; /* INTERVAL_* */
 	__u64 ts;    /* switch-out time: the copy's value */
-	__u64 value; /* nanoseconds off CPU */
+	__u64 value; /* nanoseconds off CPU (since the last --interval boundary) */
 	__u64 runq;  /* of which on a runqueue after the wakeup (the copy's key has no
 		      * KEY_RUNQUEUE), counted under the key with KEY_RUNQUEUE */
 };

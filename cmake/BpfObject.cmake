@@ -31,7 +31,7 @@ function(bpf_object name src)
 	set(skel ${BPF_GEN_DIR}/${name}.skel.h)
 	file(GLOB bpf_headers ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
 	add_custom_command(OUTPUT ${obj}
-		COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${BPF_TARGET_ARCH}
+		COMMAND ${BPF_CLANG} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${BPF_TARGET_ARCH}
 			-Wall -Werror -I${BPF_GEN_DIR} -I${CMAKE_CURRENT_SOURCE_DIR}
 			-c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
 		DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${bpf_headers} vmlinux_h

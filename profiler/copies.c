@@ -64,14 +64,20 @@ int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct coun
 	return 0;
 }
 
-struct pending_copy *copytab__take(struct copytab *t, uint32_t tid, uint64_t ts)
+struct pending_copy *copytab__find(struct copytab *t, uint32_t tid, uint64_t ts)
 {
 	struct pending_copy *c;
 
 	c = (struct pending_copy *)(uintptr_t)hashmap__find(&t->index, hash__u64(tid), NULL, NULL);
-	if (!c || c->ts != ts)
-		return NULL;
-	hashmap__remove(&t->index, hash__u64(tid), NULL, NULL);
+	return c && c->ts == ts ? c : NULL;
+}
+
+struct pending_copy *copytab__take(struct copytab *t, uint32_t tid, uint64_t ts)
+{
+	struct pending_copy *c = copytab__find(t, tid, ts);
+
+	if (c)
+		hashmap__remove(&t->index, hash__u64(tid), NULL, NULL);
 	return c;
 }
 

@@ -91,6 +91,7 @@ struct sampler_opts {
 	size_t nr_filter;   /* number of PIDs/TIDs that will be added */
 	uint32_t max_stacks; /* entries of the stack and count maps */
 	bool age_stacks;     /* stacks go once unused for an interval: sampler__age_stacks() */
+	bool cut_intervals;  /* offcpu: sampler__cut_intervals() at --interval boundaries */
 	/* offcpu only */
 	uint64_t min_block_ns;   /* shorter intervals are dropped */
 	uint64_t max_block_ns;   /* longer intervals are dropped */
@@ -218,6 +219,13 @@ int sampler__age_stacks(struct sampler *s, size_t *nr_deleted);
  */
 int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_t *delta,
 			   uint64_t *runq);
+/*
+ * --interval, offcpu: counts the part before @at_ns (CLOCK_MONOTONIC) of every interval
+ * still open, in the kernel (a copied one's part comes as a struct scorch_interval with
+ * INTERVAL_PARTIAL), and starts the rest at @at_ns: take the counts right after. Needs
+ * sampler_opts.cut_intervals. 0, -ENOENT without it, -errno.
+ */
+int sampler__cut_intervals(struct sampler *s, uint64_t at_ns);
 
 /*
  * --unwind dwarf: the stack of thread @tid (@key: its samples' thread_key) is needed up
@@ -227,7 +235,8 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top);
 /*
  * Off CPU: an interval of thread @tid that began before the recording (found blocked in
- * /proc), given to the BPF program as if @st's thread had switched out at @st->ts: its
+ * /proc), given to the BPF program as if @st's thread had switched out at @st->ts (and
+ * @st->first, the same time): its
  * switch-in, or the end, counts it. 0; -EEXIST when the thread switched out since (its
  * own slot stands); -ENOENT without the off-CPU program; -errno.
  * sampler__unseed_interval() takes it back while it is still the one seeded at @ts
@@ -353,6 +362,8 @@ void copytab__free(struct copytab *t);
 int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct count_key *key,
 		 const __u64 *user, uint32_t user_nr, const __u64 *kernel, uint32_t kernel_nr,
 		 bool *replaced);
+/* The copy of (@tid, @ts), left in the table, or NULL (none, or another interval's). */
+struct pending_copy *copytab__find(struct copytab *t, uint32_t tid, uint64_t ts);
 /* Takes out the copy of (@tid, @ts), or NULL (none, or another interval's). Caller frees. */
 struct pending_copy *copytab__take(struct copytab *t, uint32_t tid, uint64_t ts);
 /* Takes out any copy (NULL when empty). Caller frees. */

@@ -193,9 +193,9 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 
 /*
  * Counts a pending copy's stacks for @ns nanoseconds off CPU, @runq of them on a runqueue
- * after its wakeup (under the key with KEY_RUNQUEUE), and frees it.
+ * after its wakeup (under the key with KEY_RUNQUEUE).
  */
-static int count_copy(struct record *r, struct pending_copy *c, uint64_t ns, uint64_t runq)
+static int count_copy(struct record *r, const struct pending_copy *c, uint64_t ns, uint64_t runq)
 {
 	struct count_key key = c->key;
 	int err = 0;
@@ -212,16 +212,29 @@ static int count_copy(struct record *r, struct pending_copy *c, uint64_t ns, uin
 	if (!err && runq)
 		err = record__add_stack(r, true, &key, runq, c->user_nr ? r->dw.ubuf : NULL,
 					c->kernel_nr ? r->dw.kbuf : NULL);
-	free(c);
 	return err;
 }
 
-/* The end of an off-CPU interval whose stacks were copied: join them. */
+/* The end of an off-CPU interval whose stacks were copied, or its part before an
+ * --interval boundary: join them. */
 void record__on_interval(struct record *r, const struct scorch_interval *iv)
 {
-	struct pending_copy *c = copytab__take(r->dw.copies, iv->tid, iv->ts);
+	struct pending_copy *c;
 	int err;
 
+	if (iv->flags & INTERVAL_PARTIAL) {
+		/* the copy waits for the rest */
+		c = copytab__find(r->dw.copies, iv->tid, iv->ts);
+		if (!c) {
+			r->dw.intervals_orphan++;
+			return;
+		}
+		err = count_copy(r, c, iv->value, iv->runq);
+		if (err && !r->err)
+			r->err = err;
+		return;
+	}
+	c = copytab__take(r->dw.copies, iv->tid, iv->ts);
 	if (!c) {
 		r->dw.intervals_orphan++;
 		return;
@@ -233,6 +246,7 @@ void record__on_interval(struct record *r, const struct scorch_interval *iv)
 	}
 	r->dw.copies_joined++;
 	err = count_copy(r, c, iv->value, iv->runq);
+	free(c);
 	if (err && !r->err)
 		r->err = err;
 }
@@ -249,6 +263,7 @@ int record__close_copies(struct record *r)
 		if (!e) {
 			r->dw.copies_open++;
 			err = count_copy(r, c, delta, runq);
+			free(c);
 			continue;
 		}
 		if (e == -ERANGE)

@@ -470,6 +470,7 @@ int record__edges_start(struct record *r, struct stopper *stop, double until)
 		struct edge_thread *t = &v[i];
 
 		t->st.ts = r->attach_ns;
+		t->st.first = r->attach_ns;
 		err = sampler__seed_interval(r->sampler, t->tid, &t->st);
 		if (err == -EEXIST) {
 			/* it ran and blocked again since: its own interval stands */

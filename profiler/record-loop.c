@@ -18,14 +18,6 @@
 
 #define POLL_PERIOD_FP_MS 1000 /* else (JIT_REFRESH_SEC): new images wake us up, exits wait */
 
-/*
- * The rings are read in slices: at high rates the kernel fills them faster than their
- * records are unwound, and the loop must still see its deadline and signals. What the
- * kernel cannot write meanwhile it counts as lost (ring full). At the stop, what is
- * left after STOP_SLICE_MS is counted, not unwound.
- */
-#define CONSUME_SLICE_MS 50
-
 #define JIT_REFRESH_SEC	 1.0 /* perf maps and jitdumps: appended bytes read this often */
 
 #define JIT_SLICE_MS	20

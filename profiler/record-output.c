@@ -186,6 +186,18 @@ int record__write_interval(struct record *r)
 	size_t nr = 0, nr_stacks, nr_aged = 0;
 	int err;
 
+	/* the waits still open count up to here in this interval (in the kernel; a copied
+	 * one's part through the ring), the rest in the next */
+	if (r->cut_intervals) {
+		err = sampler__cut_intervals(r->sampler, timing__now_ns());
+		if (err) {
+			pr_err("cannot count the off-CPU waits still open: %s\n", strerror(-err));
+			return err;
+		}
+		if (r->dw.copies)
+			sampler__consume(r->sampler, record__on_event, record__on_sample, r,
+					 CONSUME_SLICE_MS * 1000000ULL);
+	}
 	err = sampler__reap(r->sampler, select_all, false, record__add_stack, r, &r->drain_lost,
 			    &r->drain_lost_ns, &nr, &nr_stacks);
 	if (!err)

@@ -359,11 +359,15 @@ static int record_load(struct record *r)
 		.stack_size = o->stack_size,
 		.ring_bytes = r->dw.ring_bytes,
 		.age_stacks = o->interval > 0,
+		/* --max-block judges whole intervals: cut, a part would be counted before
+		 * the whole is known to be kept */
+		.cut_intervals = o->interval > 0 && o->max_block_us == UINT64_MAX / 1000,
 	};
 	struct stat nst;
 	size_t i;
 	int err;
 
+	r->cut_intervals = sopts.offcpu && sopts.cut_intervals;
 	/* before the BPF programs: a process begun from now on needs no /proc read */
 	err = sideband__open(sideband_ring_bytes(), &r->sb);
 	if (err == -ENOMEM)

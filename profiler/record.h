@@ -24,6 +24,14 @@
 
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
+/*
+ * The rings are read in slices: at high rates the kernel fills them faster than their
+ * records are unwound, and the loop must still see its deadline and signals. What the
+ * kernel cannot write meanwhile it counts as lost (ring full). At the stop, what is
+ * left after STOP_SLICE_MS (record.c) is counted, not unwound.
+ */
+#define CONSUME_SLICE_MS 50
+
 enum unwind_mode {
 	UNWIND_AUTO = 0, /* dwarf in cpu mode, fp off CPU: see resolve_unwind() */
 	UNWIND_FP,	 /* frame pointers, walked in the kernel */
@@ -249,6 +257,7 @@ struct record {
 	int ksyms_err;
 	int err;	   /* of a callback: the loop stops */
 	bool write_failed; /* an output could not be written: the summary still follows */
+	bool cut_intervals; /* --interval, offcpu: open waits are cut at each boundary */
 	bool partial;	   /* more than PARTIAL_LOSS_PCT of the samples were lost */
 };
 

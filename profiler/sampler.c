@@ -231,6 +231,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
 		s->off->rodata->self_pid = getpid();
 		s->off->rodata->has_prev_state = switch_has_prev_state();
+		/* run by sampler__cut_intervals() only: never attached */
+		bpf_program__set_autoload(s->off->progs.offcpu_cut, opts->cut_intervals);
 		if (opts->credit_missed && s->on) {
 			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
 			s->off->rodata->mark_switches = true;
@@ -979,6 +981,27 @@ static void open_parts(const struct offcpu_start *st, uint64_t now_ns, uint64_t 
 	*runq = st->wake >= st->ts && st->wake < now_ns ? now_ns - st->wake : 0;
 }
 
+/* The whole interval of @st up to @now_ns, from its switch-out (--interval cuts aside):
+ * what --min-block and --max-block judge. */
+static uint64_t open_whole(const struct offcpu_start *st, uint64_t now_ns)
+{
+	return now_ns - (st->first && st->first <= st->ts ? st->first : st->ts);
+}
+
+int sampler__cut_intervals(struct sampler *s, uint64_t at_ns)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u64 args[1] = { at_ns };
+	int err;
+
+	if (!s->off || !bpf_program__autoload(s->off->progs.offcpu_cut))
+		return -ENOENT;
+	opts.ctx_in = args;
+	opts.ctx_size_in = sizeof(args);
+	err = bpf_prog_test_run_opts(bpf_program__fd(s->off->progs.offcpu_cut), &opts);
+	return err ? -errno : 0;
+}
+
 /* Threads still off CPU: their interval ends now, or at the stop. */
 static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
@@ -986,7 +1009,7 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 	struct offcpu_start *st;
 	struct count_key key;
 	__u32 tid, next, *prev = NULL;
-	uint64_t now_ns, delta, runq;
+	uint64_t now_ns, delta, runq, whole;
 	int err = 0;
 
 	st = malloc(sizeof(*st));
@@ -1001,7 +1024,8 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 		    (st->key.flags & KEY_OFFCPU_COPY))
 			continue;
 		open_parts(st, now_ns, &delta, &runq);
-		if (delta < s->opts.min_block_ns || delta > s->opts.max_block_ns ||
+		whole = open_whole(st, now_ns);
+		if (whole < s->opts.min_block_ns || whole > s->opts.max_block_ns ||
 		    st->user.nr > SCORCH_MAX_STACK_DEPTH || st->kernel.nr > SCORCH_MAX_STACK_DEPTH)
 			continue;
 		key = st->key;
@@ -1057,7 +1081,8 @@ int sampler__unseed_interval(struct sampler *s, uint32_t tid, uint64_t ts)
 		return -ENOMEM;
 	fd = bpf_map__fd(s->off->maps.start);
 	/* only the slot seeded: a switch-out since then owns it */
-	if (!bpf_map_lookup_elem(fd, &tid, st) && st->ts == ts && !bpf_map_delete_elem(fd, &tid))
+	if (!bpf_map_lookup_elem(fd, &tid, st) && st->ts && st->first == ts &&
+	    !bpf_map_delete_elem(fd, &tid))
 		err = 0;
 	free(st);
 	return err;
@@ -1076,13 +1101,15 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 	if (!st)
 		return -ENOMEM;
 	now_ns = end_ns(s);
-	if (bpf_map_lookup_elem(bpf_map__fd(s->off->maps.start), &tid, st) || st->ts != ts ||
-	    !(st->key.flags & KEY_OFFCPU_COPY) || ts > now_ns) {
+	/* the copy is the switch-out's (@first); --interval cuts moved @ts since */
+	if (bpf_map_lookup_elem(bpf_map__fd(s->off->maps.start), &tid, st) || !st->ts ||
+	    st->first != ts || !(st->key.flags & KEY_OFFCPU_COPY) || st->ts > now_ns) {
 		err = -ENOENT;
 		goto cleanup;
 	}
 	open_parts(st, now_ns, delta, runq);
-	if (*delta < s->opts.min_block_ns || *delta > s->opts.max_block_ns) {
+	if (open_whole(st, now_ns) < s->opts.min_block_ns ||
+	    open_whole(st, now_ns) > s->opts.max_block_ns) {
 		err = -ERANGE;
 		goto cleanup;
 	}

@@ -119,7 +119,7 @@ double summary__counts(const struct summary *sm)
 	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
 			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
-			st[STAT_OFF_UNENDED] + sm->drain_lost;
+			st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + sm->drain_lost;
 	double lost_pct = pct(lost, taken);
 
 	if (!sm->quiet && !sm->verbose)
@@ -153,6 +153,14 @@ double summary__counts(const struct summary *sm)
 			st[STAT_SWITCHES], sm->elapsed, st[STAT_OFF_COUNTED],
 			sm->fold->offcpu_ns / 1e9, sm->fold->runqueue_ns / 1e9, st[STAT_OFF_WOKEN],
 			st[STAT_OFF_SHORT], st[STAT_OFF_LONG]);
+	if (sm->mode != MODE_CPU && st[STAT_OFF_CUT])
+		pr_warn("%" PRIu64 " waits still open at an --interval boundary counted up to "
+			"it, the rest in the next interval\n",
+			st[STAT_OFF_CUT]);
+	if (st[STAT_OFF_RACED])
+		pr_warn("lost: %" PRIu64 " off-CPU intervals whose switch-in lost its slot to a "
+			"concurrent change\n",
+			st[STAT_OFF_RACED]);
 	if (taken)
 		pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost)

@@ -73,8 +73,9 @@ total=$(comm_total "$TMP/offcpu.folded" sleeper)
 echo "offcpu: sleeper $total us of a $window us recording"
 within "$total" "$window" 2 || fail "offcpu: the sleeper totals $total us, the recording $window us"
 
-# --interval: the numbered files add up to the whole, thread by thread (an off-CPU
-# interval is counted in the file of the interval in which it ends)
+# --interval: the numbered files add up to the whole, thread by thread, and each file
+# holds its own second: a wait still open at a boundary is counted up to it there, the
+# rest in the next file
 rm -f "$TMP"/wall*.err
 run wall --interval 1
 window=$(awk -v s="$SECS" 'BEGIN { printf "%d", s * 1e6 }')
@@ -87,4 +88,31 @@ for t in sleeper lifetimes busy; do
 	echo "wall --interval 1: $t $total us over $(ls "$TMP"/wall-0*.folded | wc -l) files, a $window us recording"
 	within "$total" "$window" 2 || fail "wall --interval: $t totals $total us over the files"
 done
+# per_file MODE THREAD...: every file but the last (a second each; the last ends at the
+# stop) gives each thread within 2 % of 1 s. Threads off CPU only: on-CPU time is
+# sampled, and its share of one second varies by a few periods more than that
+per_file() {
+	local mode=$1 t f n=0 last total
+	shift
+	last=$(ls "$TMP/$mode"-0*.folded | tail -n 1)
+	for f in "$TMP/$mode"-0*.folded; do
+		[ "$f" = "$last" ] && continue
+		n=$((n + 1))
+		for t in "$@"; do
+			total=$(comm_total "$f" "$t")
+			echo "$mode --interval 1: $t $total us in $(basename "$f")"
+			within "$total" 1000000 2 || fail "$mode --interval: $t has $total us in $f, not its second"
+		done
+	done
+	[ "$n" -ge 2 ] || fail "$mode --interval: $n whole intervals written"
+}
+per_file wall sleeper
+grep -q '^scorch: [1-9][0-9]* waits still open at an --interval boundary' "$TMP/wall.err" ||
+	fail "wall --interval: no wait counted at a boundary"
+
+# off CPU with copied stacks: the main thread's join, begun inside the recording and
+# open across a boundary, comes in two parts; the sleeper's wait, begun before it
+rm -f "$TMP"/offcpu*.err "$TMP"/offcpu*.folded
+run offcpu --unwind dwarf --interval 1
+per_file offcpu sleeper lifetimes
 echo PASS

@@ -492,6 +492,8 @@ static int record_run(struct record *r)
 				  timing__now() + MIN(1.0, o->duration ? o->duration / 4 : 1.0));
 	if (err)
 		goto cleanup;
+	if (o->mode != MODE_CPU && !o->cmd)
+		timing__mark(&r->startup, "threads blocked");
 	if (o->cmd) {
 		err = launch__go(&r->launch, o->cmd[0]);
 		if (err)

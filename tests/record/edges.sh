@@ -26,7 +26,9 @@ run() {
 	exec 7>"$TMP/in" 8<"$TMP/out"
 	read -r -t 30 line <&8 || fail "the workload did not start"
 	[ "$line" = ready ] || fail "unexpected workload line: $line"
-	"$SCORCH" record -v --mode "$mode" -F 999 -p "$WL" -d 3 "$@" -o "$TMP/$mode.folded" \
+	local target=(-p "$WL")
+	[ -z "${ALL:-}" ] || target=(-a)
+	"$SCORCH" record -v --mode "$mode" -F 999 "${target[@]}" -d 3 "$@" -o "$TMP/$mode.folded" \
 		2>"$TMP/err.fifo" &
 	REC=$!
 	exec 9<"$TMP/err.fifo"
@@ -115,4 +117,14 @@ grep -q '^scorch: [1-9][0-9]* waits still open at an --interval boundary' "$TMP/
 rm -f "$TMP"/offcpu*.err "$TMP"/offcpu*.folded
 run offcpu --unwind dwarf --interval 1
 per_file offcpu sleeper lifetimes
+
+# -a: every thread of the system is read at the start, the workload's too
+rm -f "$TMP"/wall*.err "$TMP"/wall*.folded
+ALL=1 run wall
+window=$(awk -v s="$SECS" 'BEGIN { printf "%d", s * 1e6 }')
+for t in sleeper busy; do
+	total=$(comm_total "$TMP/wall.folded" "$t")
+	echo "wall -a: $t $total us of a $window us recording"
+	within "$total" "$window" 2 || fail "wall -a: $t totals $total us, the recording $window us"
+done
 echo PASS

@@ -6,6 +6,7 @@
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
 #include "stacks.bpf.h"
+#include "kunwind.bpf.h"
 
 #define TASK_INTERRUPTIBLE   0x1
 #define TASK_UNINTERRUPTIBLE 0x2
@@ -193,7 +194,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		}
 	}
 	if (!kernel_only && !kthread) {
-		n = bpf_get_stack(ctx, st->user.ips, sizeof(st->user.ips), BPF_F_USER_STACK);
+		if (unwind_kernel && kunwind_user(bpf_get_current_task_btf(), pid, st->key.gen, &st->user))
+			n = (long)st->user.nr * 8;
+		else
+			n = bpf_get_stack(ctx, st->user.ips, sizeof(st->user.ips), BPF_F_USER_STACK);
 		if (n > 0) {
 			st->user.nr = n / sizeof(__u64);
 		} else {

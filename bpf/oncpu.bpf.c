@@ -6,6 +6,7 @@
 #include <bpf/bpf_core_read.h>
 #include "profile.h"
 #include "stacks.bpf.h"
+#include "kunwind.bpf.h"
 
 const volatile bool include_idle = false;
 /* --mode wall: a sample weighs the periods since the CPU's last sample or switch-in when
@@ -123,7 +124,11 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (!kernel_only && tid != 0 && !(task->flags & PF_KTHREAD)) {
 		key.gen = current_gen(task);
-		n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips), BPF_F_USER_STACK);
+		/* --unwind kernel: with the process's tables, else frame pointers */
+		if (unwind_kernel && kunwind_user(task, pid, key.gen, &sc->user))
+			n = (long)sc->user.nr * 8;
+		else
+			n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips), BPF_F_USER_STACK);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);
 			key.user_stack = stack_store(&sc->user);

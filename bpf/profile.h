@@ -49,7 +49,48 @@ enum scorch_stat {
 	STAT_OFF_WOKEN,       /* intervals split at their wakeup: blocked, then [runqueue] */
 	STAT_OFF_CUT,         /* parts of open intervals counted at an --interval boundary */
 	STAT_OFF_RACED,       /* switch-ins that lost their slot to a concurrent change: not counted */
+	/* --unwind kernel: how user stacks ended */
+	STAT_KU_WALKS,        /* walks with tables */
+	STAT_KU_NO_PROC,      /* stacks of processes without tables yet: frame pointers */
+	STAT_KU_OUTERMOST,    /* ended at the outermost frame (complete) */
+	STAT_KU_FP_STEPS,     /* frames stepped by frame pointer (no rule) */
+	STAT_KU_END_NO_INFO,  /* ended: no rule and no frame pointer */
+	STAT_KU_END_READ,     /* ended: stack memory unreadable (not paged in) */
+	STAT_KU_END_BAD,      /* ended: the caller's registers made no sense */
+	STAT_KU_END_DEPTH,    /* ended at the depth limit */
 	SCORCH_NR_STATS,
+};
+
+/*
+ * --unwind kernel: the BPF programs walk user stacks with tables compiled from the
+ * files' .eh_frame (unwind_ktable__build(); struct kunwind_row is struct unwind_krow).
+ * Map "kunwind_rows" holds every file's rows, each file a range of it; map
+ * "kunwind_procs" gives, by PID, the executable mappings that have rows, sorted.
+ */
+#define KUNWIND_MAX_MAPS 128
+
+enum kunwind_cfa { KROW_INVALID = 0, KROW_RSP, KROW_RBP, KROW_PLT, KROW_STOP };
+enum kunwind_rbp { KROW_RBP_SAME = 0, KROW_RBP_SAVED, KROW_RBP_LOST };
+
+struct kunwind_row {
+	__u32 pc; /* ELF virtual address where the row begins */
+	__u8 cfa; /* enum kunwind_cfa */
+	__u8 rbp; /* enum kunwind_rbp */
+	__s16 rbp_off;
+	__s32 cfa_off;
+};
+
+struct kunwind_map {
+	__u64 start, end; /* [start, end) of the mapping */
+	__u64 bias;	  /* address - ELF virtual address */
+	__u32 lo, hi;	  /* its file's rows: [lo, hi) of "kunwind_rows" */
+};
+
+struct kunwind_proc {
+	__u64 gen; /* the image the mappings are of (struct scorch_event's gen); 0: any */
+	__u32 nr;
+	__u32 pad;
+	struct kunwind_map maps[KUNWIND_MAX_MAPS];
 };
 
 /* Flags in count_key.flags */

@@ -29,6 +29,8 @@ const volatile __u32 sideband_mntns = 0;
 /* Set by user space (the mapped .bss) the moment the recording ends: from then on the
  * sampling programs return at once, whatever user space is still busy with. */
 volatile bool stopped = false;
+/* --unwind kernel (kunwind.bpf.h): process images are announced at once */
+const volatile bool kunwind_wanted = false;
 /* -d's end (CLOCK_MONOTONIC ns; 0: none), set after the attach: the programs stop by
  * themselves then, however late user space, starved on a saturated machine, sees it */
 volatile __u64 stop_at_ns = 0;
@@ -413,7 +415,8 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 			return;
 		}
 	}
-	if (sideband_covers(cur)) {
+	/* --unwind kernel: user space loads the image's tables when told: at once */
+	if (sideband_covers(cur) && !kunwind_wanted) {
 		emit(SCORCH_EVENT_NEW, pid, gen, BPF_RB_NO_WAKEUP);
 		return;
 	}

@@ -92,6 +92,11 @@ struct sampler_opts {
 	uint32_t max_stacks; /* entries of the stack and count maps */
 	bool age_stacks;     /* stacks go once unused for an interval: sampler__age_stacks() */
 	bool cut_intervals;  /* offcpu: sampler__cut_intervals() at --interval boundaries */
+	/* --unwind kernel: user stacks walked in BPF with tables (ktables.c) of
+	 * @kunwind_rows rows, for up to @kunwind_procs process images at once */
+	bool unwind_kernel;
+	uint32_t kunwind_rows;
+	uint32_t kunwind_procs;
 	/* offcpu only */
 	uint64_t min_block_ns;   /* shorter intervals are dropped */
 	uint64_t max_block_ns;   /* longer intervals are dropped */
@@ -226,6 +231,8 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
  * sampler_opts.cut_intervals. 0, -ENOENT without it, -errno.
  */
 int sampler__cut_intervals(struct sampler *s, uint64_t at_ns);
+/* --unwind kernel: the fds of maps "kunwind_rows" and "kunwind_procs" (-1 without). */
+void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd);
 
 /*
  * --unwind dwarf: the stack of thread @tid (@key: its samples' thread_key) is needed up
@@ -396,6 +403,36 @@ size_t ustacks__nr(const struct ustacks *t);
  */
 #define USTACKS_MAX_HELD (64 * 1024)
 bool ustacks__full(const struct ustacks *t);
+
+/* ---- ktables.c: --unwind kernel's tables in the BPF maps ---- */
+
+struct ktables_stats {
+	uint64_t images;	   /* process images given their mappings' tables */
+	uint64_t files;		   /* files compiled into rows */
+	uint64_t files_no_cfi;	   /* files without .eh_frame_hdr: frame pointers there */
+	uint64_t files_too_big;	   /* files whose rows did not fit what was left */
+	uint64_t files_unreadable; /* files that could not be opened or read */
+	uint64_t rows, rows_cap;   /* rows written, of the map's entries */
+	uint64_t rows_invalid;	   /* rows of rules the walk cannot follow (FP steps there) */
+	uint64_t maps_dropped;	   /* mappings past KUNWIND_MAX_MAPS of an image */
+	uint64_t procs_full;	   /* images not entered: map "kunwind_procs" full */
+};
+
+struct ktables;
+/* Tables in the maps @rows_fd (@cap entries) and @procs_fd. 0 or -ENOMEM. */
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out);
+void ktables__free(struct ktables *kt);
+/*
+ * Gives the BPF walk the tables of every executable file mapping of the snapshot of
+ * (@pid, @gen), compiling files not seen before, for the image @entry_gen of @pid (the
+ * BPF programs' gen; 0: whatever image @pid runs, for a process read before sampling).
+ * 0, -ENOMEM, -errno of the maps.
+ */
+int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
+		       uint64_t entry_gen);
+/* The image (@pid, @gen) is released: its entry goes (its files' rows stay). */
+void ktables__forget(struct ktables *kt, pid_t pid, uint64_t gen);
+void ktables__stats(const struct ktables *kt, struct ktables_stats *st);
 
 /* ---- stop.c: when the recording ends ---- */
 

@@ -67,6 +67,11 @@ static void maps_changed(struct record *r, struct proc_entry *p)
 	if (err && err != -ESRCH)
 		pr_debug("cannot read the mappings of %u again: %s\n", p->pid, strerror(-err));
 	/* new libraries only (ld.so mapping libc after the first sample): no JIT file yet */
+	/* new libraries: their tables for the kernel's walk */
+	if (!err && r->kt && ktables__add_image(r->kt, r->sym, p->pid, p->gen, p->gen) == -ENOMEM) {
+		r->err = -ENOMEM;
+		return;
+	}
 	if (!err && !symbolizer__jit_hints(r->sym, p->pid, p->gen))
 		return;
 	err = perfmaps__maps_changed(r->pm, p->pid);
@@ -156,6 +161,15 @@ void record__on_event(void *ctx, const struct scorch_event *e)
 		perfmaps__track(r->pm, e->pid);
 	else if (perfmaps__track_later(r->pm, e->pid) == -ENOMEM)
 		r->err = -ENOMEM;
+	/* --unwind kernel: from now on its samples are walked with its files' tables */
+	if (!err && r->kt) {
+		int e2 = ktables__add_image(r->kt, r->sym, e->pid, e->gen, e->gen);
+
+		if (e2 == -ENOMEM)
+			r->err = e2;
+		else if (e2)
+			pr_debug("cannot load the unwind tables of %u: %s\n", e->pid, strerror(-e2));
+	}
 	if (!err) {
 		p->flags |= PROC_SNAPPED;
 		r->nprocs.held++;

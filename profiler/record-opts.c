@@ -99,6 +99,12 @@ void record_opts__usage(FILE *out)
 		"                             per sample (off CPU: per switch-out) and unwind\n"
 		"                             here with the files' .eh_frame CFI;\n"
 		"                             frame pointers where a file has none (JIT code)\n"
+		"      --unwind kernel        walk user stacks in the BPF programs with tables\n"
+		"                             compiled from the files' .eh_frame and count\n"
+		"                             them in the kernel, on and off CPU; frame\n"
+		"                             pointers where there is no rule (JIT code) and\n"
+		"                             for a process's first samples, until its tables\n"
+		"                             are loaded\n"
 		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
 		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
 		"                             stacks end in [truncated]\n"
@@ -383,11 +389,13 @@ static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c
 			o->unwind = UNWIND_FP;
 		} else if (!strcmp(optarg, "dwarf")) {
 			o->unwind = UNWIND_DWARF;
+		} else if (!strcmp(optarg, "kernel")) {
+			o->unwind = UNWIND_KERNEL;
 		} else if (!strcmp(optarg, "auto")) {
 			o->unwind = UNWIND_AUTO;
 		} else {
 			pr_err("invalid --unwind '%s'\n", optarg);
-			pr_hint("use --unwind auto, --unwind fp or --unwind dwarf\n");
+			pr_hint("use --unwind auto, fp, dwarf or kernel\n");
 			return -EINVAL;
 		}
 		return 0;

@@ -43,6 +43,42 @@ static void report_written(const struct record *r)
 	pr_warn("wrote %s\n", where);
 }
 
+/*
+ * --unwind kernel: with -v, how the walks ended and what the tables hold; a warning
+ * when tables did not fit (those processes' stacks were walked by frame pointers).
+ */
+static void report_kunwind(const struct record *r, const uint64_t *st)
+{
+	struct ktables_stats ks;
+	uint64_t walks = st[STAT_KU_WALKS];
+
+	ktables__stats(r->kt, &ks);
+	if (r->opts.verbose) {
+		pr_warn("unwind kernel: %" PRIu64 " walks with tables: %" PRIu64 " complete, %" PRIu64
+			" ended without a rule or frame pointer, %" PRIu64 " at unreadable stack, %" PRIu64
+			" at bad registers, %" PRIu64 " at the depth limit; %" PRIu64
+			" frame-pointer steps; %" PRIu64 " stacks of processes without tables yet (frame "
+			"pointers)\n",
+			walks, st[STAT_KU_OUTERMOST], st[STAT_KU_END_NO_INFO], st[STAT_KU_END_READ],
+			st[STAT_KU_END_BAD], st[STAT_KU_END_DEPTH], st[STAT_KU_FP_STEPS],
+			st[STAT_KU_NO_PROC]);
+		pr_warn("unwind kernel: tables of %" PRIu64 " files, %" PRIu64 " of %" PRIu64
+			" rows (%.1f MiB; %" PRIu64 " rules walked by frame pointer), for %" PRIu64
+			" process images; %" PRIu64 " files without .eh_frame, %" PRIu64
+			" unreadable, %" PRIu64 " mappings past %d per image\n",
+			ks.files, ks.rows, ks.rows_cap, ks.rows * sizeof(struct kunwind_row) / 1048576.0,
+			ks.rows_invalid, ks.images, ks.files_no_cfi, ks.files_unreadable,
+			ks.maps_dropped, KUNWIND_MAX_MAPS);
+	}
+	if (ks.files_too_big || ks.procs_full) {
+		pr_warn("unwind kernel: %" PRIu64 " files did not fit the %" PRIu64
+			" rows of tables, %" PRIu64 " process images the table of processes: their "
+			"stacks were walked by frame pointers\n",
+			ks.files_too_big, ks.rows_cap, ks.procs_full);
+		pr_hint("record fewer processes (-p) or shorter runs\n");
+	}
+}
+
 /* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
 double record__summary(struct record *r, const uint64_t *st)
 {
@@ -98,6 +134,8 @@ double record__summary(struct record *r, const uint64_t *st)
 	lost_pct = summary__counts(&sm);
 	if (o->unwind == UNWIND_DWARF && !o->quiet)
 		record__report_unwind(r, st);
+	if (r->kt && !o->quiet)
+		report_kunwind(r, st);
 	summary__details(&sm);
 	if (o->verbose && r->edges.threads)
 		pr_warn("threads at the start: %" PRIu64 " read, %" PRIu64

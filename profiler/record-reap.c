@@ -82,6 +82,8 @@ int record__reap_exited(struct record *r)
 			if (err)
 				return err;
 		}
+		if (r->kt)
+			ktables__forget(r->kt, p->pid, p->gen);
 		symbolizer__forget_gen(r->sym, p->pid, p->gen);
 		unwinder__forget(r->dw.unw, p->pid, p->gen);
 		/* JIT maps are per PID: after an exec the new image may be tracking it */

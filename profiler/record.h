@@ -36,6 +36,7 @@ enum unwind_mode {
 	UNWIND_AUTO = 0, /* dwarf in cpu mode, fp off CPU: see resolve_unwind() */
 	UNWIND_FP,	 /* frame pointers, walked in the kernel */
 	UNWIND_DWARF,	 /* registers + stack copied, unwound here with the files' CFI */
+	UNWIND_KERNEL,	 /* walked in the BPF programs with tables from the files' CFI */
 };
 
 /* ---- record-opts.c: the command line ---- */
@@ -258,6 +259,7 @@ struct record {
 	int err;	   /* of a callback: the loop stops */
 	bool write_failed; /* an output could not be written: the summary still follows */
 	bool cut_intervals; /* --interval, offcpu: open waits are cut at each boundary */
+	struct ktables *kt; /* --unwind kernel: the tables in the BPF maps (ktables.c) */
 	bool partial;	   /* more than PARTIAL_LOSS_PCT of the samples were lost */
 };
 

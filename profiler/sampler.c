@@ -97,6 +97,7 @@ struct sampler {
 		(skel)->rodata->follow_forks = (o)->follow_forks;                                  \
 		(skel)->rodata->unwind_dwarf = (o)->unwind_dwarf;                                  \
 		(skel)->rodata->stack_size = (o)->stack_size;                                      \
+		(skel)->rodata->kunwind_wanted = (o)->unwind_kernel;                               \
 		(skel)->rodata->wakeup_bytes = (o)->ring_bytes / 4;                                \
 		(skel)->rodata->period_ns = period_ns((o)->freq);                                  \
 		(skel)->rodata->sideband_since = (o)->sideband_since;                              \
@@ -184,6 +185,13 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 	bpf_map__set_max_entries(ps->tops, o->unwind_dwarf ? 8192 : libbpf_num_possible_cpus());
 }
 
+/* --unwind kernel's maps: as asked, else one entry (the programs never read them) */
+static void size_kunwind(struct bpf_map *rows, struct bpf_map *procs, const struct sampler_opts *o)
+{
+	bpf_map__set_max_entries(rows, o->unwind_kernel ? o->kunwind_rows : 1);
+	bpf_map__set_max_entries(procs, o->unwind_kernel ? o->kunwind_procs : 1);
+}
+
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *s;
@@ -206,6 +214,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		SET_COMMON_RODATA(s->on, opts);
 		s->on->rodata->include_idle = opts->include_idle;
 		s->on->rodata->credit_missed = opts->credit_missed;
+		s->on->rodata->unwind_kernel = opts->unwind_kernel;
+		size_kunwind(s->on->maps.kunwind_rows, s->on->maps.kunwind_procs, opts);
 		s->sets[s->nr_sets] = PROG_SET(s->on, false);
 		s->sets[s->nr_sets].aging = opts->age_stacks;
 		size_maps(&s->sets[s->nr_sets++], opts);
@@ -231,6 +241,21 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		s->off->rodata->kernel_threads_only = opts->kernel_threads_only;
 		s->off->rodata->self_pid = getpid();
 		s->off->rodata->has_prev_state = switch_has_prev_state();
+		s->off->rodata->unwind_kernel = opts->unwind_kernel;
+		size_kunwind(s->off->maps.kunwind_rows, s->off->maps.kunwind_procs, opts);
+		if (opts->unwind_kernel && s->on) {
+			/* one set of tables for both programs (wall mode) */
+			err = bpf_map__reuse_fd(s->off->maps.kunwind_rows,
+						bpf_map__fd(s->on->maps.kunwind_rows));
+			if (!err)
+				err = bpf_map__reuse_fd(s->off->maps.kunwind_procs,
+							bpf_map__fd(s->on->maps.kunwind_procs));
+			if (err) {
+				pr_err("cannot share the unwind tables between the BPF objects: %s\n",
+				       strerror(-err));
+				goto cleanup;
+			}
+		}
 		/* run by sampler__cut_intervals() only: never attached */
 		bpf_program__set_autoload(s->off->progs.offcpu_cut, opts->cut_intervals);
 		if (opts->credit_missed && s->on) {
@@ -986,6 +1011,16 @@ static void open_parts(const struct offcpu_start *st, uint64_t now_ns, uint64_t 
 static uint64_t open_whole(const struct offcpu_start *st, uint64_t now_ns)
 {
 	return now_ns - (st->first && st->first <= st->ts ? st->first : st->ts);
+}
+
+void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd)
+{
+	struct bpf_map *rows = s->on ? s->on->maps.kunwind_rows : s->off ? s->off->maps.kunwind_rows : NULL;
+	struct bpf_map *procs =
+		s->on ? s->on->maps.kunwind_procs : s->off ? s->off->maps.kunwind_procs : NULL;
+
+	*rows_fd = rows && s->opts.unwind_kernel ? bpf_map__fd(rows) : -1;
+	*procs_fd = procs && s->opts.unwind_kernel ? bpf_map__fd(procs) : -1;
 }
 
 int sampler__cut_intervals(struct sampler *s, uint64_t at_ns)

@@ -247,24 +247,18 @@ static int cie_parse(const struct ufile *f, uint64_t off, struct cie *c)
 }
 
 /*
- * The FDE covering file address @pc: its CIE, first address and instructions. Returns 0,
- * -ENOENT (none covers @pc) or -EINVAL (malformed).
+ * The FDE of .eh_frame_hdr entry @i: its CIE, first address, length and instructions.
+ * Returns 0 or -EINVAL (malformed).
  */
-static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t *start,
-		    const uint8_t **insns, const uint8_t **insns_end)
+static int fde_at(const struct ufile *f, uint64_t i, struct cie *c, uint64_t *start,
+		  uint64_t *range, const uint8_t **insns, const uint8_t **insns_end)
 {
 	const uint8_t *p, *end = f->eh + f->eh_len, *body_end, *id_at;
 	uint64_t off, cie_ptr, pc_begin, pc_range, len;
 	int32_t fde_rel;
-	int64_t i;
 	int err;
 
-	if (pc - f->hdr_vaddr + 0x80000000ULL > 0xffffffffULL)
-		return -ENOENT; /* farther than the table's int32 reach */
-	i = table_search(f, (int32_t)(pc - f->hdr_vaddr));
-	if (i < 0)
-		return -ENOENT;
-	memcpy(&fde_rel, f->hdr + f->table_off + (uint64_t)i * 8 + 4, sizeof(fde_rel));
+	memcpy(&fde_rel, f->hdr + f->table_off + i * 8 + 4, sizeof(fde_rel));
 	off = f->hdr_vaddr + (uint64_t)(int64_t)fde_rel - f->eh_vaddr;
 	if (off >= f->eh_len)
 		return -EINVAL;
@@ -282,16 +276,39 @@ static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t 
 			     f->hdr_vaddr, &pc_begin) ||
 	    !eh__read_encoded(&p, body_end, c->fde_enc & 0x0f, 0, 0, &pc_range))
 		return -EINVAL;
-	if (pc < pc_begin || pc - pc_begin >= pc_range)
-		return -ENOENT;
 	if (c->aug_data) {
 		if (!eh__read_uleb(&p, body_end, &len) || len > (uint64_t)(body_end - p))
 			return -EINVAL;
 		p += len;
 	}
 	*start = pc_begin;
+	*range = pc_range;
 	*insns = p;
 	*insns_end = body_end;
+	return 0;
+}
+
+/*
+ * The FDE covering file address @pc: its CIE, first address and instructions. Returns 0,
+ * -ENOENT (none covers @pc) or -EINVAL (malformed).
+ */
+static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t *start,
+		    const uint8_t **insns, const uint8_t **insns_end)
+{
+	uint64_t range;
+	int64_t i;
+	int err;
+
+	if (pc - f->hdr_vaddr + 0x80000000ULL > 0xffffffffULL)
+		return -ENOENT; /* farther than the table's int32 reach */
+	i = table_search(f, (int32_t)(pc - f->hdr_vaddr));
+	if (i < 0)
+		return -ENOENT;
+	err = fde_at(f, (uint64_t)i, c, start, &range, insns, insns_end);
+	if (err)
+		return err;
+	if (pc < *start || pc - *start >= range)
+		return -ENOENT;
 	return 0;
 }
 
@@ -303,6 +320,10 @@ struct cfa_run {
 	struct row_state saved[STATE_DEPTH];
 	unsigned int depth;
 	unsigned int ops; /* instructions run so far (CIE and FDE) */
+	/* cfi__rows(): called with each row before the location moves past it */
+	cfi_row_fn emit;
+	void *emit_ctx;
+	bool signal; /* the FDE's CIE has augmentation 'S' */
 };
 
 /* The rule slot of DWARF register @reg, or NULL for registers not followed. */
@@ -397,6 +418,12 @@ static int cfa_run(struct cfa_run *run, struct row_state *st, const uint8_t *p, 
 					     run->f->eh_vaddr + (uint64_t)(p - run->f->eh),
 					     run->f->hdr_vaddr, &u))
 				return -EINVAL;
+			if (run->emit && u > loc) {
+				int err = run->emit(run->emit_ctx, loc, st, run->signal);
+
+				if (err)
+					return err;
+			}
 			if (u > pc)
 				return 0;
 			loc = u;
@@ -515,9 +542,16 @@ static int cfa_run(struct cfa_run *run, struct row_state *st, const uint8_t *p, 
 	advance:
 		if (__builtin_mul_overflow(delta, c->code_align, &u) || u > pc - loc)
 			return 0; /* the next row starts past pc */
+		if (run->emit && u) {
+			int err = run->emit(run->emit_ctx, loc, st, run->signal);
+
+			if (err)
+				return err;
+		}
 		loc += u;
 	}
-	return 0;
+	/* cfi__rows(): the last row runs to the FDE's end */
+	return run->emit ? run->emit(run->emit_ctx, loc, st, run->signal) : 0;
 }
 
 /* The rules at file address @pc of @f into @row. Returns 0, -ENOENT (no FDE), -EINVAL. */
@@ -549,5 +583,49 @@ int cfi__row(const struct ufile *f, uint64_t pc, struct row *row)
 	row->st = st;
 	row->signal = c.signal;
 	row->file = f;
+	return 0;
+}
+
+int cfi__rows(const struct ufile *f, cfi_row_fn fn, void *ctx, uint64_t *nr_bad)
+{
+	const uint8_t *insns, *end;
+	uint64_t i, start, range;
+	struct cie c;
+	int err;
+
+	*nr_bad = 0;
+	for (i = 0; i < f->fde_count; i++) {
+		struct cfa_run run = {.f = f, .c = &c};
+		struct row_state st = {
+			.cfa = {.kind = RULE_UNDEF},
+			.r = {[R_RBP] = {.kind = RULE_SAME},
+			      [R_RSP] = {.kind = RULE_CFA},
+			      [R_RA] = {.kind = RULE_UNDEF}},
+		};
+
+		if (fde_at(f, i, &c, &start, &range, &insns, &end) || !range) {
+			(*nr_bad)++;
+			continue;
+		}
+		err = cfa_run(&run, &st, c.insns, c.end, start, UINT64_MAX);
+		if (err) {
+			(*nr_bad)++;
+			continue;
+		}
+		run.init = st;
+		run.depth = 0;
+		run.emit = fn;
+		run.emit_ctx = ctx;
+		run.signal = c.signal;
+		err = cfa_run(&run, &st, insns, end, start, UINT64_MAX);
+		if (err == -ENOMEM || err == -E2BIG)
+			return err;
+		/* a bad program ends the FDE where it went wrong */
+		if (err)
+			(*nr_bad)++;
+		err = fn(ctx, start + range, NULL, false);
+		if (err)
+			return err;
+	}
 	return 0;
 }

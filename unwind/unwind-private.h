@@ -114,4 +114,21 @@ bool eh__read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64
  */
 int cfi__row(const struct ufile *f, uint64_t pc, struct row *row);
 
+/*
+ * Every row of every FDE of @f, in the order of .eh_frame_hdr (by address): @fn gets
+ * each row with the file address where it starts (@signal: the FDE is a signal frame's),
+ * and @st NULL at each FDE's end. FDEs that cannot be read are skipped and counted in
+ * *@nr_bad. Returns 0, or what @fn returned when not 0 (-ENOMEM, -E2BIG).
+ */
+typedef int (*cfi_row_fn)(void *ctx, uint64_t pc, const struct row_state *st, bool signal);
+int cfi__rows(const struct ufile *f, cfi_row_fn fn, void *ctx, uint64_t *nr_bad);
+
+/* One row of rules as the kernel walk follows it: INVALID when it cannot (ktable.c). */
+struct unwind_krow ktable__krow(const struct ufile *f, const struct row_state *st, bool signal);
+
+/* .eh_frame_hdr and .eh_frame of @elf into @f (unwind.c); ufile__clear() frees them. */
+struct Elf;
+int ufile__parse(struct ufile *f, struct Elf *elf);
+void ufile__clear(struct ufile *f);
+
 #endif /* SCORCH_UNWIND_PRIVATE_H */

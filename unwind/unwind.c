@@ -54,7 +54,7 @@ static int cache_add(struct unwinder *u, struct ufile *f)
 	return hashmap__insert(&u->files, hash__u64((uintptr_t)f->id), (uintptr_t)f);
 }
 
-static void ufile_clear(struct ufile *f)
+void ufile__clear(struct ufile *f)
 {
 	free(f->hdr);
 	free(f->eh);
@@ -112,7 +112,7 @@ static bool eh_frame_extent(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *l
 }
 
 /* Fills @f from @elf: .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame it indexes. */
-static int ufile_parse(struct ufile *f, Elf *elf)
+int ufile__parse(struct ufile *f, Elf *elf)
 {
 	const uint8_t *p, *end;
 	uint64_t eh_ptr, count, off, len;
@@ -212,9 +212,9 @@ static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint6
 		elf = elf_begin(fd, ELF_C_READ, NULL);
 	}
 	f->loaded = true;
-	err = elf ? ufile_parse(f, elf) : -EINVAL;
+	err = elf ? ufile__parse(f, elf) : -EINVAL;
 	if (err) {
-		ufile_clear(f);
+		ufile__clear(f);
 		f->no_cfi = true;
 		u->st.files_no_cfi++;
 		if (elf && has_section(elf, ".debug_frame"))
@@ -742,7 +742,7 @@ void unwinder__trim(struct unwinder *u, size_t keep)
 		for (i = keep; i < n; i++) {
 			/* its cached rows are computed again when the file is read again */
 			u->st.table_bytes -= unused[i]->hdr_len + unused[i]->eh_len;
-			ufile_clear(unused[i]);
+			ufile__clear(unused[i]);
 			unused[i]->loaded = false;
 			u->st.files_held--;
 			u->st.files_evicted++;
@@ -759,7 +759,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	for (hashmap__iter_init(&u->files, &it); hashmap__iter_next(&u->files, &it, &val);) {
-		ufile_clear((struct ufile *)(uintptr_t)val);
+		ufile__clear((struct ufile *)(uintptr_t)val);
 		free((struct ufile *)(uintptr_t)val);
 	}
 	hashmap__free(&u->files);

@@ -156,4 +156,52 @@ struct unwind_stats {
 };
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 
+/*
+ * Tables for an unwinder in the kernel (scorch's BPF programs): the .eh_frame of one
+ * ELF file compiled into rows sorted by address, each valid from its @pc up to the next
+ * row's. Only what a BPF walk over rsp, rbp and the stack can follow is kept: the CFA
+ * as rsp or rbp plus an offset, the return address at CFA - 8, rbp unchanged or saved
+ * at CFA + offset, and the .plt's expression. Other rules (a CFA in another register,
+ * DWARF expressions, signal frames, a return address elsewhere) become INVALID rows,
+ * where the walk takes a frame-pointer step, and are counted; so are the gaps between
+ * functions.
+ */
+enum unwind_krow_cfa {
+	UNWIND_KROW_INVALID = 0, /* no rule to follow here (a gap, or not supported) */
+	UNWIND_KROW_RSP,	 /* CFA = rsp + cfa_off */
+	UNWIND_KROW_RBP,	 /* CFA = rbp + cfa_off */
+	UNWIND_KROW_PLT,	 /* .plt: CFA = rsp + 8, and 8 more once (pc & 15) >= cfa_off */
+	UNWIND_KROW_STOP,	 /* the outermost frame (the return address is undefined) */
+};
+
+enum unwind_krow_rbp {
+	UNWIND_KROW_RBP_SAME = 0, /* the caller's rbp is this frame's */
+	UNWIND_KROW_RBP_SAVED,	  /* saved at CFA + rbp_off */
+	UNWIND_KROW_RBP_LOST,	  /* not recoverable here: the caller's rbp is unknown */
+};
+
+struct unwind_krow {
+	uint32_t pc;	 /* ELF virtual address where the row begins */
+	uint8_t cfa;	 /* enum unwind_krow_cfa */
+	uint8_t rbp;	 /* enum unwind_krow_rbp */
+	int16_t rbp_off;
+	int32_t cfa_off;
+};
+
+struct unwind_ktable_stats {
+	uint64_t fdes;	   /* FDEs compiled */
+	uint64_t fdes_bad; /* FDEs that could not be read (skipped) */
+	uint64_t rows;	   /* rows kept (identical neighbours merged) */
+	uint64_t invalid;  /* rows of rules the kernel walk cannot follow (gaps aside) */
+};
+
+/*
+ * Compiles the .eh_frame (found through .eh_frame_hdr) of the ELF file open on @fd
+ * into *@rows (*@nr of them, sorted by pc; the caller frees *@rows). Returns 0, -ENOENT
+ * (no .eh_frame_hdr: a file for frame pointers), -E2BIG (addresses past 4 GiB, or more
+ * than @max_rows rows), -EINVAL (not ELF), -ENOMEM.
+ */
+int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, size_t *nr,
+			 struct unwind_ktable_stats *st);
+
 #endif /* SCORCH_UNWIND_H */

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profiler: --unwind kernel: the unwind tables the BPF programs walk user stacks with.
+ * Each file's .eh_frame is compiled once (unwind_ktable__build()) into a range of map
+ * "kunwind_rows", shared by every process that maps the file (by build-id, else by
+ * path); each process image gets an entry of map "kunwind_procs": its executable
+ * mappings with rows, sorted, stamped with its generation. Rows are allocated from the
+ * start of the map and kept for the recording (a file's rows are reused by the next
+ * process that maps it): the map's size is the budget, and files that do not fit are
+ * counted, their frames walked by frame pointers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "common.h"
+#include "profiler-private.h"
+#include "symbolize.h"
+#include "unwind.h"
+
+_Static_assert(sizeof(struct kunwind_row) == sizeof(struct unwind_krow), "one row layout");
+
+/* A file's rows: [lo, hi) of the map; hi == lo: none (no CFI, too big, unreadable). */
+struct kfile {
+	char *key;
+	uint32_t lo, hi;
+};
+
+struct ktables {
+	int rows_fd, procs_fd;
+	uint32_t cap, used;
+	struct hashmap files; /* hash of key -> struct kfile * */
+	struct kunwind_proc *proc; /* scratch: the entry being built */
+	struct ktables_stats st;
+};
+
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out)
+{
+	struct ktables *kt = calloc(1, sizeof(*kt));
+
+	if (!kt || !(kt->proc = malloc(sizeof(*kt->proc)))) {
+		free(kt);
+		return -ENOMEM;
+	}
+	kt->rows_fd = rows_fd;
+	kt->procs_fd = procs_fd;
+	kt->cap = cap;
+	kt->st.rows_cap = cap;
+	*out = kt;
+	return 0;
+}
+
+void ktables__free(struct ktables *kt)
+{
+	struct hashmap_iter it;
+	uint64_t val;
+
+	if (!kt)
+		return;
+	for (hashmap__iter_init(&kt->files, &it); hashmap__iter_next(&kt->files, &it, &val);) {
+		struct kfile *f = (struct kfile *)(uintptr_t)val;
+
+		free(f->key);
+		free(f);
+	}
+	hashmap__free(&kt->files);
+	free(kt->proc);
+	free(kt);
+}
+
+static bool kfile_eq(uint64_t val, const void *ctx)
+{
+	return !strcmp(((const struct kfile *)(uintptr_t)val)->key, ctx);
+}
+
+/* The identity of the file of @m: its build-id in hex, else its path. */
+static char *file_key(const struct symbolizer_mapping *m)
+{
+	char *key;
+	size_t i;
+
+	if (!m->build_id_len || m->build_id_len > 64)
+		return m->path ? strdup(m->path) : NULL;
+	key = malloc(2 * m->build_id_len + 1);
+	if (!key)
+		return NULL;
+	for (i = 0; i < m->build_id_len; i++)
+		snprintf(key + 2 * i, 3, "%02x", m->build_id[i]);
+	return key;
+}
+
+/* Writes @rows[0..nr) to the map from index @lo. 0 or -errno. */
+static int write_rows(struct ktables *kt, uint32_t lo, const struct unwind_krow *rows, size_t nr)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t *keys, i;
+	__u32 count = (__u32)nr;
+	int err = 0;
+
+	keys = malloc(nr * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		keys[i] = lo + i;
+	if (bpf_map_update_batch(kt->rows_fd, keys, rows, &count, &opts)) {
+		/* no batch updates: one by one */
+		for (i = 0; i < nr && !err; i++)
+			if (bpf_map_update_elem(kt->rows_fd, &keys[i], &rows[i], BPF_ANY))
+				err = -errno;
+	}
+	free(keys);
+	return err;
+}
+
+/* The rows of the file of FILE mapping @m of (@pid, @gen), compiled now if new. */
+static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid,
+			       uint64_t gen, const struct symbolizer_mapping *m)
+{
+	struct unwind_ktable_stats ks;
+	struct unwind_krow *rows = NULL;
+	struct kfile *f;
+	size_t nr = 0;
+	uint64_t h;
+	char *key = file_key(m);
+	int fd, err;
+
+	if (!key)
+		return NULL;
+	h = hash__bytes(key, strlen(key), 0);
+	f = (struct kfile *)(uintptr_t)hashmap__find(&kt->files, h, kfile_eq, key);
+	if (f) {
+		free(key);
+		return f;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f || hashmap__insert(&kt->files, h, (uintptr_t)f)) {
+		free(f);
+		free(key);
+		return NULL;
+	}
+	f->key = key;
+	f->lo = f->hi = kt->used;
+	fd = symbolizer__open_mapping_gen(sym, pid, gen, m->start);
+	if (fd < 0) {
+		kt->st.files_unreadable++;
+		return f;
+	}
+	err = unwind_ktable__build(fd, kt->cap - kt->used, &rows, &nr, &ks);
+	close(fd);
+	if (err == -ENOENT) {
+		kt->st.files_no_cfi++;
+	} else if (err == -E2BIG) {
+		kt->st.files_too_big++;
+	} else if (err) {
+		kt->st.files_unreadable++;
+	} else if (nr && !write_rows(kt, kt->used, rows, nr)) {
+		f->hi = kt->used + (uint32_t)nr;
+		kt->used = f->hi;
+		kt->st.files++;
+		kt->st.rows = kt->used;
+		kt->st.rows_invalid += ks.invalid;
+	} else if (nr) {
+		kt->st.files_unreadable++;
+	}
+	free(rows);
+	return f;
+}
+
+int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			uint64_t entry_gen)
+{
+	struct symbolizer_mapping *maps = NULL, m;
+	struct kunwind_proc *p = kt->proc;
+	__u32 key = (__u32)pid;
+	size_t n = 0, i;
+	int err;
+
+	err = symbolizer__mappings_gen(sym, pid, gen, &maps, &n);
+	if (err)
+		return err;
+	memset(p, 0, sizeof(*p));
+	p->gen = entry_gen;
+	/* sorted by start already */
+	for (i = 0; i < n; i++) {
+		struct kfile *f;
+
+		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
+		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+			continue;
+		f = file_rows(kt, sym, pid, gen, &m);
+		if (!f) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (f->hi == f->lo)
+			continue;
+		if (p->nr == KUNWIND_MAX_MAPS) {
+			kt->st.maps_dropped++;
+			continue;
+		}
+		p->maps[p->nr++] = (struct kunwind_map){
+			.start = m.start, .end = m.end, .bias = m.bias, .lo = f->lo, .hi = f->hi};
+	}
+	if (bpf_map_update_elem(kt->procs_fd, &key, p, BPF_ANY)) {
+		err = -errno;
+		kt->st.procs_full++;
+		err = err == -E2BIG || err == -ENOMEM ? 0 : err;
+		goto cleanup;
+	}
+	kt->st.images++;
+cleanup:
+	free(maps);
+	return err;
+}
+
+void ktables__forget(struct ktables *kt, pid_t pid, uint64_t gen)
+{
+	__u32 key = (__u32)pid;
+
+	/* only that image's: the PID may run a newer one already */
+	if (!bpf_map_lookup_elem(kt->procs_fd, &key, kt->proc) && kt->proc->gen == gen)
+		bpf_map_delete_elem(kt->procs_fd, &key);
+}
+
+void ktables__stats(const struct ktables *kt, struct ktables_stats *st)
+{
+	*st = kt->st;
+}

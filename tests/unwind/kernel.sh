@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# --unwind kernel: user stacks walked in the BPF programs with tables compiled from the
+# files' .eh_frame, counted in the kernel. On code without frame pointers (split.c and
+# block.c built -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -g, and Debian's
+# libc):
+# - cpu mode, a process already running (-p: its tables are read before sampling):
+#   the 50/30/20 split of burn_a/b/c within 3 points, >= 97 % of the samples reaching
+#   main through libc's __libc_start_call_main, every walk with tables complete;
+# - offcpu mode, a command (its first waits, before its tables load, are walked by
+#   frame pointers): >= 95 % of the time blocked in libc's nanosleep and read keeps
+#   its caller and reaches main, the shares within 3 points of the workload's own
+#   measurements, the total within 5 %.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# cpu mode, -p
+"$SPLIT_NOFP" --seconds 8 >/dev/null &
+WL=$!
+trap 'kill $WL 2>/dev/null || true; rm -rf "$TMP"' EXIT
+"$SCORCH" record -v --unwind kernel -F 999 -p "$WL" -d 3 -o "$TMP/cpu.folded" 2>"$TMP/err" ||
+	fail "record --unwind kernel failed: $(grep -v '^debug' "$TMP/err")"
+kill $WL 2>/dev/null || true
+grep '^scorch: unwind kernel' "$TMP/err"
+check_folded "$TMP/cpu.folded"
+walks=$(sed -n 's/^scorch: unwind kernel: \([0-9]*\) walks with tables: \([0-9]*\) complete.*/\1 \2/p' "$TMP/err")
+read -r w c <<<"$walks"
+[ -n "$w" ] && [ "$w" -ge 2000 ] && [ "$c" = "$w" ] || fail "walks with tables: '$walks' (want >= 2000, all complete)"
+comm=$(basename "$SPLIT_NOFP")
+total=$(comm_total "$TMP/cpu.folded" "$comm")
+a=$(frame_total "$TMP/cpu.folded" "$comm" burn_a)
+b=$(frame_total "$TMP/cpu.folded" "$comm" burn_b)
+c=$(frame_total "$TMP/cpu.folded" "$comm" burn_c)
+m=$(frame_total "$TMP/cpu.folded" "$comm" main)
+l=$(frame_total "$TMP/cpu.folded" "$comm" __libc_start_call_main)
+echo "cpu: $total samples; burn_a $a, burn_b $b, burn_c $c; reaching main $m (via libc $l)"
+[ "$l" -ge "$m" ] || fail "main reached without its libc caller ($l < $m)"
+awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$total" 'BEGIN {
+	s = a + b + c
+	pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
+	printf "shares: burn_a %.1f%% (50), burn_b %.1f%% (30), burn_c %.1f%% (20); main %.1f%%\n", pa, pb, pc, pm
+	d = 0
+	if (pa < 47 || pa > 53 || pb < 27 || pb > 33 || pc < 17 || pc > 23) { print "a share is off by more than 3 points"; d = 1 }
+	if (pm < 97) { print "fewer than 97% of samples reach main"; d = 1 }
+	exit d
+}' || fail "the kernel-walked profile of the known workload is not true"
+
+# offcpu mode, a command: 30 ms in wait_sleep and 20 ms in wait_pipe per round
+"$SCORCH" record -v --unwind kernel --mode offcpu -o "$TMP/off.folded" -- "$BLOCK_NOFP" \
+	--seconds 3 --libc >"$TMP/truth" 2>"$TMP/err" ||
+	fail "offcpu record failed: $(grep -v '^debug' "$TMP/err")"
+grep '^scorch: unwind kernel' "$TMP/err"
+cat "$TMP/truth"
+check_folded "$TMP/off.folded"
+comm=$(basename "$BLOCK_NOFP")
+truth() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1"; }
+# time of the main thread's stacks through libc's NAME, and the part of it under
+# CALLER reaching main: "TOTAL WITH_CALLER"
+callers() { # FILE NAME CALLER
+	awk -v c="$comm" -v fn="$2" -v caller="$3" '{
+		line = $0; cnt = $NF; sub(/ [0-9]+$/, "", line)
+		n = split(line, a, ";"); if (a[1] != c) next
+		for (i = 3; i <= n; i++) if (a[i] == fn) {
+			t += cnt; if (a[i - 1] == caller && a[i - 2] == "main") k += cnt; break
+		}
+	} END { printf "%d %d\n", t, k }' "$1"
+}
+for pair in "__nanosleep wait_sleep" "read wait_pipe"; do
+	read -r fn caller <<<"$pair"
+	read -r t k < <(callers "$TMP/off.folded" "$fn" "$caller")
+	echo "offcpu: $t us in $fn, $k under main;$caller"
+	[ "$t" -gt 300000 ] || fail "too little time in $fn ($t us)"
+	[ $((k * 100)) -ge $((t * 95)) ] || fail "$fn lost its callers ($k of $t us)"
+done
+ts=$(truth "$TMP/truth" wait_sleep)
+tp=$(truth "$TMP/truth" wait_pipe)
+ss=$(frame_total "$TMP/off.folded" "$comm" wait_sleep)
+sp=$(frame_total "$TMP/off.folded" "$comm" wait_pipe)
+echo "offcpu: wait_sleep $ss us (truth $ts), wait_pipe $sp us (truth $tp)"
+awk -v ss="$ss" -v sp="$sp" -v ts="$ts" -v tp="$tp" 'BEGIN {
+	share = 100 * ss / (ss + sp); tshare = 100 * ts / (ts + tp); ratio = (ss + sp) / (ts + tp)
+	printf "wait_sleep share %.1f%% (truth %.1f%%); blocked total %.3f of the truth\n", share, tshare, ratio
+	exit (share < tshare - 3 || share > tshare + 3 || ratio < 0.95 || ratio > 1.05)
+}' || fail "the kernel-walked off-CPU profile is not true"
+echo PASS

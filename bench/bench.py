@@ -85,7 +85,7 @@ def perf_start(argv, base, timeout=60):
 class Profiler:
     """One system-wide recording by one tool: started, ready (sampling), stopped.
 
-    kinds: scorch-fp, scorch-dwarf, perf (perf record -a -g), bpftrace
+    kinds: scorch-fp, scorch-dwarf, scorch-kernel, perf (perf record -a -g), bpftrace
     (profile:hz:N { @[kstack, ustack] = count(); }).
     """
 
@@ -107,7 +107,7 @@ class Profiler:
         if self.kind.startswith("scorch"):
             a = [self.scorch, "record", "-a", "-F", str(self.hz), "-o", self.output]
             # always explicit: the default (--unwind auto) is dwarf in cpu mode
-            a += ["--unwind", "dwarf" if self.kind == "scorch-dwarf" else "fp"]
+            a += ["--unwind", {"scorch-dwarf": "dwarf", "scorch-kernel": "kernel"}.get(self.kind, "fp")]
             if self.duration:
                 a += ["-d", str(self.duration)]
             return a + self.extra
@@ -571,6 +571,7 @@ def overhead(a):
 NAMES = {
     "scorch-fp": "scorch --unwind fp",
     "scorch-dwarf": "scorch --unwind dwarf",
+    "scorch-kernel": "scorch --unwind kernel",
     "perf": "perf record -g",
     "perf-dwarf": "perf record --call-graph dwarf",
     "bpftrace": "bpftrace profile:hz",

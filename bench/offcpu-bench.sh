@@ -16,6 +16,8 @@
 #   base      no profiler
 #   scorch    scorch record --mode offcpu -- pingpong        (stacks walked at
 #             switch-out only for the traced threads, counted in the kernel)
+#   scorch-kernel  --unwind kernel: user stacks walked in the BPF program with the
+#             files' .eh_frame tables at switch-out, counted in the kernel
 #   scorch-U  the same with user stacks only (-U): no kernel stack walk, which is
 #             most of the cost of recording a switch
 #   scorch-dwarf  --unwind dwarf: registers + --stack-size bytes of stack copied to a
@@ -86,6 +88,9 @@ run() {
 		"$scorch" record --mode offcpu --unwind dwarf -o "$work/scorch-dwarf.folded" -- "${wl[@]}" >"$out" 2>"$err" ||
 			[ $? = 3 ] # more than 5 % lost to a full ring: measured, reported below
 		grep -q pingpong "$work/scorch-dwarf.folded" || { echo "scorch dwarf recorded nothing" >&2; return 1; } ;;
+	scorch-kernel)
+		"$scorch" record --mode offcpu --unwind kernel -o "$work/scorch-kernel.folded" -- "${wl[@]}" >"$out" 2>"$err"
+		grep -q pingpong "$work/scorch-kernel.folded" || { echo "scorch kernel recorded nothing" >&2; return 1; } ;;
 	scorch-U)
 		"$scorch" record --mode offcpu -U -o "$work/scorch-U.folded" -- "${wl[@]}" >"$out" 2>"$err"
 		grep -q pingpong "$work/scorch-U.folded" || { echo "scorch -U recorded nothing" >&2; return 1; } ;;
@@ -98,7 +103,7 @@ run() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-configs=(base scorch scorch-dwarf scorch-U bpftrace)
+configs=(base scorch scorch-kernel scorch-dwarf scorch-U bpftrace)
 for c in "${configs[@]}"; do : >"$work/$c.times"; done
 echo "offcpu-bench: $rounds round trips ($((2 * rounds)) context switches) x $runs runs," \
 	"interleaved; pinned to one CPU: $([ "$pin" = 1 ] && echo yes || echo no)"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench: what --unwind dwarf costs beside --unwind fp and perf record --call-graph
-# dwarf, at 99 and 999 Hz, measured in one run.
+# bench: what --unwind dwarf and --unwind kernel cost beside --unwind fp, perf record -g
+# and perf record --call-graph dwarf, at 99 and 999 Hz, measured in one run.
 #
 # usage: sudo bench/unwind-bench.sh [SCORCH] [ITER] [RUNS]
 #   SCORCH  the scorch binary (default build/profiler/scorch)
@@ -19,8 +19,10 @@
 #   KB/s      those bytes per second of the workload's wall time (ring-buffer bandwidth
 #             for scorch, perf.data write rate for perf)
 #   main%     samples whose stack reaches main (a correctness check of each walk)
-# Configurations: scorch --unwind fp, scorch --unwind dwarf (--stack-size 16384 and
-# 8192), perf record --call-graph dwarf (8192 bytes per sample, perf's default).
+# Configurations: scorch --unwind fp, scorch --unwind kernel (walked in BPF with the
+# files' .eh_frame tables), scorch --unwind dwarf (--stack-size 16384 and 8192), perf
+# record -g (frame pointers), perf record --call-graph dwarf (8192 bytes per sample,
+# perf's default).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 scorch=${1:-$here/../build/profiler/scorch}
@@ -59,7 +61,7 @@ main_pct() { # folded file
 	awk '{ t += $NF; if ($0 ~ /;main;/ || $0 ~ /;main /) m += $NF } END { printf "%.1f", t ? 100 * m / t : 0 }' "$1"
 }
 
-configs="base fp dwarf16k dwarf8k perf"
+configs="base fp kernel dwarf16k dwarf8k perffp perf"
 export BENCH_ERR=$tmp/err
 for hz in 99 999; do
 	for c in $configs; do : >"$tmp/$hz.$c"; done
@@ -68,6 +70,8 @@ for hz in 99 999; do
 			case $c in
 			base) out=$(run "$tmp/work" "$iter") ;;
 			fp) out=$(run "$scorch" record -F "$hz" --unwind fp -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
+			kernel) out=$(run "$scorch" record -F "$hz" --unwind kernel -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
+			perffp) out=$(run perf record -q -F "$hz" -g -o "$tmp/perf.data" -- "$tmp/work" "$iter") ;;
 			dwarf16k) out=$(run "$scorch" record -F "$hz" --unwind dwarf -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			dwarf8k) out=$(run "$scorch" record -F "$hz" --unwind dwarf --stack-size 8192 -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			perf) out=$(run perf record -q -F "$hz" --call-graph dwarf -o "$tmp/perf.data" -- "$tmp/work" "$iter") ;;
@@ -78,7 +82,7 @@ for hz in 99 999; do
 			rate=-
 			pct=-
 			case $c in
-			fp)
+			fp | kernel)
 				bps=0 # nothing per sample: counted in the kernel
 				pct=$(main_pct "$tmp/$c.folded")
 				;;
@@ -90,7 +94,7 @@ for hz in 99 999; do
 				rate=$(awk -v n="${nrec:-0}" -v b="${bps/-/0}" -v w="$wall" 'BEGIN { printf "%.1f", n * b / w / 1000 }')
 				pct=$(main_pct "$tmp/$c.folded")
 				;;
-			perf)
+			perf | perffp)
 				t0=$(python3 -c 'import resource as r; u=r.getrusage(r.RUSAGE_CHILDREN); print(u.ru_utime+u.ru_stime)')
 				extra=$(python3 - "$tmp/perf.data" "$tmp/perf.folded" <<'PY'
 import resource, subprocess, sys

@@ -83,38 +83,47 @@ __noinline int kunwind_find_map(struct kunwind_proc *proc, __u64 ip)
 	return (int)lo;
 }
 
-/* The walk in progress: registers of the frame to unwind, and where frames go. */
-struct kunwind_walk {
-	struct kunwind_proc *proc;
-	struct stack_trace *out;
+/* The registers of the frame to unwind, and how the walk ended (STAT_KU_*; 0: going on). */
+struct kunwind_regs {
 	__u64 ip, sp, bp;
-	__u32 end; /* STAT_KU_* of how it ended; 0: going on */
+	__u64 end;
 };
 
-/* One frame: @w's ip is recorded, then the caller's registers found. 1 ends the loop. */
-static long kunwind_step(__u32 i, struct kunwind_walk *w)
+/*
+ * One frame: @r's ip is recorded in @out, then the caller's registers found with
+ * @proc's tables (@i: the frame's depth, 0 for the interrupted instruction). Global,
+ * so that the verifier checks it once, not once per path of the loop that calls it.
+ * Returns 1 when the walk ends (@r->end says why), else 0.
+ */
+__noinline int kunwind_frame(struct kunwind_regs *r, struct kunwind_proc *proc,
+			     struct stack_trace *out, __u32 i)
 {
-	__u64 ip = w->ip, sp = w->sp, bp = w->bp, cfa, pair[2] = {};
-	struct kunwind_map *m;
+	__u64 ip, sp, bp, cfa, pair[2] = {};
+	struct kunwind_map *m = NULL;
 	struct kunwind_row *row = NULL;
-	__u32 n = w->out->nr;
+	__u32 n;
 	int idx;
 
+	if (!r || !proc || !out)
+		return 1;
+	ip = r->ip;
+	sp = r->sp;
+	bp = r->bp;
+	n = out->nr;
 	if (n >= SCORCH_MAX_STACK_DEPTH) {
-		w->end = STAT_KU_END_DEPTH;
+		r->end = STAT_KU_END_DEPTH;
 		return 1;
 	}
-	w->out->ips[n] = ip;
-	w->out->nr = n + 1;
-	idx = kunwind_find_map(w->proc, ip);
-	m = NULL;
+	out->ips[n] = ip;
+	out->nr = n + 1;
+	idx = kunwind_find_map(proc, ip);
 	if (idx >= 0) {
 		__u32 k = (__u32)idx;
 
 		/* a mask the verifier sees (a compare on a copy of idx it may not) */
 		barrier_var(k);
 		k &= KUNWIND_MAX_MAPS - 1;
-		m = &w->proc->maps[k];
+		m = &proc->maps[k];
 	}
 	if (m && m->hi > m->lo) {
 		/* a return address is past its call: the call's row is at ip - 1 */
@@ -128,7 +137,7 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 		}
 	}
 	if (row && row->cfa == KROW_STOP) {
-		w->end = STAT_KU_OUTERMOST;
+		r->end = STAT_KU_OUTERMOST;
 		return 1;
 	}
 	if (row && (row->cfa == KROW_RSP || (row->cfa == KROW_RBP && bp) || row->cfa == KROW_PLT)) {
@@ -138,13 +147,17 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 			cfa = bp + (__s64)row->cfa_off;
 		else
 			cfa = sp + 8 + ((ip & 15) >= (__u64)row->cfa_off ? 8 : 0);
-		if (cfa <= sp || bpf_probe_read_user(&pair[1], 8, (void *)(cfa - 8))) {
-			w->end = cfa <= sp ? STAT_KU_END_BAD : STAT_KU_END_READ;
+		if (cfa <= sp) {
+			r->end = STAT_KU_END_BAD;
+			return 1;
+		}
+		if (bpf_probe_read_user(&pair[1], 8, (void *)(cfa - 8))) {
+			r->end = STAT_KU_END_READ;
 			return 1;
 		}
 		if (row->rbp == KROW_RBP_SAVED) {
 			if (bpf_probe_read_user(&bp, 8, (void *)(cfa + (__s64)row->rbp_off))) {
-				w->end = STAT_KU_END_READ;
+				r->end = STAT_KU_END_READ;
 				return 1;
 			}
 		} else if (row->rbp == KROW_RBP_LOST) {
@@ -153,11 +166,11 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 	} else {
 		/* no rule: the frame pointer, if there is one (JIT code, files without CFI) */
 		if (!bp || bp < sp || bp - sp > (8u << 20)) {
-			w->end = STAT_KU_END_NO_INFO;
+			r->end = STAT_KU_END_NO_INFO;
 			return 1;
 		}
 		if (bpf_probe_read_user(pair, 16, (void *)bp)) {
-			w->end = STAT_KU_END_READ;
+			r->end = STAT_KU_END_READ;
 			return 1;
 		}
 		stat_inc(STAT_KU_FP_STEPS);
@@ -166,17 +179,29 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 	}
 	/* the outermost frame of a thread without CFI there: a zero return address */
 	if (!pair[1]) {
-		w->end = STAT_KU_OUTERMOST;
+		r->end = STAT_KU_OUTERMOST;
 		return 1;
 	}
 	if ((__s64)pair[1] < 0 || pair[1] < 0x1000) {
-		w->end = STAT_KU_END_BAD;
+		r->end = STAT_KU_END_BAD;
 		return 1;
 	}
-	w->ip = pair[1];
-	w->sp = cfa;
-	w->bp = bp;
+	r->ip = pair[1];
+	r->sp = cfa;
+	r->bp = bp;
 	return 0;
+}
+
+/* The walk in progress, for bpf_loop (its context must lie on the stack). */
+struct kunwind_walk {
+	struct kunwind_regs regs;
+	struct kunwind_proc *proc;
+	struct stack_trace *out;
+};
+
+static long kunwind_step(__u32 i, struct kunwind_walk *w)
+{
+	return kunwind_frame(&w->regs, w->proc, w->out, i) ? 1 : 0;
 }
 
 /*
@@ -197,16 +222,16 @@ static __always_inline bool kunwind_user(struct task_struct *task, __u32 pid, __
 		return false;
 	}
 	w.out = out;
-	w.ip = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
-	w.bp = BPF_CORE_READ(regs, bp);
+	w.regs.ip = BPF_CORE_READ(regs, ip);
+	w.regs.sp = BPF_CORE_READ(regs, sp);
+	w.regs.bp = BPF_CORE_READ(regs, bp);
 	out->nr = 0;
-	if (!w.ip)
+	if (!w.regs.ip)
 		return true;
 	stat_inc(STAT_KU_WALKS);
 	bpf_loop(SCORCH_MAX_STACK_DEPTH + 1, kunwind_step, &w, 0);
-	if (w.end)
-		stat_inc(w.end);
+	if (w.regs.end)
+		stat_inc((__u32)w.regs.end);
 	return true;
 }
 

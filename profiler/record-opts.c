@@ -91,8 +91,8 @@ void record_opts__usage(FILE *out)
 		"  there (not with --max-block); those open at the end are closed then.\n"
 		"\n"
 		"unwinding (user stacks):\n"
-		"      --unwind auto          dwarf in cpu mode, fp in offcpu and wall modes\n"
-		"                             (default; -K: fp)\n"
+		"      --unwind auto          dwarf in cpu mode, kernel in offcpu and wall\n"
+		"                             modes (default; -K: fp)\n"
 		"      --unwind fp            frame pointers, walked in the kernel; code built\n"
 		"                             without them (Debian's libc) loses its callers\n"
 		"      --unwind dwarf         copy the user registers and the top of the stack\n"
@@ -212,21 +212,23 @@ cleanup:
 }
 
 /*
- * --unwind auto (the default), chosen from bench/unwind-bench.sh and
- * bench/offcpu-bench.sh (docs/BENCHMARKS.md, "Other figures"): in cpu mode the
- * copy costs a bounded F x CPUs records per second and recovers the callers that
- * Debian's libc (no frame pointers) hides, so dwarf; off CPU a copy is taken per
- * context switch, a cost that grows with the switch rate without bound (a pipe
- * ping-pong makes 10^5 switches a second), so frame pointers unless asked. With
- * -K there is no user stack to unwind; x86_64 is the only dwarf target.
+ * --unwind auto (the default), chosen from bench/unwind-bench.sh, bench/bpf-cost.sh and
+ * bench/offcpu-bench.sh (docs/BENCHMARKS.md): off CPU a copy would be taken per context
+ * switch, a cost that grows with the switch rate without bound (a pipe ping-pong makes
+ * 10^5 switches a second), while the walk in the BPF program with the files' tables
+ * costs 3 % more per switch than frame pointers and recovers the callers Debian's libc
+ * (no frame pointers) hides: kernel in offcpu and wall modes. In cpu mode the copy
+ * (dwarf) stays: it costs a bounded F x CPUs records a second, less kernel time per
+ * sample than the walk, and is not cut at the tables' limits. With -K there is no user
+ * stack to unwind; x86_64 is the only target of both.
  */
 static enum unwind_mode resolve_unwind(const struct record_opts *o)
 {
 	if (o->unwind != UNWIND_AUTO)
 		return o->unwind;
 #if defined(__x86_64__)
-	if (o->mode == MODE_CPU && !o->kernel_only)
-		return UNWIND_DWARF;
+	if (!o->kernel_only)
+		return o->mode == MODE_CPU ? UNWIND_DWARF : UNWIND_KERNEL;
 #endif
 	return UNWIND_FP;
 }
@@ -502,7 +504,7 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 	}
 	if (o->unwind == UNWIND_AUTO && ps->stack_opt && o->mode != MODE_CPU) {
 		pr_err("--stack-size and --ring-size need --unwind dwarf off CPU\n");
-		pr_hint("--unwind auto walks frame pointers in offcpu and wall modes; add --unwind dwarf\n");
+		pr_hint("--unwind auto walks stacks in the kernel in offcpu and wall modes; add --unwind dwarf\n");
 		return -EINVAL;
 	}
 	o->unwind = resolve_unwind(o);

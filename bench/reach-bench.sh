@@ -5,9 +5,10 @@
 # is recorded by scorch --unwind kernel (walked in BPF with the files' .eh_frame), scorch
 # --unwind dwarf (a stack copy per sample, unwound in scorch), scorch --unwind fp and
 # perf record --call-graph dwarf (8 KiB copies, unwound by perf script), all at 999 Hz,
-# one after the other, in this run. A stack reaches the root when its outermost user
-# frame is _start, __libc_start_main or start_thread/__clone3 (a thread's). Shares are
-# of the samples of the workload's own command, weighted by samples.
+# one after the other, in this run. A stack reaches the root when it holds libc's
+# __libc_start_call_main (a main thread's, below main) or start_thread (another
+# thread's): libc's frames are named even in stripped programs. Shares are of the
+# samples of the workload's own command, weighted by samples.
 # usage: bench/reach-bench.sh     (root; perf, sqlite3, xz-utils, zstd, gcc, python3)
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -38,16 +39,16 @@ scorch_reach() {
 	awk -v c="$2" '{ cnt = $NF; line = $0; sub(/ [0-9]+$/, "", line); n = split(line, a, ";")
 		if (a[1] != c) next
 		t += cnt
-		if (a[2] == "_start" || a[2] == "__libc_start_main" || a[2] ~ /^(__)?clone3?$/ ||
-		    a[2] == "start_thread") r += cnt
+		for (i = 2; i <= n; i++)
+			if (a[i] == "__libc_start_call_main" || a[i] == "start_thread") { r += cnt; break }
 	} END { print r + 0, t + 0 }' "$1"
 }
 # perf_reach DATA COMM: the same from perf script (the last user frame of each sample)
 perf_reach() {
 	perf script -i "$1" --comm "$2" -F comm,ip,sym 2>/dev/null | awk '
-		function flush() { if (seen) { t++; if (last ~ /^(_start|__libc_start_main.*|start_thread|__clone3|clone3?)$/) r++ } seen = 0; last = "" }
+		function flush() { if (seen) { t++; r += root } seen = 0; root = 0 }
 		/^[^ \t]/ { flush(); seen = 1; next }
-		/^[ \t]*[0-9a-f]+ / { if ($1 !~ /^ffff/) last = $2; next }
+		/^[ \t]*[0-9a-f]+ / { if ($2 == "__libc_start_call_main" || $2 == "start_thread") root = 1; next }
 		/^$/ { flush() }
 		END { flush(); print r + 0, t + 0 }'
 }

@@ -164,9 +164,12 @@ __noinline int kunwind_frame(struct kunwind_regs *r, struct kunwind_proc *proc,
 			bp = 0;
 		}
 	} else {
-		/* no rule: the frame pointer, if there is one (JIT code, files without CFI) */
-		if (!bp || bp < sp || bp - sp > (8u << 20)) {
-			r->end = STAT_KU_END_NO_INFO;
+		/* no rule: the frame pointer, if there is one (JIT code, files without CFI).
+		 * It may point to another stack (Go's g0 and vDSO stacks): only its form is
+		 * checked, as the kernel's own frame-pointer walk does */
+		if (!bp || (bp & 7) || bp >= 0x800000000000ULL) {
+			/* rbp 0 below frames found: the outermost (the psABI's deepest frame) */
+			r->end = !bp && i ? STAT_KU_OUTERMOST : STAT_KU_END_NO_INFO;
 			return 1;
 		}
 		if (bpf_probe_read_user(pair, 16, (void *)bp)) {

@@ -395,8 +395,10 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 			known->exec_vm = exec_vm;
 			known->next_ns = now + SCORCH_MAPS_EVENT_NS;
 			stat_inc(STAT_MAPS_CHANGED);
+			/* --unwind kernel: the new files' tables are wanted now */
 			emit(SCORCH_EVENT_MAPS, pid, gen,
-			     sideband_covers(cur) ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+			     sideband_covers(cur) && !kunwind_wanted ? BPF_RB_NO_WAKEUP
+								     : BPF_RB_FORCE_WAKEUP);
 			return;
 		}
 		/* exec: a new image under the same PID; the old one can run no more (exec

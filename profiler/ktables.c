@@ -10,6 +10,7 @@
  * counted, their frames walked by frame pointers.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,20 +77,23 @@ static bool kfile_eq(uint64_t val, const void *ctx)
 	return !strcmp(((const struct kfile *)(uintptr_t)val)->key, ctx);
 }
 
+/* A build-id in hex, the key of its file. */
+static char *hex_key(const uint8_t *id, size_t len)
+{
+	char *key = malloc(2 * len + 1);
+	size_t i;
+
+	for (i = 0; key && i < len; i++)
+		snprintf(key + 2 * i, 3, "%02x", id[i]);
+	return key;
+}
+
 /* The identity of the file of @m: its build-id in hex, else its path. */
 static char *file_key(const struct symbolizer_mapping *m)
 {
-	char *key;
-	size_t i;
-
 	if (!m->build_id_len || m->build_id_len > 64)
 		return m->path ? strdup(m->path) : NULL;
-	key = malloc(2 * m->build_id_len + 1);
-	if (!key)
-		return NULL;
-	for (i = 0; i < m->build_id_len; i++)
-		snprintf(key + 2 * i, 3, "%02x", m->build_id[i]);
-	return key;
+	return hex_key(m->build_id, m->build_id_len);
 }
 
 /* Writes @rows[0..nr) to the map from index @lo. 0 or -errno. */
@@ -115,22 +119,13 @@ static int write_rows(struct ktables *kt, uint32_t lo, const struct unwind_krow 
 	return err;
 }
 
-/* The rows of the file of FILE mapping @m of (@pid, @gen), compiled now if new. */
-static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid,
-			       uint64_t gen, const struct symbolizer_mapping *m)
+/* The file of key @key (taken), new and empty if not known; NULL: -ENOMEM. */
+static struct kfile *kfile_get(struct ktables *kt, char *key, bool *is_new)
 {
-	struct unwind_ktable_stats ks;
-	struct unwind_krow *rows = NULL;
-	struct kfile *f;
-	size_t nr = 0;
-	uint64_t h;
-	char *key = file_key(m);
-	int fd, err;
+	uint64_t h = hash__bytes(key, strlen(key), 0);
+	struct kfile *f = (struct kfile *)(uintptr_t)hashmap__find(&kt->files, h, kfile_eq, key);
 
-	if (!key)
-		return NULL;
-	h = hash__bytes(key, strlen(key), 0);
-	f = (struct kfile *)(uintptr_t)hashmap__find(&kt->files, h, kfile_eq, key);
+	*is_new = !f;
 	if (f) {
 		free(key);
 		return f;
@@ -143,13 +138,17 @@ static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t
 	}
 	f->key = key;
 	f->lo = f->hi = kt->used;
-	fd = symbolizer__open_mapping_gen(sym, pid, gen, m->start);
-	if (fd < 0) {
-		kt->st.files_unreadable++;
-		return f;
-	}
-	err = unwind_ktable__build(fd, kt->cap - kt->used, &rows, &nr, &ks);
-	close(fd);
+	return f;
+}
+
+/* Compiles the file open on @fd into rows after the last ones, for @f. */
+static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, struct unwind_ktable_stats *ks)
+{
+	struct unwind_krow *rows = NULL;
+	size_t nr = 0;
+	int err;
+
+	err = unwind_ktable__build(fd, kt->cap - kt->used, &rows, &nr, ks);
 	if (err == -ENOENT) {
 		kt->st.files_no_cfi++;
 	} else if (err == -E2BIG) {
@@ -157,16 +156,69 @@ static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t
 	} else if (err) {
 		kt->st.files_unreadable++;
 	} else if (nr && !write_rows(kt, kt->used, rows, nr)) {
+		f->lo = kt->used;
 		f->hi = kt->used + (uint32_t)nr;
 		kt->used = f->hi;
 		kt->st.files++;
 		kt->st.rows = kt->used;
-		kt->st.rows_invalid += ks.invalid;
+		kt->st.rows_invalid += ks->invalid;
 	} else if (nr) {
 		kt->st.files_unreadable++;
 	}
 	free(rows);
+}
+
+/* The rows of the file of FILE mapping @m of (@pid, @gen), compiled now if new. */
+static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid,
+			       uint64_t gen, const struct symbolizer_mapping *m)
+{
+	struct unwind_ktable_stats ks;
+	struct kfile *f;
+	char *key = file_key(m);
+	bool is_new;
+	int fd;
+
+	if (!key)
+		return NULL;
+	f = kfile_get(kt, key, &is_new);
+	if (!f || !is_new)
+		return f;
+	fd = symbolizer__open_mapping_gen(sym, pid, gen, m->start);
+	if (fd < 0) {
+		kt->st.files_unreadable++;
+		return f;
+	}
+	kfile_compile(kt, f, fd, &ks);
+	close(fd);
 	return f;
+}
+
+int ktables__preload(struct ktables *kt, const char *path)
+{
+	struct unwind_ktable_stats ks;
+	struct unwind_krow *rows = NULL;
+	struct kfile *f;
+	size_t nr = 0;
+	bool is_new;
+	char *key;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the build-id first: the key the file is found by when a process maps it */
+	err = unwind_ktable__build(fd, 0, &rows, &nr, &ks);
+	free(rows);
+	if ((err && err != -E2BIG) || !ks.build_id_len) {
+		close(fd);
+		return err ? err : -ENOENT;
+	}
+	key = hex_key(ks.build_id, ks.build_id_len);
+	f = key ? kfile_get(kt, key, &is_new) : NULL;
+	if (f && is_new)
+		kfile_compile(kt, f, fd, &ks);
+	close(fd);
+	return f ? 0 : -ENOMEM;
 }
 
 int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,

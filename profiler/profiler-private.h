@@ -430,6 +430,12 @@ void ktables__free(struct ktables *kt);
  */
 int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
 		       uint64_t entry_gen);
+/*
+ * Compiles the file at @path now (a command about to run, the C library), so that the
+ * processes that map it are walked with its rows from their first announcement on.
+ * 0, -ENOENT (no build-id: found by it only), -ENOMEM, -errno.
+ */
+int ktables__preload(struct ktables *kt, const char *path);
 /* The image (@pid, @gen) is released: its entry goes (its files' rows stay). */
 void ktables__forget(struct ktables *kt, pid_t pid, uint64_t gen);
 void ktables__stats(const struct ktables *kt, struct ktables_stats *st);

@@ -2,6 +2,8 @@
 /* profiler: `scorch record`: sample stacks with BPF, symbolize, write folded stacks.
  * Set-up, start and the end of a recording in order; the pieces are in record.h. */
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -341,6 +343,53 @@ static int record_open(struct record *r)
 	return 0;
 }
 
+/* dl_iterate_phdr(): the C library and the dynamic loader scorch itself runs with. */
+static int add_libc_path(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	char (*paths)[PATH_MAX] = ctx;
+
+	(void)size;
+	if (base && !strncmp(base, "/libc.so.", 9))
+		snprintf(paths[0], PATH_MAX, "%s", info->dlpi_name);
+	else if (base && !strncmp(base, "/ld-linux", 9))
+		snprintf(paths[1], PATH_MAX, "%s", info->dlpi_name);
+	return 0;
+}
+
+/*
+ * --unwind kernel: the files nearly every process maps (the C library, the loader) and
+ * the command's program, compiled before sampling: a process mapping them is walked
+ * with their rows as soon as it is announced, not after they are compiled. 0, -ENOMEM.
+ */
+static int preload_tables(struct record *r)
+{
+	char paths[3][PATH_MAX] = {};
+	const char *cmd = r->opts.cmd ? r->opts.cmd[0] : NULL;
+	int i, err = 0;
+
+	dl_iterate_phdr(add_libc_path, paths);
+	if (cmd && !strchr(cmd, '/')) {
+		const char *dirs = getenv("PATH");
+
+		/* as execvp() finds it */
+		while (dirs && *dirs && !paths[2][0]) {
+			size_t n = strcspn(dirs, ":");
+
+			snprintf(paths[2], sizeof(paths[2]), "%.*s/%s", (int)n, dirs, cmd);
+			if (access(paths[2], X_OK))
+				paths[2][0] = '\0';
+			dirs += n + (dirs[n] == ':');
+		}
+	} else if (cmd) {
+		snprintf(paths[2], sizeof(paths[2]), "%s", cmd);
+	}
+	for (i = 0; i < 3 && err != -ENOMEM; i++)
+		if (paths[i][0])
+			err = ktables__preload(r->kt, paths[i]);
+	return err == -ENOMEM ? err : 0;
+}
+
 /* Loads the BPF programs with the targets' filter and attaches them. 0 or -errno. */
 static int record_load(struct record *r)
 {
@@ -400,6 +449,8 @@ static int record_load(struct record *r)
 
 		sampler__kunwind_fds(r->sampler, &rows_fd, &procs_fd);
 		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, &r->kt);
+		if (!err)
+			err = preload_tables(r);
 		if (err)
 			return err;
 		/* -p: their tables before the first sample, for whatever image runs (the

@@ -122,6 +122,32 @@ static int on_row(void *ctx, uint64_t pc, const struct row_state *st, bool signa
 	return add_row(b, pc, k);
 }
 
+/* The GNU build-id of @elf (from its PT_NOTE segments) into @st. */
+static void read_build_id(Elf *elf, struct unwind_ktable_stats *st)
+{
+	size_t n, i, off, name_off, desc_off;
+	GElf_Nhdr nh;
+	GElf_Phdr ph;
+	Elf_Data *d;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && !st->build_id_len; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE || ph.p_filesz > (1u << 20))
+			continue;
+		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		for (off = 0; d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off));) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
+			    nh.n_descsz <= sizeof(st->build_id)) {
+				memcpy(st->build_id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				st->build_id_len = nh.n_descsz;
+				break;
+			}
+		}
+	}
+}
+
 int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, size_t *nr,
 			 struct unwind_ktable_stats *st)
 {
@@ -137,6 +163,7 @@ int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, siz
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -EINVAL;
+	read_build_id(elf, st);
 	err = ufile__parse(&f, elf);
 	if (!err)
 		err = cfi__rows(&f, on_row, &b, &st->fdes_bad);

@@ -193,6 +193,8 @@ struct unwind_ktable_stats {
 	uint64_t fdes_bad; /* FDEs that could not be read (skipped) */
 	uint64_t rows;	   /* rows kept (identical neighbours merged) */
 	uint64_t invalid;  /* rows of rules the kernel walk cannot follow (gaps aside) */
+	uint8_t build_id[64]; /* the file's GNU build-id (build_id_len 0: none) */
+	size_t build_id_len;
 };
 
 /*

@@ -345,6 +345,7 @@
 				}
 			}
 			this.rows = maxd + 1;
+			this.fit();
 			const vh = this.box.clientHeight, h = Math.max(this.rows * ROW + 4, 0);
 			this.sizer.style.height = h + "px";
 			this.sizer.style.marginTop = -vh + "px";
@@ -360,8 +361,9 @@
 			const h = this.height(), top = this.box.scrollTop;
 			return (this.inverted ? 2 + d * ROW : h - 2 - (d + 1) * ROW) - top;
 		}
-		draw() {
-			const c = this.canvas, ctx = this.ctx, w = this.box.clientWidth, h = this.box.clientHeight;
+		// the canvas covers the view (the sizer after it gives the scroll height)
+		fit() {
+			const c = this.canvas, w = this.box.clientWidth, h = this.box.clientHeight;
 			const dpr = window.devicePixelRatio || 1;
 			if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
 				c.width = Math.round(w * dpr);
@@ -369,6 +371,11 @@
 				c.style.width = w + "px";
 				c.style.height = h + "px";
 			}
+		}
+		draw() {
+			const ctx = this.ctx, w = this.box.clientWidth, h = this.box.clientHeight;
+			const dpr = window.devicePixelRatio || 1;
+			this.fit();
 			ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
 			ctx.clearRect(0, 0, w, h);
 			const t = this.t;

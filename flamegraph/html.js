@@ -14,6 +14,7 @@
 	let tree;		// the tree drawn, for the current time range
 	let views = {};		// FlameView instances by name
 	let state = { view: "flame", range: null, sort: null, sandwich: null, prevView: "flame" };
+	let readyAt = 0;	// performance.now() when the first view was drawn
 
 	// ---- numbers ----
 	function fmtInt(v) {
@@ -800,7 +801,10 @@
 		c.height = Math.round(h * dpr);
 		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
 		ctx.clearRect(0, 0, w, h);
-		const n = data.nint, max = Math.max(...data.intervalTotal, 1e-300), bw = w / n;
+		const n = data.nint, bw = w / n;
+		let max = 1e-300;
+		for (let k = 0; k < n; k++)
+			max = Math.max(max, data.intervalTotal[k]);
 		const sel = brush ? [Math.min(brush[0], brush[1]), Math.max(brush[0], brush[1])] : state.range;
 		for (let k = 0; k < n; k++) {
 			const bh = (h - 2) * data.intervalTotal[k] / max;
@@ -942,6 +946,7 @@
 		setView(view);
 		state.ready = true;
 		saveUrl();
+		readyAt = performance.now();
 		document.body.dataset.ready = "1";
 	}
 
@@ -954,6 +959,12 @@
 		get total() { return tree ? tree.total[0] * meta.factor : 0; },
 		get nodes() { return data ? data.n : 0; },
 		get intervals() { return data ? data.nint : 0; },
+		get readyAt() { return readyAt; },
+		// searches as the search box does (for benchmarks): the matched text
+		search(term) {
+			setSearch(term);
+			return $("matched").textContent;
+		},
 		// the sandwich's callers (below) and callees (above) as "name total" lists
 		sandwichRows(which) {
 			const t = views[which] && views[which].t;

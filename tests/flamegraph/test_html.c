@@ -191,6 +191,10 @@ static void test_hostile(void)
 	/* no bidirectional override, isolate or mark, no raw line separator */
 	CHECK(!memmem(page, len, "\xe2\x80\xae", 3) && !memmem(page, len, "\xe2\x81\xa6", 3) &&
 	      !memmem(page, len, "\xe2\x80\x8f", 3) && !memmem(page, len, "\xe2\x80\xa8", 3));
+	/* the page's own script never parses markup */
+	CHECK(!strstr(page, "innerHTML") && !strstr(page, "outerHTML") &&
+	      !strstr(page, "insertAdjacentHTML") && !strstr(page, "document.write") &&
+	      !strstr(page, "eval("));
 	/* the Content-Security-Policy forbids every load */
 	CHECK(strstr(page, "content=\"default-src 'none'; script-src 'unsafe-inline'"));
 	meta = element(page, "id=\"scorch-meta\">", &mlen);

@@ -38,7 +38,7 @@ export async function launch(chromium, dir, size = "1300,700") {
 
 	let nextId = 1;
 	const pending = new Map(), listeners = [];
-	const s = { exceptions: [], consoleErrors: [], dialogs: [], requests: [] };
+	const s = { pid: browser.pid, exceptions: [], consoleErrors: [], dialogs: [], requests: [] };
 	ws.onmessage = (ev) => {
 		const msg = JSON.parse(ev.data);
 		if (msg.id && pending.has(msg.id)) {

@@ -13,7 +13,7 @@
 	let data;		// the decoded profile: all intervals
 	let tree;		// the tree drawn, for the current time range
 	let views = {};		// FlameView instances by name
-	let state = { view: "flame", range: null, sort: null, sandwich: null, prevView: "flame" };
+	let state = { view: "flame", range: null, root: null, sort: null, sandwich: null, prevView: "flame" };
 	let readyAt = 0;	// performance.now() when the first view was drawn
 
 	// ---- numbers ----
@@ -180,9 +180,10 @@
 		return meta.negate ? [drawn, other] : [other, drawn];
 	}
 
-	// The main tree for the time range [lo, hi] of intervals (null: everything).
-	function mainTree(range) {
-		let self = data.self;
+	// The main tree for the time range [lo, hi] of intervals (null: everything) and the
+	// root frame (a process, in recordings) @root (a node of depth 1; null: all).
+	function mainTree(range, root) {
+		let self = data.self, oself = data.oself;
 		if (range && data.nint > 1) {
 			self = new Float64Array(data.n);
 			for (let k = range[0]; k <= range[1]; k++) {
@@ -190,7 +191,18 @@
 					self[data.sliceNode[j]] += data.sliceCount[j];
 			}
 		}
-		return finishTree({ n: data.n, depth: data.depth, name: data.name, self, oself: data.oself });
+		if (root !== null && data.end) {
+			const keep = (a) => {
+				const out = new Float64Array(data.n);
+				out.set(a.subarray(root, data.end[root]), root);
+				return out;
+			};
+			self = keep(self);
+			oself = oself && keep(oself);
+		}
+		const t = finishTree({ n: data.n, depth: data.depth, name: data.name, self, oself });
+		data.end = data.end || t.end; // the shape is the same for every range
+		return t;
 	}
 
 	// A tree from merged nodes: parent links and weights, children put in name order.
@@ -762,6 +774,7 @@
 		set("view", state.view === "sandwich" ? null : state.view === (meta.inverted ? "icicle" : "flame") ? null : state.view);
 		set("fn", state.view === "sandwich" ? names[state.sandwich] : null);
 		set("t", state.range ? state.range[0] + "-" + state.range[1] : null);
+		set("p", state.root === null ? null : names[data.name[state.root]]);
 		const q = p.toString();
 		try {
 			history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
@@ -773,10 +786,7 @@
 		if (range && (range[0] <= 0 && range[1] >= data.nint - 1))
 			range = null;
 		state.range = range;
-		tree = mainTree(range);
-		views.main.setTree(tree, true);
-		crumbs();
-		updateSearch();
+		refilter();
 		drawTimeline();
 		const r = $("range");
 		if (!range) {
@@ -787,12 +797,43 @@
 				(iv > 0 ? " (" + +(range[0] * iv).toFixed(3) + "\u2013" + +((range[1] + 1) * iv).toFixed(3) + " s)" : "");
 		}
 		r.title = fmtInt(tree.total[0]) + " " + meta.countname;
+	}
+	// The process filter: @node a root frame (depth 1), or null for all.
+	function setRoot(node) {
+		state.root = node !== null && node > 0 && node < data.n && data.depth[node] === 1 ? node : null;
+		$("root-filter").value = state.root === null ? "" : String(state.root);
+		refilter();
+	}
+	// Rebuilds the tree drawn for the range and process chosen; every view follows.
+	function refilter() {
+		tree = mainTree(state.range, state.root);
+		views.main.setTree(tree, true);
+		crumbs();
+		updateSearch();
 		if (state.view === "table")
 			renderTable();
 		else if (state.view === "sandwich")
 			renderSandwich();
 		saveUrl();
 	}
+	function initRootFilter() {
+		const sel = $("root-filter"), roots = [];
+		for (let i = 1; i < tree.n; i = tree.end[i])
+			roots.push(i);
+		roots.sort((a, b) => tree.total[b] - tree.total[a] || a - b);
+		const all = document.createElement("option");
+		all.value = "";
+		all.textContent = "all (" + roots.length + " root frames)";
+		sel.append(all);
+		for (const i of roots.slice(0, 1000)) {
+			const o = document.createElement("option");
+			o.value = String(i);
+			o.textContent = label(tree.name[i]) + " (" + fmtPct(tree.total[i], tree.total[0]) + ")";
+			sel.append(o);
+		}
+		sel.addEventListener("change", () => setRoot(sel.value === "" ? null : Number(sel.value)));
+	}
+
 	let brush = null;
 	function drawTimeline() {
 		const c = $("timeline"), ctx = c.getContext("2d"), w = c.clientWidth, h = c.clientHeight;
@@ -905,7 +946,7 @@
 		views.main = new FlameView($("graph"), !!meta.inverted, "main");
 		views.callees = new FlameView($("sw-callees"), false, "callees");
 		views.callers = new FlameView($("sw-callers"), true, "callers");
-		tree = mainTree(null);
+		tree = mainTree(null, null);
 		if (!(tree.total[0] > 0))
 			$("status").textContent = "No stack counts found";
 		views.main.setTree(tree, false);
@@ -929,9 +970,22 @@
 				drawTimeline();
 		});
 		initTimeline();
+		initRootFilter();
 
 		const p = new URLSearchParams(location.search);
 		const t = /^(\d+)-(\d+)$/.exec(p.get("t") || "");
+		if (p.get("p") !== null) {
+			const want = names.indexOf(p.get("p"));
+			for (let i = 1; i < tree.n && want >= 0; i = tree.end[i]) {
+				if (tree.name[i] === want)
+					state.root = i;
+			}
+		}
+		if (state.root !== null) {
+			$("root-filter").value = String(state.root);
+			if (data.nint <= 1)
+				refilter();
+		}
 		if (data.nint > 1)
 			setRange(t ? [Math.min(+t[1], +t[2]), Math.min(Math.max(+t[1], +t[2]), data.nint - 1)] : null);
 		let view = p.get("view") || (meta.inverted ? "icicle" : "flame");
@@ -955,6 +1009,7 @@
 		get view() { return state.view; },
 		get zoomed() { return views.main && views.main.focus > 0 ? label(tree.name[views.main.focus]) : null; },
 		get range() { return state.range ? state.range.slice() : null; },
+		get root() { return state.root === null ? null : label(data.name[state.root]); },
 		get sandwich() { return state.sandwich === null ? null : names[state.sandwich]; },
 		get total() { return tree ? tree.total[0] * meta.factor : 0; },
 		get nodes() { return data ? data.n : 0; },

@@ -171,6 +171,17 @@ try {
 	await s.key("Escape");
 	check((await state()).view === "table", "Escape leaves the sandwich", await state());
 
+	// the root-frame (process) filter restricts every view
+	await s.js(`(() => { const sel = document.getElementById("root-filter");
+		sel.value = [...sel.options].find((o) => o.textContent.startsWith("java ")).value;
+		sel.dispatchEvent(new Event("change")); })()`);
+	rows = await tableRows();
+	check((await state()).total === 9 && rows.length === 5 && !rows.some((r) => r[0] === "main"),
+		"the root filter keeps java's stacks only", rows.map((r) => r[0]));
+	check(/[?&]p=java/.test(await s.js("location.search")), "root filter kept in the URL");
+	await open("basic.html", "?p=main&view=table");
+	check((await state()).total === 18 && (await tableRows()).length === 4, "?p= on load", await state());
+
 	// URL parameters on load
 	await open("basic.html", "?s=baz&view=table");
 	check((await state()).view === "table" && (await text("matched")) === "Matched: 11.1%", "?s= and ?view= on load",

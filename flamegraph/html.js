@@ -61,14 +61,15 @@
 		next.done = () => p === buf.length;
 		return next;
 	}
-	function decode(buf) {
+	// The embedded tree of a page whose string table has @nnames names.
+	function decode(buf, nnames_want) {
 		const rd = reader(buf);
 		if (rd() !== 1)
 			throw new Error("the embedded profile has a newer format: use a newer scorch's page");
 		const diff = (rd() & 1) !== 0, n = rd(), nint = rd(), nnames = rd();
-		if (nnames !== names.length)
+		if (nnames !== nnames_want)
 			throw new Error("the embedded profile does not match its names");
-		colors = new Uint32Array(nnames);
+		const colors = new Uint32Array(nnames);
 		for (let i = 0; i < nnames; i++)
 			colors[i] = rd();
 		const depth = new Int32Array(n), name = new Int32Array(n);
@@ -84,7 +85,7 @@
 				oself[i] = rd();
 			prev = depth[i];
 		}
-		const d = { n, depth, name, self, oself, diff, nint, sliceStart: null, sliceNode: null, sliceCount: null, intervalTotal: null };
+		const d = { n, depth, name, self, oself, diff, nint, colors, sliceStart: null, sliceNode: null, sliceCount: null, intervalTotal: null };
 		if (nint > 1) {
 			const start = new Int32Array(nint + 1), nodes = [], counts = [];
 			d.intervalTotal = new Float64Array(nint);
@@ -207,6 +208,9 @@
 
 	// A tree from merged nodes: parent links and weights, children put in name order.
 	function treeFromMerged(m) {
+		return finishTree(treeFromMergedRaw(m));
+	}
+	function treeFromMergedRaw(m) {
 		const n = m.parent.length, kids = new Array(n);
 		for (let i = 1; i < n; i++)
 			(kids[m.parent[i]] || (kids[m.parent[i]] = [])).push(i);
@@ -230,7 +234,7 @@
 				}
 			}
 		}
-		return finishTree(t);
+		return t;
 	}
 	function merger(rootName, diff) {
 		const m = { parent: [-1], name: [rootName], self: [0], oself: diff ? [0] : null, index: new Map() };
@@ -889,6 +893,128 @@
 		$("range-all").addEventListener("click", () => setRange(null));
 	}
 
+	// ---- comparing with another profile (a file picked by the user) ----
+	// Another scorch page's tree, or folded text, as { names, n, depth, name, self }.
+	async function readOther(file) {
+		const text = await file.text();
+		// (the tags are spelt in pieces: this script must not hold them whole)
+		const tag = "<" + "script type=\"application/", end = "</" + "script>";
+		const m = new RegExp(tag + "json\" id=\"scorch-meta\">([\\s\\S]*?)" + end).exec(text);
+		if (m) {
+			const om = JSON.parse(m[1]);
+			const t = new RegExp(tag + "octet-stream\" id=\"scorch-tree\"[^>]*>([\\s\\S]*?)" + end).exec(text);
+			if (!t || !Array.isArray(om.names))
+				throw new Error("no profile in this page");
+			const od = decode(await gunzip(b64bytes(t[1])), om.names.length);
+			if (od.diff)
+				throw new Error("a differential profile cannot be compared again");
+			return { names: om.names, n: od.n, depth: od.depth, name: od.name, self: od.self };
+		}
+		// folded stacks: "frame;frame;... COUNT" lines
+		const idx = new Map(), onames = [], parent = [-1], name = [-1], self = [0], kids = new Map();
+		let bad = 0;
+		for (const line of text.split("\n")) {
+			const l = /^(.*\S)\s+(\d+)\s*$/.exec(line);
+			if (!l) {
+				bad += line.trim() !== "";
+				continue;
+			}
+			let p = 0;
+			for (const f of l[1].split(";")) {
+				let nm = idx.get(f);
+				if (nm === undefined) {
+					nm = onames.length;
+					onames.push(f);
+					idx.set(f, nm);
+				}
+				const key = p + "," + nm;
+				let c = kids.get(key);
+				if (c === undefined) {
+					c = parent.length;
+					parent.push(p);
+					name.push(nm);
+					self.push(0);
+					kids.set(key, c);
+				}
+				p = c;
+			}
+			self[p] += Number(l[2]);
+		}
+		if (parent.length === 1)
+			throw new Error("neither a scorch page nor folded stacks" + (bad ? " (" + bad + " lines not understood)" : ""));
+		const t = treeFromMergedRaw({ parent, name, self, oself: null });
+		return { names: onames, n: t.n, depth: t.depth, name: t.name, self: t.self };
+	}
+	// The current profile (AFTER) against @other (BEFORE): a differential tree, as scorch diff.
+	function compareWith(other, what) {
+		const idx = new Map(names.map((n, i) => [n, i]));
+		const map = other.names.map((n) => {
+			let i = idx.get(n);
+			if (i === undefined) {
+				i = names.length;
+				names.push(n);
+				idx.set(n, i);
+			}
+			return i;
+		});
+		const c = new Uint32Array(names.length);
+		c.fill(0xcccccc);
+		c.set(colors);
+		colors = c;
+		const m = merger(-1, true);
+		const add = (n, depth, nm, w, into) => {
+			const stack = [0];
+			for (let i = 1; i < n; i++) {
+				stack.length = depth[i];
+				const k = m.child(stack[depth[i] - 1], nm(i));
+				m[into][k] += w[i];
+				stack.push(k);
+			}
+		};
+		add(data.n, data.depth, (i) => data.name[i], data.self, "self");
+		add(other.n, other.depth, (i) => map[other.name[i]], other.self, "oself");
+		const t = treeFromMerged(m);
+		data = { n: t.n, depth: t.depth, name: t.name, self: t.self, oself: t.oself, diff: true, nint: 0, colors };
+		meta.diff = true;
+		meta.negate = false;
+		meta.self = false;
+		meta.factor = 1;
+		state.range = null;
+		state.root = null;
+		state.sort = null;
+		state.compared = what;
+		$("timeline-box").hidden = true;
+		$("subtitle").textContent = "compared with " + what + ": widths from this profile, red grew since " + what + ", blue shrank";
+		$("compare").hidden = true;
+		tree = mainTree(null, null);
+		$("root-filter").replaceChildren();
+		initRootFilter();
+		views.main.setTree(tree, false);
+		crumbs();
+		updateSearch();
+		if (nameMatch)
+			setSearch($("search").value);
+		setView(state.view === "sandwich" ? "table" : state.view);
+	}
+	function initCompare() {
+		const input = $("compare-file");
+		if (meta.diff) {
+			$("compare").hidden = true;
+			return;
+		}
+		$("compare").addEventListener("click", () => input.click());
+		input.addEventListener("change", async () => {
+			const f = input.files && input.files[0];
+			if (!f)
+				return;
+			try {
+				compareWith(await readOther(f), f.name);
+			} catch (err) {
+				$("status").textContent = "cannot compare with " + f.name + ": " + err.message;
+			}
+		});
+	}
+
 	// ---- keyboard ----
 	function onKey(e) {
 		const typing = e.target instanceof HTMLInputElement;
@@ -942,7 +1068,8 @@
 		$("subtitle").textContent = meta.subtitle || "";
 		if (meta.file)
 			$("title").title = meta.file;
-		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)));
+		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)), names.length);
+		colors = data.colors;
 		views.main = new FlameView($("graph"), !!meta.inverted, "main");
 		views.callees = new FlameView($("sw-callees"), false, "callees");
 		views.callers = new FlameView($("sw-callers"), true, "callers");
@@ -971,6 +1098,7 @@
 		});
 		initTimeline();
 		initRootFilter();
+		initCompare();
 
 		const p = new URLSearchParams(location.search);
 		const t = /^(\d+)-(\d+)$/.exec(p.get("t") || "");
@@ -1009,6 +1137,7 @@
 		get view() { return state.view; },
 		get zoomed() { return views.main && views.main.focus > 0 ? label(tree.name[views.main.focus]) : null; },
 		get range() { return state.range ? state.range.slice() : null; },
+		get compared() { return state.compared || null; },
 		get root() { return state.root === null ? null : label(data.name[state.root]); },
 		get sandwich() { return state.sandwich === null ? null : names[state.sandwich]; },
 		get total() { return tree ? tree.total[0] * meta.factor : 0; },

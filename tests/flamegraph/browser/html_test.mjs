@@ -238,6 +238,22 @@ try {
 	check(xpx[2] === 255 && xpx[0] < 200, "shrunk frame blue", xpx);
 	await shot("html-diff");
 
+	// any page compares with another profile picked from disk: a scorch page, or folded text
+	run(["flamegraph", afterF, "-o", join(dir, "after.html")]);
+	run(["flamegraph", beforeF, "-o", join(dir, "before.html")]);
+	for (const other of [join(dir, "before.html"), beforeF]) {
+		await open("after.html", "?view=table");
+		const doc = await s.send("DOM.getDocument");
+		const input = await s.send("DOM.querySelector", { nodeId: doc.root.nodeId, selector: "#compare-file" });
+		await s.send("DOM.setFileInputFiles", { nodeId: input.nodeId, files: [other] });
+		await s.until("scorch.compared !== null || document.getElementById('status').textContent !== ''");
+		rows = await tableRows();
+		check(await s.js("scorch.compared") === other.split("/").pop() && rows[0][0] === "b" &&
+			rows[0][3] === "+10 (+200.00%)" && rows.find((r) => r[0] === "c")[3] === "-3 (-100.00%)",
+			"compared with " + other.split("/").pop() + ": the diff's table", [await text("status"), rows.slice(0, 3)]);
+	}
+	await shot("html-compare");
+
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	const before = { dialogs: s.dialogs.length, requests: s.requests.length, errs: s.consoleErrors.length, exc: s.exceptions.length };
 	await open("hostile.html");

@@ -52,7 +52,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"exit status: 0 success, 1 error (including input with no stack counts:\n"
-		"an SVG saying so is still written), 2 usage error\n"
+		"an SVG or page saying so is still written), 2 usage error\n"
 		"\n"
 		"examples:\n"
 		"  scorch flamegraph cpu.folded -o cpu.svg\n"

@@ -589,7 +589,8 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 	}
 	if (ps->fg_opts && !o->graph) {
 		pr_err("flame graph options need an SVG or HTML output (-o FILE.svg, FILE.html)\n");
-		pr_hint("add -o FILE.svg, or render the folded output with 'scorch flamegraph'\n");
+		pr_hint("add -o FILE.svg or -o FILE.html, or render the folded output with "
+			"'scorch flamegraph'\n");
 		return -EINVAL;
 	}
 	if (o->interval && o->capture) {

@@ -9,7 +9,7 @@
 	const ROW = 17, FONT = "12px ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace";
 	const MATCH = "rgb(230,0,230)", MIN_PX = 0.4, TABLE_ROWS = 1000;
 
-	let meta, names, colors, nameMatch = null, re = null;
+	let meta, names, colors, nameMatch = null;
 	let data;		// the decoded profile: all intervals
 	let tree;		// the tree drawn, for the current time range
 	let views = {};		// FlameView instances by name
@@ -555,13 +555,14 @@
 		if (box.value !== term)
 			box.value = term;
 		box.classList.remove("bad");
-		re = null;
 		nameMatch = null;
 		if (term) {
+			let re;
 			try {
 				re = new RegExp(term, $("ignorecase").checked ? "i" : "");
 			} catch (err) {
 				box.classList.add("bad");
+				redrawAll();
 				$("matched").textContent = "Invalid regex";
 				return;
 			}

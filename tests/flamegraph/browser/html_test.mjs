@@ -117,6 +117,10 @@ try {
 		await s.js("location.search"));
 	await search("foo|bar");
 	check((await text("matched")) === "Matched: 55.6%", "nested matches counted once", await text("matched"));
+	await search("foo(");
+	check((await text("matched")) === "Invalid regex" && s.exceptions.length === 0, "an invalid regex is reported",
+		await text("matched"));
+	await search("foo|bar");
 
 	// click zooms: the share is relative to the zoomed frame; breadcrumbs lead back
 	await s.click(await frame("main"));

@@ -287,13 +287,14 @@ static void put_payload(struct vbuf *b, const struct html_tree *t, bool diff)
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* Base64 of @in[0..n); the last 0-2 bytes are kept in @carry unless @final. */
+/* A base64 stream: bytes that do not fill a group of 3 wait in carry[3 - nc..2]. */
 struct b64_out {
 	FILE *out;
 	unsigned char carry[3];
 	size_t nc;
 };
 
+/* Writes @in[0..n) in base64 after the carried bytes; with @final, pads the rest. */
 static void b64_put(struct b64_out *w, const unsigned char *in, size_t n, bool final)
 {
 	char buf[4 * 1024];

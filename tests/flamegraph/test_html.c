@@ -39,12 +39,14 @@ static bool clean_utf8(const unsigned char *s, size_t len)
 	size_t i = 0;
 
 	while (i < len) {
-		unsigned c = s[i], need = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1
-						  : c >= 0xe0 && c <= 0xef ? 2
-						  : c >= 0xf0 && c <= 0xf4 ? 3
-									   : 9;
+		unsigned c = s[i], need = c < 0x80		   ? 0
+					  : c >= 0xc2 && c <= 0xdf ? 1
+					  : c >= 0xe0 && c <= 0xef ? 2
+					  : c >= 0xf0 && c <= 0xf4 ? 3
+								   : 9;
 
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || need == 9 || i + need >= len + !need)
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || need == 9 ||
+		    i + need >= len + !need)
 			return false;
 		for (unsigned k = 1; k <= need; k++)
 			if ((s[i + k] & 0xc0) != 0x80)
@@ -84,15 +86,16 @@ static unsigned char *payload(const char *page, size_t *out_len)
 		return NULL;
 	bin = malloc(len);
 	for (i = 0; i < len && b[i] != '='; i++) {
-		const char *p = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-				       b[i]);
+		const char *p = strchr(
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", b[i]);
 
 		if (!p || !b[i]) {
 			free(bin);
 			return NULL;
 		}
-		acc = acc << 6 | (uint32_t)(p - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-						 "0123456789+/");
+		acc = acc << 6 |
+		      (uint32_t)(p - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				     "0123456789+/");
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
@@ -141,17 +144,16 @@ static uint64_t next(struct rd *r)
 /* Hostile names: the page has exactly its three scripts, and the names come out as text. */
 static void test_hostile(void)
 {
-	static const char input[] =
-		"main;<img src=x onerror=alert(1)> 1\n"
-		"main;</script><script>alert(2)</script> 2\n"
-		"main;</SCRIPT  3\n"
-		"main;<!--<script> 4\n"
-		"main;n\0ul 5\n"
-		"main;bad\xff\xfe 6\n"
-		"main;evil\xe2\x80\xaetxt.exe 7\n"
-		"main;iso\xe2\x81\xa6x\xe2\x80\x8f 8\n"
-		"main;ls\xe2\x80\xa8x 9\n"
-		"main;q\"\\&amp 10\n";
+	static const char input[] = "main;<img src=x onerror=alert(1)> 1\n"
+				    "main;</script><script>alert(2)</script> 2\n"
+				    "main;</SCRIPT  3\n"
+				    "main;<!--<script> 4\n"
+				    "main;n\0ul 5\n"
+				    "main;bad\xff\xfe 6\n"
+				    "main;evil\xe2\x80\xaetxt.exe 7\n"
+				    "main;iso\xe2\x81\xa6x\xe2\x80\x8f 8\n"
+				    "main;ls\xe2\x80\xa8x 9\n"
+				    "main;q\"\\&amp 10\n";
 	static const char want_names[] =
 		"\"names\":[\"\\u003c!--\\u003cscript\\u003e\","
 		"\"\\u003c/SCRIPT\","

@@ -14,8 +14,8 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "record", cmd_record, "sample stacks with BPF; write folded stacks, SVG, pprof or speedscope" },
-	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
+	{ "record", cmd_record, "sample stacks with BPF; write folded stacks, SVG, HTML, pprof or speedscope" },
+	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph or HTML page" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },

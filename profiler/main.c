@@ -14,7 +14,7 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "record", cmd_record, "sample stacks with BPF; write folded stacks, SVG, HTML, pprof or speedscope" },
+	{ "record", cmd_record, "sample stacks with BPF; write folded, SVG, HTML, pprof or speedscope" },
 	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph or HTML page" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },

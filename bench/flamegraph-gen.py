@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # bench: deterministic synthetic folded stacks (depth 3..MAXDEPTH, little prefix sharing).
-# usage: flamegraph-gen.py [LINES [MAXDEPTH [SEED [perf]]]]
+# usage: flamegraph-gen.py [LINES [MAXDEPTH [SEED [perf|tree]]]]
 # With "perf", the same stacks as perf script text instead (each one sampled twice, the
 # first frame as the command, frames "mod.func" as "func (/usr/lib/mod.so)"), for
 # scorch collapse with as many distinct stacks.
+# With "tree", the stacks of a random call tree of LINES nodes (each node a call from
+# a random earlier one, at most MAXDEPTH deep, siblings named apart), one stack per
+# node: LINES distinct stacks sharing their prefixes as a real profile's do.
 import random
 import sys
 
@@ -14,6 +17,8 @@ def main():
     maxdepth = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     perf = len(sys.argv) > 4 and sys.argv[4] == "perf"
+    if len(sys.argv) > 4 and sys.argv[4] == "tree":
+        return tree(lines, maxdepth, random.Random(seed))
     n = 0
     rnd = random.Random(seed)
     comms = ["java", "python3", "node", "postgres", "nginx", "redis-server", "kworker/0:1", "sshd"]
@@ -39,6 +44,36 @@ def main():
             n += 1
         else:
             buf.append("%s %d\n" % (";".join(frames), count))
+        if len(buf) >= 10000:
+            out.write("".join(buf))
+            buf.clear()
+    out.write("".join(buf))
+
+
+def tree(lines, maxdepth, rnd):
+    vocab = ["%s_%d" % (rnd.choice(["run", "read", "write", "poll", "handle", "alloc", "parse",
+                                    "lock", "Thread.run", "std::vector<int>::push_back"]), i)
+             for i in range(20000)]
+    parent, name, depth, kids = [-1], [-1], [0], [set()]
+    out, buf = sys.stdout, []
+    while len(parent) <= lines:
+        p = rnd.randrange(len(parent))
+        if depth[p] >= maxdepth:
+            continue
+        n = rnd.randrange(len(vocab))
+        if n in kids[p]:
+            continue
+        kids[p].add(n)
+        parent.append(p)
+        name.append(n)
+        depth.append(depth[p] + 1)
+        kids.append(set())
+    for i in range(1, len(parent)):
+        frames, j = [], i
+        while j > 0:
+            frames.append(vocab[name[j]])
+            j = parent[j]
+        buf.append("%s %d\n" % (";".join(reversed(frames)), rnd.randint(1, 100)))
         if len(buf) >= 10000:
             out.write("".join(buf))
             buf.clear()

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common.h"
 #include "flamegraph.h"
@@ -25,6 +26,18 @@ size_t folded__escape_frame(char *dst, const char *name);
 typedef int (*folded_each_fn)(const char *line, size_t len, uint64_t count, void *ctx);
 int folded__for_each(const struct folded *f, folded_each_fn fn, void *ctx);
 
+/*
+ * svg.c, shared with html.c. fg__utf8_clean() copies @in[0..len) to @out
+ * (capacity 3 * len) replacing invalid UTF-8 and characters XML 1.0 forbids
+ * (U+FFFE, U+FFFF) by U+FFFD and control bytes by '?'; returns the bytes written
+ * and sets *ncp to the number of code points. fg__put_xml_escaped() writes clean
+ * text escaped for XML/HTML character data and attribute values.
+ * fg__cmp_names() compares two name ids (uint32_t *) of the graph @arg bytewise.
+ */
+size_t fg__utf8_clean(const char *in, size_t len, char *out, size_t *ncp);
+void fg__put_xml_escaped(FILE *out, const char *s, size_t len);
+int fg__cmp_names(const void *a, const void *b, void *arg);
+
 /* opts.c */
 int flamegraph__palette_by_name(const char *name, enum flamegraph_palette *out);
 bool flamegraph__valid_bgcolors(const char *s);
@@ -42,7 +55,8 @@ struct fg_stack {
 	uint64_t
 		other; /* differential graphs: the count not drawn (before, or after with negate) */
 	uint32_t len;
-	uint8_t kind; /* enum fg_kind of the stack's original leaf */
+	uint8_t kind;	   /* enum fg_kind of the stack's original leaf */
+	uint16_t interval; /* flamegraph__set_interval() when it was added (HTML timeline) */
 };
 
 /* What a stack's time is, by its leaf before any --reverse (wall-clock profiles). */
@@ -70,6 +84,7 @@ struct flamegraph {
 	size_t scratch_cap;
 	uint32_t *ids;
 	size_t cap_ids;
+	unsigned int interval, nr_intervals; /* flamegraph__set_interval() */
 	bool written;
 };
 

@@ -222,6 +222,45 @@ int flamegraph__write_svg_path(const struct folded *f, const struct flamegraph_o
 			       const char *path);
 
 /*
+ * HTML profile viewer: one self-contained page (no network access; CSS and
+ * script embedded) that draws the graph on a canvas as a flame graph or icicle,
+ * with zoom, search, a function table, a sandwich view of one function and,
+ * when the stacks came in intervals, a timeline whose brush restricts every
+ * view. The data (see "HTML FORMAT" in DESIGN.md) is the merged call tree in
+ * preorder: names in a JSON string table (sorted bytewise, escaped so that no
+ * data can end the script element or change the page's text direction), the
+ * tree's arrays as LEB128 varints, gzipped and base64-encoded, decompressed by
+ * the browser's DecompressionStream.
+ */
+#define FG_HTML_MAX_INTERVALS 65536
+
+/*
+ * Stacks added from now on belong to interval @interval (0-based; the first is
+ * 0, the default). Returns 0, or -ERANGE at FG_HTML_MAX_INTERVALS or more.
+ */
+int flamegraph__set_interval(struct flamegraph *fg, unsigned int interval);
+
+struct flamegraph_html_opts {
+	size_t sz;	  /* sizeof(struct flamegraph_html_opts) */
+	double interval;  /* seconds per interval for the timeline's axis (0: unknown) */
+	const char *name; /* the profile's file name for the page (NULL: none); borrowed */
+};
+
+/*
+ * Writes the HTML page of @fg to @out, with @opts (NULL: defaults); the graph's
+ * flame-graph options that apply are title, subtitle, countname, colors (frame
+ * colours are computed as the SVG's), hash, inverted (the page opens as an
+ * icicle), reverse, flamechart, negate, factor and self; minwidth does not
+ * apply (the page draws what fits). Differential graphs (see flamegraph__read())
+ * are coloured as the SVG's and their table sorted by change. Unlike
+ * flamegraph__write_svg(), the graph is left as it was: more stacks may be added
+ * and the page written again. Returns 0; -ENODATA when there are no samples (a
+ * page saying so is still written); -errno on a write error or out of memory.
+ */
+int flamegraph__write_html(struct flamegraph *fg, const struct flamegraph_html_opts *opts,
+			   FILE *out);
+
+/*
  * Differential profiles (scorch diff): two one-count profiles joined stack by
  * stack into "stack BEFORE AFTER" lines, difffolded.pl's format.
  */

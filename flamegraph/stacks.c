@@ -166,6 +166,7 @@ static int push_stack(struct flamegraph *fg, size_t nr, uint64_t count, uint64_t
 		.off = fg->nr_frames,
 		.len = (uint32_t)nr,
 		.kind = stack_kind(fg, fg->ids[nr - 1]),
+		.interval = (uint16_t)fg->interval,
 	};
 	fg->nr_frames += nr;
 	fg->sum += count;

@@ -26,12 +26,8 @@ extern const char flamegraph_js[];
 
 /* ---- text: UTF-8 repair and XML escaping ---- */
 
-/*
- * Copies @in[0..len) to @out (capacity 3 * len) replacing invalid UTF-8 and
- * characters XML 1.0 forbids (U+FFFE, U+FFFF) by U+FFFD and control bytes by
- * '?'. Returns the bytes written; *ncp gets the number of code points.
- */
-static size_t utf8_clean(const char *in, size_t len, char *out, size_t *ncp)
+/* See flamegraph-private.h. */
+size_t fg__utf8_clean(const char *in, size_t len, char *out, size_t *ncp)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	size_t i = 0, o = 0, cps = 0;
@@ -94,8 +90,8 @@ static size_t utf8_prefix(const char *s, size_t len, size_t n)
 	return i;
 }
 
-/* Writes clean text @s[0..len) escaped for XML character data and attribute values. */
-static void put_escaped(FILE *out, const char *s, size_t len)
+/* See flamegraph-private.h. */
+void fg__put_xml_escaped(FILE *out, const char *s, size_t len)
 {
 	size_t i, start = 0;
 
@@ -154,7 +150,7 @@ static int put_text(FILE *out, struct textbuf *t, const char *s)
 
 	if (textbuf_reserve(t, 3 * len + 1))
 		return -ENOMEM;
-	put_escaped(out, t->buf, utf8_clean(s, len, t->buf, &ncp));
+	fg__put_xml_escaped(out, t->buf, fg__utf8_clean(s, len, t->buf, &ncp));
 	return 0;
 }
 
@@ -313,7 +309,7 @@ cleanup:
 
 /* ---- sorting ---- */
 
-static int cmp_names(const void *a, const void *b, void *arg)
+int fg__cmp_names(const void *a, const void *b, void *arg)
 {
 	const struct flamegraph *fg = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -365,7 +361,7 @@ static int sort_stacks(struct flamegraph *fg)
 	}
 	for (i = 0; i < fg->nr_names; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, fg->nr_names, sizeof(*order), cmp_names, fg);
+	qsort_r(order, fg->nr_names, sizeof(*order), fg__cmp_names, fg);
 	for (i = 0; i < fg->nr_names; i++) {
 		rank[order[i]] = (uint32_t)i;
 		names[i] = fg->names[order[i]];
@@ -556,14 +552,14 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 
 	if (textbuf_reserve(&r->tb, 3 * len + 8))
 		return -ENOMEM;
-	clen = utf8_clean(name, len, r->tb.buf, &ncp);
+	clen = fg__utf8_clean(name, len, r->tb.buf, &ncp);
 
 	fputs("<g fg:x=\"", r->out);
 	put_u64(r->out, f->start);
 	fputs("\" fg:w=\"", r->out);
 	put_u64(r->out, width);
 	fputs("\"><title>", r->out);
-	put_escaped(r->out, r->tb.buf, clen);
+	fg__put_xml_escaped(r->out, r->tb.buf, clen);
 	fputs(" (", r->out);
 	fputs(fmt_count(cnt, width, o->factor), r->out);
 	fputc(' ', r->out);
@@ -601,10 +597,10 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 	chars = (size_t)((x2 - x1) / (o->fontsize * o->fontwidth));
 	if (chars >= 3) {
 		if (ncp <= chars) {
-			put_escaped(r->out, r->tb.buf, clen);
+			fg__put_xml_escaped(r->out, r->tb.buf, clen);
 		} else {
 			keep = utf8_prefix(r->tb.buf, clen, chars - 2);
-			put_escaped(r->out, r->tb.buf, keep);
+			fg__put_xml_escaped(r->out, r->tb.buf, keep);
 			fputs("..", r->out);
 		}
 	}
@@ -670,7 +666,7 @@ static int put_comment_text(FILE *out, struct textbuf *t, const char *s)
 
 	if (textbuf_reserve(t, 3 * len + 1))
 		return -ENOMEM;
-	n = utf8_clean(s, len, t->buf, &ncp);
+	n = fg__utf8_clean(s, len, t->buf, &ncp);
 	for (i = 0; i < n; i++) {
 		fputc(t->buf[i], out);
 		if (t->buf[i] == '-' && (i + 1 == n || t->buf[i + 1] == '-'))

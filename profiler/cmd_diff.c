@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* profiler: `scorch diff`, what changed between two profiles (two-count folded, SVG, top report).
- */
+/* profiler: `scorch diff`, what changed between two profiles (two-count folded, SVG, HTML,
+ * top report). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,9 +13,10 @@
 #include "cmds.h"
 
 enum diff_format {
-	DIFF_AUTO = 0, /* by the output's name: *.svg is SVG, anything else folded */
+	DIFF_AUTO = 0, /* by the output's name: *.svg SVG, *.html HTML, anything else folded */
 	DIFF_FOLDED,
 	DIFF_SVG,
+	DIFF_HTML,
 };
 
 struct diff_cmd_opts {
@@ -37,20 +38,24 @@ enum {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: scorch diff [options] BEFORE AFTER [-o OUT.svg|OUT.folded] [--top N]\n"
+		"usage: scorch diff [options] BEFORE AFTER [-o OUT.svg|OUT.html|OUT.folded]\n"
+		"                   [--top N]\n"
 		"\n"
 		"Compares two folded profiles (plain, gzip or zstd) stack by stack.\n"
 		"  -o FILE.svg   a differential flame graph: widths from AFTER, each frame red\n"
 		"                where its total count grew, blue where it shrank, white where\n"
 		"                unchanged, deeper for larger changes; titles give both counts,\n"
 		"                the delta and the delta %%\n"
+		"  -o FILE.html  the same colours in the profile viewer page, whose function\n"
+		"                table gives self and total before, after and their change,\n"
+		"                sorted by the change of self\n"
 		"  -o FILE       (any other name, or none) two-count folded lines\n"
 		"                \"stack BEFORE AFTER\", 0 where a stack is missing, sorted\n"
 		"                (difffolded.pl's format: flamegraph.pl and 'scorch flamegraph'\n"
 		"                render it)\n"
 		"\n"
 		"  -o, --output FILE   write to FILE, atomically (default: stdout)\n"
-		"      --format F      svg or folded, whatever the output's name\n"
+		"      --format F      svg, html or folded, whatever the output's name\n"
 		"  -n, --normalize     scale BEFORE to AFTER's total (exact in the SVG and the\n"
 		"                      report; rounded to integers in folded output)\n"
 		"  -s, --strip-hex     replace hex addresses (0x...) so unsymbolized frames of\n"
@@ -61,8 +66,8 @@ static void usage(FILE *out)
 		"  -v, --verbose       more messages\n"
 		"  -h, --help          this help\n"
 		"\n"
-		"flame graph options (for SVG output; --negate draws widths from BEFORE so\n"
-		"vanished code is visible, --self colours by self-count change as\n"
+		"flame graph options (for SVG and HTML output; --negate draws widths from\n"
+		"BEFORE so vanished code is visible, --self colours by self-count change as\n"
 		"flamegraph.pl does):\n");
 	flamegraph__print_options_help(out);
 	fprintf(out,
@@ -76,6 +81,7 @@ static void usage(FILE *out)
 		"examples:\n"
 		"  scorch diff before.folded after.folded -o diff.svg\n"
 		"  scorch diff before.folded after.folded -o diff.folded\n"
+		"  scorch diff before.folded after.folded -o diff.html\n"
 		"  scorch flamegraph diff.folded -o diff.svg\n"
 		"  scorch diff -n before.folded.zst after.folded.gz --top 20\n"
 		"  scorch diff --negate before.folded after.folded -o vanished.svg\n");
@@ -128,11 +134,13 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, bool *help
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "svg")) {
 				o->format = DIFF_SVG;
+			} else if (!strcmp(optarg, "html")) {
+				o->format = DIFF_HTML;
 			} else if (!strcmp(optarg, "folded")) {
 				o->format = DIFF_FOLDED;
 			} else {
 				pr_err("diff: invalid --format '%s'\n", optarg);
-				pr_hint("use svg or folded\n");
+				pr_hint("use svg, html or folded\n");
 				err = -EINVAL;
 				goto cleanup;
 			}
@@ -171,8 +179,13 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, bool *help
 	if (o->format == DIFF_AUTO) {
 		size_t len = o->output ? strlen(o->output) : 0;
 
-		o->format = len >= 4 && !strcasecmp(o->output + len - 4, ".svg") ? DIFF_SVG
-										 : DIFF_FOLDED;
+		if (len >= 4 && !strcasecmp(o->output + len - 4, ".svg"))
+			o->format = DIFF_SVG;
+		else if ((len >= 5 && !strcasecmp(o->output + len - 5, ".html")) ||
+			 (len >= 4 && !strcasecmp(o->output + len - 4, ".htm")))
+			o->format = DIFF_HTML;
+		else
+			o->format = DIFF_FOLDED;
 	}
 cleanup:
 	free(longopts);
@@ -195,7 +208,7 @@ cleanup:
 	return err;
 }
 
-static int write_svg(const struct diff_cmd_opts *o, const struct folded_diff *d, FILE *out)
+static int write_graph(const struct diff_cmd_opts *o, const struct folded_diff *d, FILE *out)
 {
 	struct flamegraph *fg = flamegraph__new(&o->fg);
 	int err;
@@ -205,7 +218,13 @@ static int write_svg(const struct diff_cmd_opts *o, const struct folded_diff *d,
 		return -ENOMEM;
 	}
 	err = flamegraph__add_diff(fg, d);
-	if (!err)
+	if (!err && o->format == DIFF_HTML)
+		err = flamegraph__write_html(
+			fg,
+			&(struct flamegraph_html_opts){.sz = sizeof(struct flamegraph_html_opts),
+						       .name = o->output},
+			out);
+	else if (!err)
 		err = flamegraph__write_svg(fg, out);
 	if (err == -ENODATA)
 		pr_err("diff: nothing to draw: every stack of %s is zero%s\n",
@@ -279,8 +298,8 @@ static int diff_main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	opened = true;
-	if (o.format == DIFF_SVG)
-		err = write_svg(&o, d, out.fp);
+	if (o.format == DIFF_SVG || o.format == DIFF_HTML)
+		err = write_graph(&o, d, out.fp);
 	else
 		err = folded_diff__write(d, out.fp);
 	if (err && err != -ENODATA)

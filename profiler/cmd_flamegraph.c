@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG. */
+/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG or HTML page. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -13,8 +14,10 @@
 
 struct fg_cmd_opts {
 	const char *output;	   /* NULL: stdout */
-	enum export_format format; /* EXPORT_NONE: SVG */
+	enum export_format format; /* EXPORT_NONE: SVG or HTML */
+	bool html;		   /* with EXPORT_NONE: the HTML page */
 	bool format_set;
+	bool intervals; /* each FILE one interval of the page's timeline */
 	struct flamegraph_opts fg;
 	int verbose;
 };
@@ -22,28 +25,34 @@ struct fg_cmd_opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: scorch flamegraph [options] [FILE...] [-o OUT.svg]\n"
+		"usage: scorch flamegraph [options] [FILE...] [-o OUT.svg|OUT.html]\n"
 		"\n"
 		"Renders folded stacks (\"frame;frame;... COUNT\" lines) as a self-contained,\n"
-		"interactive SVG. Reads standard input when no FILE or \"-\" is given; several\n"
-		"FILEs merge; gzip and zstd files are decompressed on the fly. Options have\n"
-		"flamegraph.pl's names and meanings. Two-count lines (\"stack BEFORE AFTER\",\n"
-		"from scorch diff or difffolded.pl) draw a differential graph: widths from\n"
-		"AFTER (--negate: BEFORE), red where a frame's total grew, blue where it shrank\n"
-		"(--self: by self counts).\n"
+		"interactive SVG or HTML page. Reads standard input when no FILE or \"-\" is\n"
+		"given; several FILEs merge; gzip and zstd files are decompressed on the fly.\n"
+		"Options have flamegraph.pl's names and meanings. Two-count lines (\"stack\n"
+		"BEFORE AFTER\", from scorch diff or difffolded.pl) draw a differential graph:\n"
+		"widths from AFTER (--negate: BEFORE), red where a frame's total grew, blue\n"
+		"where it shrank (--self: by self counts).\n"
 		"\n"
 		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout);\n"
+		"                      FILE.html: a profile viewer page (flame graph,\n"
+		"                      icicle, function table, sandwich, search; one file,\n"
+		"                      no network access),\n"
 		"                      FILE.pb.gz or FILE.pb: pprof (gzipped profile.proto),\n"
 		"                      FILE.json: speedscope; each frame a function, no\n"
 		"                      addresses or mappings (flame graph options ignored)\n"
-		"      --format FMT    svg, pprof or speedscope, whatever -o's name says\n"
+		"      --format FMT    svg, html, pprof or speedscope, whatever -o's name says\n"
+		"      --intervals     each FILE is one interval, in order, of the HTML\n"
+		"                      page's timeline (e.g. record --interval's numbered\n"
+		"                      folded files)\n"
 		"  -v, --verbose       more messages\n"
 		"  -h, --help          this help\n");
 	flamegraph__print_options_help(out);
 	fprintf(out,
 		"\n"
 		"exit status: 0 success, 1 error (including input with no stack counts:\n"
-		"an SVG saying so is still written), 2 usage error\n"
+		"an SVG or page saying so is still written), 2 usage error\n"
 		"\n"
 		"examples:\n"
 		"  scorch flamegraph cpu.folded -o cpu.svg\n"
@@ -52,9 +61,19 @@ static void usage(FILE *out)
 		"  scorch flamegraph cpu.folded.zst -o cpu.svg\n"
 		"  scorch flamegraph cpu.folded -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
 		"  scorch flamegraph cpu.folded -o cpu.json     # speedscope\n"
+		"  scorch flamegraph cpu.folded -o cpu.html     # open in a browser\n"
+		"  scorch flamegraph --intervals cpu-0*.folded -o timeline.html\n"
 		"  scorch diff before.folded after.folded | scorch flamegraph > diff.svg\n"
 		"  scorch flamegraph --colors java --minwidth 0.5%% --title 'at 30 s' j.folded "
 		"-o j.svg\n");
+}
+
+static bool is_html(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	return (n > 5 && !strcasecmp(path + n - 5, ".html")) ||
+	       (n > 4 && !strcasecmp(path + n - 4, ".htm"));
 }
 
 /* 0 (*help set when --help was given), -EINVAL after a usage error, -ENOMEM. */
@@ -68,6 +87,7 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"format", required_argument, NULL, 'f'},
+		{"intervals", no_argument, NULL, 'I'},
 		{NULL, 0, NULL, 0},
 	};
 	const struct option *const tables[] = { own, flamegraph_long_options };
@@ -88,7 +108,8 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 			break;
 		case 'f':
 			o->format_set = true;
-			if (!strcmp(optarg, "svg")) {
+			o->html = !strcmp(optarg, "html");
+			if (!strcmp(optarg, "svg") || o->html) {
 				o->format = EXPORT_NONE;
 			} else if (!strcmp(optarg, "pprof")) {
 				o->format = EXPORT_PPROF;
@@ -96,10 +117,13 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 				o->format = EXPORT_SPEEDSCOPE;
 			} else {
 				pr_err("flamegraph: unknown --format '%s'\n", optarg);
-				pr_hint("use --format svg, pprof or speedscope\n");
+				pr_hint("use --format svg, html, pprof or speedscope\n");
 				err = -EINVAL;
 				goto cleanup;
 			}
+			break;
+		case 'I':
+			o->intervals = true;
 			break;
 		case 'h':
 			*help = true;
@@ -116,8 +140,15 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 				goto cleanup;
 		}
 	}
-	if (!err && !o->format_set)
+	if (!err && !o->format_set) {
 		o->format = export__format_of(o->output);
+		o->html = o->format == EXPORT_NONE && is_html(o->output);
+	}
+	if (!err && o->intervals && !o->html) {
+		pr_err("flamegraph: --intervals makes a timeline, which only the HTML page has\n");
+		pr_hint("write -o FILE.html, or merge the files without --intervals\n");
+		err = -EINVAL;
+	}
 cleanup:
 	free(longopts);
 	return err;
@@ -224,18 +255,30 @@ int cmd_flamegraph(int argc, char **argv)
 			pr_info("flamegraph: reading folded stacks from standard input\n");
 		err = read_input(fg, "-");
 	}
-	for (i = optind; i < argc && !err; i++)
-		err = read_input(fg, argv[i]);
+	for (i = optind; i < argc && !err; i++) {
+		if (o.intervals)
+			err = flamegraph__set_interval(fg, (unsigned int)(i - optind));
+		if (err == -ERANGE)
+			pr_err("flamegraph: more than %d intervals\n", FG_HTML_MAX_INTERVALS);
+		if (!err)
+			err = read_input(fg, argv[i]);
+	}
 	if (err)
 		goto cleanup;
 
 	err = out__open(&out, o.output);
 	if (err)
 		goto cleanup;
-	err = flamegraph__write_svg(fg, out.fp);
+	if (o.html) {
+		struct flamegraph_html_opts ho = {.sz = sizeof(ho), .name = o.output};
+
+		err = flamegraph__write_html(fg, &ho, out.fp);
+	} else {
+		err = flamegraph__write_svg(fg, out.fp);
+	}
 	if (err == -ENODATA) {
 		pr_err("flamegraph: no stack counts found in the input\n");
-		/* the SVG saying so is still written, as flamegraph.pl does */
+		/* the SVG (or page) saying so is still written, as flamegraph.pl does */
 		err = out__close(&out, true) ?: -ENODATA;
 		goto cleanup;
 	}

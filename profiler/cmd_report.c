@@ -25,7 +25,7 @@ struct report_opts {
 	struct outputs *outs; /* -o (repeatable), --format */
 	struct symbolizer_opts names; /* --lines, ..., --symfs, --debug-root */
 	bool quiet;
-	bool svg;
+	bool graph; /* an SVG or HTML page among the outputs */
 	struct flamegraph_opts fg;
 };
 
@@ -91,10 +91,10 @@ static void usage(FILE *out)
 		"options:\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
 		"                             repeatable; the format by the name: .svg flame\n"
-		"                             graph, .pb.gz or .pb pprof, .json speedscope,\n"
-		"                             anything else folded stacks\n"
-		"      --format FMT           folded, svg, pprof or speedscope for a single -o\n"
-		"                             (or standard output), whatever its name\n"
+		"                             graph, .html profile viewer, .pb.gz or .pb pprof,\n"
+		"                             .json speedscope, anything else folded stacks\n"
+		"      --format FMT           folded, svg, html, pprof or speedscope for a\n"
+		"                             single -o (or standard output), whatever its name\n"
 		"      --symfs DIR            look for the binaries under DIR first "
 		"(DIR/usr/bin/x\n"
 		"                             for /usr/bin/x); symlinks stay inside DIR\n"
@@ -110,7 +110,7 @@ static void usage(FILE *out)
 		"                             file was found)\n"
 		"  -h, --help                 this help\n"
 		"\n"
-		"With an SVG output these options of 'scorch flamegraph' apply:\n");
+		"With an SVG or HTML output these options of 'scorch flamegraph' apply:\n");
 	flamegraph__print_options_help(out);
 	fprintf(out,
 		"\n"
@@ -229,9 +229,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 	o->input = argv[optind];
 	if (format && outputs__set_format(o->outs, format))
 		goto cleanup;
-	o->svg = outputs__count(o->outs, "svg") > 0;
-	if (fg_opts && !o->svg) {
-		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
+	o->graph = outputs__count(o->outs, "svg") + outputs__count(o->outs, "html") > 0;
+	if (fg_opts && !o->graph) {
+		pr_err("flame graph options need an SVG or HTML output (-o FILE.svg, FILE.html)\n");
 		goto cleanup;
 	}
 	err = 0;
@@ -714,7 +714,7 @@ static int report_run(struct report *r)
 			err = load(r, data, len);
 		if (err)
 			goto cleanup;
-		if (o->svg)
+		if (o->graph)
 			fold__svg_defaults(r->fold.mode, &o->fg);
 		d.folded = r->fold.folded;
 		err = outputs__write(o->outs, &d);

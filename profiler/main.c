@@ -14,12 +14,12 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "record", cmd_record, "sample stacks with BPF; write folded stacks, SVG, pprof or speedscope" },
-	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG flame graph" },
+	{ "record", cmd_record, "sample stacks with BPF; write folded, SVG, HTML, pprof or speedscope" },
+	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG or HTML flame graph" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
-	{ "report", cmd_report, "name the frames of a capture (record -o x.scorch): folded or SVG" },
+	{ "report", cmd_report, "name the frames of a capture (record -o x.scorch): folded, SVG, HTML" },
 	{ "check", cmd_check, "diagnose the host: what recording needs, what works, hints" },
 };
 

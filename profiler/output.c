@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* profiler: the outputs of a recording (-o, repeatable): formats by name, numbered files
- * per --interval, and the pprof/speedscope profile built next to the folded stacks. */
+ * per --interval (one HTML page with a timeline), and the pprof/speedscope profile built
+ * next to the folded stacks. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -39,6 +40,44 @@ static int write_svg(const struct output_data *d, FILE *fp)
 	return err;
 }
 
+/*
+ * One page of the whole recording: with --interval, @acc (owned by the output)
+ * holds every interval so far, each its own slice of the timeline, and the page
+ * is written again at each interval. Without, @acc is NULL.
+ */
+static int write_html(const struct output_data *d, FILE *fp, struct flamegraph **acc,
+		      unsigned int seq, double seconds)
+{
+	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds, .name = d->name};
+	struct flamegraph *fg = acc ? *acc : NULL;
+	int err;
+
+	if (!fg) {
+		fg = flamegraph__new(d->fg);
+		if (!fg)
+			return -ENOMEM;
+		if (acc)
+			*acc = fg;
+	}
+	err = acc ? flamegraph__set_interval(fg, seq - 1) : 0;
+	if (err == -ERANGE) {
+		pr_err("%s: more than %d intervals: the page's timeline holds no more\n", d->name,
+		       FG_HTML_MAX_INTERVALS);
+		pr_hint("use a longer --interval\n");
+	}
+	if (!err)
+		err = flamegraph__add_folded(fg, d->folded);
+	if (!err)
+		err = flamegraph__write_html(fg, &ho, fp);
+	if (!acc)
+		flamegraph__free(fg);
+	if (err == -ENODATA) {
+		pr_warn("no samples: the page says \"No stack counts found\"\n");
+		err = 0;
+	}
+	return err;
+}
+
 static int write_pprof(const struct output_data *d, FILE *fp)
 {
 	return profile__write_pprof(d->prof, fp);
@@ -55,12 +94,14 @@ static int write_speedscope(const struct output_data *d, FILE *fp)
  * from. The folded format is the default for any other name.
  */
 static const char *const exts_svg[] = {".svg", NULL};
+static const char *const exts_html[] = {".html", ".htm", NULL};
 static const char *const exts_pprof[] = {".pb.gz", ".pb", NULL};
 static const char *const exts_speedscope[] = {".json", NULL};
 static const char *const exts_folded[] = {".folded", ".txt", NULL};
 
 static const struct output_format formats[] = {
 	{.name = "svg", .exts = exts_svg, .write = write_svg},
+	{.name = "html", .exts = exts_html, .whole = true}, /* write_html() */
 	{.name = "pprof", .exts = exts_pprof, .needs_profile = true, .write = write_pprof},
 	{.name = "speedscope",
 	 .exts = exts_speedscope,
@@ -96,7 +137,7 @@ static const struct output_format *format_of(const char *path, size_t *ext_len)
 
 const char *outputs__format_names(void)
 {
-	return "folded, svg, pprof or speedscope";
+	return "folded, svg, html, pprof or speedscope";
 }
 
 /* ---- the set of outputs ---- */
@@ -106,6 +147,7 @@ struct output {
 	const struct output_format *fmt;
 	struct out_file out;
 	char *cur; /* the file open now (numbered with --interval) */
+	struct flamegraph *acc; /* html with --interval: every interval so far */
 	bool open;
 };
 
@@ -140,6 +182,7 @@ void outputs__free(struct outputs *o)
 		if (o->v[i].open)
 			out__close(&o->v[i].out, false);
 		free(o->v[i].cur);
+		flamegraph__free(o->v[i].acc);
 	}
 	free(o->v);
 	profile__free(o->prof);
@@ -247,7 +290,8 @@ static int open_one(struct outputs *o, struct output *out)
 	free(out->cur);
 	out->cur = NULL;
 	if (out->path) {
-		out->cur = o->opts.interval ? numbered(out->path, o->seq) : strdup(out->path);
+		out->cur = o->opts.interval && !out->fmt->whole ? numbered(out->path, o->seq)
+								: strdup(out->path);
 		if (!out->cur)
 			return -ENOMEM;
 	}
@@ -322,7 +366,11 @@ int outputs__write(struct outputs *o, struct output_data *d)
 		if (!out->open)
 			continue;
 		d->name = out->cur;
-		e = out->fmt->write(d, out->out.fp);
+		if (out->fmt->whole)
+			e = write_html(d, out->out.fp, o->opts.interval ? &out->acc : NULL, o->seq,
+				       o->opts.seconds);
+		else
+			e = out->fmt->write(d, out->out.fp);
 		if (e)
 			e = out__fail(&out->out, e);
 		e = out__close(&out->out, !e) ?: e;
@@ -364,7 +412,8 @@ void outputs__describe(const struct outputs *o, char *buf, size_t size)
 		if (!out->path)
 			n = snprintf(buf + at, size - at, "%s%s%s to standard output", sep,
 				     out->fmt->name, strcmp(out->fmt->name, "folded") ? "" : " stacks");
-		else if (o->opts.interval && o->seq > 1 && (first = numbered(out->path, 1)))
+		else if (o->opts.interval && o->seq > 1 && !out->fmt->whole &&
+			 (first = numbered(out->path, 1)))
 			n = snprintf(buf + at, size - at, "%s%s ... %s", sep, first,
 				     out->cur ? out->cur : out->path);
 		else

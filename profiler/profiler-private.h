@@ -765,6 +765,7 @@ struct output_format {
 	const char *name;
 	const char *const *exts;
 	bool needs_profile; /* written from the profile, which is then built */
+	bool whole;	    /* html: one file for every interval, not numbered (write NULL) */
 	int (*write)(const struct output_data *d, FILE *fp);
 };
 
@@ -779,15 +780,18 @@ struct outputs_opts {
 	enum outputs_kind kind;
 	long freq;	    /* samples per second (cpu) */
 	bool interval;	    /* files numbered per interval: cpu-0001.svg, ... */
+	double seconds;	    /* --interval's length (the HTML page's timeline) */
 	bool lines;	    /* frame names carry " (file:line)" (record --lines) */
 	bool inline_frames; /* inline chains are symbolized */
 };
 
 /*
  * The outputs of a recording, one per -o (none: standard output, folded). Formats by
- * file name (.svg, .pb.gz/.pb, .json; anything else folded) or --format for a single
- * output. Every file is opened by outputs__open() before sampling starts (errors
- * early) and written atomically by outputs__write().
+ * file name (.svg, .html/.htm, .pb.gz/.pb, .json; anything else folded) or --format for
+ * a single output. With --interval every format but HTML is written to numbered files,
+ * one per interval; an HTML page is one file holding every interval so far (a timeline),
+ * written again at each interval. Every file is opened by outputs__open() before sampling starts
+ * (errors early) and written atomically by outputs__write().
  */
 struct outputs;
 struct outputs *outputs__new(void);

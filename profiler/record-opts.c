@@ -61,16 +61,21 @@ void record_opts__usage(FILE *out)
 		"                             and owner (new ones: 0666 minus the umask);\n"
 		"                             repeatable, one recording written in several\n"
 		"                             formats, chosen by the name: .svg flame graph,\n"
+		"                             .html profile viewer (flame graph, icicle,\n"
+		"                             function table, sandwich, search; one file),\n"
 		"                             .pb.gz or .pb pprof (gzipped profile.proto, for\n"
 		"                             go tool pprof), .json speedscope, .scorch a\n"
 		"                             capture (below), anything else folded stacks\n"
-		"      --format FMT           folded, svg, pprof, speedscope or capture for a\n"
-		"                             single -o (or standard output), whatever its name\n"
+		"      --format FMT           folded, svg, html, pprof, speedscope or capture\n"
+		"                             for a single -o (or standard output), whatever\n"
+		"                             its name\n"
 		"      --interval SECONDS     write every output every SECONDS (decimals\n"
 		"                             allowed) to numbered files, cpu.svg ->\n"
 		"                             cpu-0001.svg, cpu-0002.svg ...; each holds that\n"
 		"                             interval only; the last, partial one included\n"
-		"                             (not for captures)\n"
+		"                             (not for captures); an .html page is one file\n"
+		"                             of every interval so far, with a timeline\n"
+		"                             whose brush restricts every view\n"
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.2 KiB each with its count (default:\n"
 		"                             frequency x duration x CPUs within 4096..65536;\n"
@@ -133,8 +138,8 @@ void record_opts__usage(FILE *out)
 		"user frames are named later by 'scorch report FILE.scorch', here or on\n"
 		"another machine that has the binaries (docs/capture-format.md).\n"
 		"\n"
-		"An output ending in .svg is an interactive flame graph; these options of\n"
-		"'scorch flamegraph' (flamegraph.pl's) apply to it:\n",
+		"An output ending in .svg is an interactive flame graph, in .html a profile\n"
+		"viewer; these options of 'scorch flamegraph' (flamegraph.pl's) apply to them:\n",
 		DEFAULT_FREQ, DEFAULT_STACK_SIZE);
 	flamegraph__print_options_help(out);
 	fprintf(out,
@@ -581,7 +586,7 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 		return -EINVAL;
 	o->capture = o->capture_path != NULL;
 	o->named = !o->capture || outputs__count(o->outs, NULL) > 0;
-	o->svg = outputs__count(o->outs, "svg") > 0;
+	o->graph = outputs__count(o->outs, "svg") + outputs__count(o->outs, "html") > 0;
 	if (o->capture && !strcmp(o->capture_path, "-") && isatty(STDOUT_FILENO)) {
 		pr_err("a capture is binary: not written to a terminal\n");
 		pr_hint("give a file, e.g. -o profile.scorch\n");
@@ -593,9 +598,10 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 		pr_hint("give one of them a file: -o FILE\n");
 		return -EINVAL;
 	}
-	if (ps->fg_opts && !o->svg) {
-		pr_err("flame graph options need an SVG output (-o FILE.svg)\n");
-		pr_hint("add -o FILE.svg, or render the folded output with 'scorch flamegraph'\n");
+	if (ps->fg_opts && !o->graph) {
+		pr_err("flame graph options need an SVG or HTML output (-o FILE.svg, FILE.html)\n");
+		pr_hint("add -o FILE.svg or -o FILE.html, or render the folded output with "
+			"'scorch flamegraph'\n");
 		return -EINVAL;
 	}
 	if (o->interval && o->capture) {

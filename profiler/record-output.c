@@ -187,7 +187,7 @@ static int write_named(struct record *r)
 {
 	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
 
-	if (r->opts.svg)
+	if (r->opts.graph)
 		fold__svg_defaults(r->opts.mode, &r->opts.fg);
 	return outputs__write(r->opts.outs, &d);
 }

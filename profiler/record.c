@@ -289,6 +289,7 @@ static int record_open(struct record *r)
 							 : OUTPUTS_WALL,
 			.freq = o->freq,
 			.interval = o->interval > 0,
+			.seconds = o->interval,
 			.lines = o->names.lines,
 			.inline_frames = !o->names.no_inline,
 		};

@@ -74,9 +74,9 @@ struct record_opts {
 	long stack_size;
 	bool timing;	/* --timing: print how long start-up and the end take */
 	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */
-	bool svg;	/* an SVG among the outputs */
+	bool graph;	/* an SVG or HTML page among the outputs */
 	bool capture;	/* a capture (capture_path) */
-	bool named;	/* the named outputs (folded, SVG, pprof, speedscope): any at all */
+	bool named;	/* the named outputs (folded, SVG, HTML, pprof, speedscope): any */
 	struct flamegraph_opts fg;
 };
 

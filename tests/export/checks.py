@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Shared checks of scorch's exports: speedscope JSON against the schema's required
-fields, and `go tool pprof -top` parsed into rows (run with a private HOME/GOCACHE)."""
+fields, `go tool pprof -top` parsed into rows (run with a private HOME/GOCACHE), and
+the HTML page's embedded profile decoded (DESIGN.md, "HTML page")."""
+import base64
+import gzip
 import json
 import os
 import re
@@ -72,6 +75,54 @@ def speedscope_shares(doc, profile_filter=None):
             for name in {frames[i]["name"] for i in s}:
                 incl[name] = incl.get(name, 0) + w
     return incl, total
+
+
+def load_html(path):
+    """Decodes the HTML page @path: returns (meta, nodes, intervals) where nodes are
+    (depth, name, self) in preorder, the root first, and intervals a list, per
+    interval, of {node index: self count} (empty without intervals)."""
+    with open(path, "rb") as f:
+        page = f.read().decode("utf-8")
+    m = re.search(r'<script type="application/json" id="scorch-meta">(.*?)</script>', page, re.S)
+    t = re.search(r'id="scorch-tree" data-encoding="gzip\+base64">(.*?)</script>', page, re.S)
+    check(m and t, f"{path}: no embedded profile")
+    meta = json.loads(m.group(1))
+    buf, pos = gzip.decompress(base64.b64decode(t.group(1))), 0
+
+    def nxt():
+        nonlocal pos
+        v = shift = 0
+        while True:
+            check(pos < len(buf), f"{path}: the tree is truncated")
+            b = buf[pos]
+            pos += 1
+            v |= (b & 127) << shift
+            shift += 7
+            if not b & 128:
+                return v
+
+    check(nxt() == 1, f"{path}: tree format version")
+    diff, n, nint, nnames = nxt() & 1, nxt(), nxt(), nxt()
+    check(nnames == len(meta["names"]), f"{path}: names and tree disagree")
+    for _ in range(nnames):
+        nxt()
+    nodes, prev = [(0, -1, 0)], 0
+    for _ in range(n - 1):
+        depth = prev + 1 - nxt()
+        name, self = nxt(), nxt()
+        if diff:
+            nxt()
+        nodes.append((depth, name, self))
+        prev = depth
+    intervals = []
+    for _ in range(nint):
+        node, slices = -1, {}
+        for _ in range(nxt()):
+            node += nxt()
+            slices[node] = nxt()
+        intervals.append(slices)
+    check(pos == len(buf), f"{path}: trailing data after the tree")
+    return meta, nodes, intervals
 
 
 def go_pprof():

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/flamegraph: libFuzzer target for the folded reader (plain, gzip and zstd streams
- * through folded_input__open()), the SVG writer and the diff. The input after its first
+ * through folded_input__open()), the SVG and HTML writers and the diff. The input after its first
  * byte is a file (held in a memfd); the first byte picks what reads it and the options:
- *   bits 0-1  0, 1: flamegraph__read() then the SVG; 2: the diff of the file with itself
- *             read twice (folded_diff), its text, top report and SVG; 3: both
+ *   bits 0-1  0, 1: flamegraph__read() then the HTML page and the SVG; 2: the diff of
+ *             the file with itself read twice (folded_diff), its text, top report,
+ *             HTML page and SVG; 3: both
  *   bit 2     reverse (graph) / normalize (diff)
  *   bit 3     inverted (graph) / strip_hex (diff)
  *   bit 4     flamechart
@@ -48,6 +49,7 @@ static void graph(const char *path, uint8_t sel)
 		goto cleanup;
 	if (flamegraph__read(fg, in, "fuzz") || ferror(in))
 		goto cleanup;
+	flamegraph__write_html(fg, NULL, sink());
 	flamegraph__write_svg(fg, sink());
 cleanup:
 	if (in)
@@ -78,8 +80,10 @@ static void diff(const char *path, uint8_t sel)
 	folded_diff__write(d, sink());
 	folded_diff__write_top(d, 5, sink());
 	fg = flamegraph__new(NULL);
-	if (fg && !flamegraph__add_diff(fg, d))
+	if (fg && !flamegraph__add_diff(fg, d)) {
+		flamegraph__write_html(fg, NULL, sink());
 		flamegraph__write_svg(fg, sink());
+	}
 cleanup:
 	if (in)
 		fclose(in);

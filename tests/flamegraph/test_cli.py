@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # tests/flamegraph: golden and property tests of `scorch flamegraph` (layout, merge,
-# palettes, annotations, pruning, reverse, inverted, flamechart, escaping, hostile input).
+# palettes, annotations, pruning, reverse, inverted, flamechart, escaping, hostile input)
+# and its HTML page (formats by name, --intervals, decoded with tests/export/checks.py).
 # usage: test_cli.py FG_CLI [--update]   (FG_CLI: the scorch flamegraph command)
 import os
 import re
@@ -518,6 +519,37 @@ def test_empty_and_errors():
     run(["--width", "0"], b"", 2)
     p = run(["--help"], b"", 0)
     assert b"EXAMPLES" in p.stdout.upper() and b"--minwidth" in p.stdout
+
+
+def test_html_output():
+    sys.path.insert(0, os.path.join(HERE, "..", "export"))
+    from checks import load_html
+    with tempfile.TemporaryDirectory() as d:
+        a, b = os.path.join(d, "a.folded"), os.path.join(d, "b.folded")
+        with open(a, "w") as f:
+            f.write("main;x 3\nmain;y 1\n")
+        with open(b, "w") as f:
+            f.write("main;y 5\n")
+        # by the name, .html or .htm, or by --format
+        for args in (["-o", os.path.join(d, "p.html")], ["-o", os.path.join(d, "p.htm")],
+                     ["--format", "html", "-o", os.path.join(d, "p.out")]):
+            run([a] + args)
+            meta, nodes, intervals = load_html(args[-1])
+            assert meta["names"] == ["main", "x", "y"] and not intervals, meta
+            assert nodes == [(0, -1, 0), (1, 0, 0), (2, 1, 3), (2, 2, 1)], nodes
+        # --intervals: one interval per file, in order
+        out = os.path.join(d, "t.html")
+        run(["--intervals", a, b, "-o", out])
+        meta, nodes, intervals = load_html(out)
+        assert nodes == [(0, -1, 0), (1, 0, 0), (2, 1, 3), (2, 2, 6)], nodes
+        assert intervals == [{2: 3, 3: 1}, {3: 5}], intervals
+        p = run(["--intervals", a, b, "-o", os.path.join(d, "t.svg")], b"", 2)
+        assert b"only the HTML page" in p.stderr
+        # no stack counts: the page says so, exit 1
+        p = run(["-o", out], b"", 1)
+        assert b"no stack counts" in p.stderr and load_html(out)[1] == [(0, -1, 0)]
+        # the SVG of the same input is unchanged by the page's existence
+        assert run([a]).stdout.startswith(b"<?xml")
 
 
 def main():

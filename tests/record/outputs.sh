@@ -4,8 +4,8 @@
 # folded, SVG, pprof and speedscope; `go tool pprof -top` must list burn_a first at
 # 50 % (within 3 points) and every format must hold the same samples. --interval on
 # the phases workload (phase_one burns, then execs phase_two) must put phase one in
-# the early files and phase two in the late ones, and the files must add up to the
-# summary. Bad option combinations are usage errors. A program named "jit" keeps its
+# the early files and phase two in the late ones, the files must add up to the
+# summary, and one HTML page must hold every interval with the same samples. Bad option combinations are usage errors. A program named "jit" keeps its
 # symbols; a full file system is reported once, as such, after which the summary follows.
 set -eu
 . "$(dirname "$0")/../lib.sh"
@@ -27,7 +27,7 @@ NOHINT=1 expect 2 "-o $TMP/a.svg is given twice" -- record -o "$TMP/a.svg" -o "$
 expect 2 "needs -o FILE" -- record --interval 1
 expect 2 "needs -o FILE" -- record --interval 1 -o "$TMP/x.svg" -o -
 expect 2 "invalid --interval '0'" -- record --interval 0 -o "$TMP/x.svg"
-NOHINT=1 expect 2 "flame graph options need an SVG output" -- record --title x -o "$TMP/x.pb.gz"
+NOHINT=1 expect 2 "flame graph options need an SVG or HTML output" -- record --title x -o "$TMP/x.pb.gz"
 "$SCORCH" record --help | grep -q -- '--interval SECONDS' || fail "--help lacks --interval"
 # refused while parsing, before anything is recorded
 expect 2 "-o '' names no file" -- record -o '' -- true
@@ -49,7 +49,7 @@ xmllint --noout "$TMP/s.svg" || fail "the SVG is not valid XML"
 python3 - "$CHECKS" "$TMP" <<'EOF' || fail "the outputs disagree with the known split"
 import sys
 sys.path.insert(0, sys.argv[1])
-from checks import CheckError, check, load_speedscope, pprof_top, speedscope_shares
+from checks import CheckError, check, load_html, load_speedscope, pprof_top, speedscope_shares
 d = sys.argv[2]
 try:
     folded = {}
@@ -107,13 +107,14 @@ python3 -c "import sys, json; d = json.load(open(sys.argv[1])); assert d['profil
 
 # --- --interval: phases in order, files add up to the summary ---
 "$SCORCH" record -v -F 499 --interval 0.25 -o "$TMP/ph.folded" -o "$TMP/ph.pb.gz" \
-	-o "$TMP/ph.json" -- "$PHASE_ONE" 800 "$PHASE_TWO" 2>"$TMP/err" ||
+	-o "$TMP/ph.json" -o "$TMP/ph.html" -- "$PHASE_ONE" 800 "$PHASE_TWO" 2>"$TMP/err" ||
 	fail "record --interval failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 ls "$TMP"/ph* | head -n 4
 [ -e "$TMP/ph-0001.folded" ] && [ -e "$TMP/ph-0001.pb.gz" ] && [ -e "$TMP/ph-0001.json" ] ||
 	fail "no numbered files ph-0001.folded/.pb.gz/.json"
 [ ! -e "$TMP/ph.folded" ] || fail "--interval also wrote the unnumbered file"
+[ -e "$TMP/ph.html" ] && [ ! -e "$TMP/ph-0001.html" ] || fail "--interval: not one ph.html page"
 n=$(ls "$TMP"/ph-*.folded | wc -l)
 [ "$(ls "$TMP"/ph-*.pb.gz | wc -l)" -eq "$n" ] && [ "$(ls "$TMP"/ph-*.json | wc -l)" -eq "$n" ] ||
 	fail "not one file per output per interval"
@@ -138,10 +139,10 @@ counted=$(sed -n 's/.*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
 if grep -q 'lost: 0 of' "$TMP/err"; then
 	[ "$sum" -eq "$counted" ] || fail "intervals hold $sum samples, the summary counted $counted"
 fi
-python3 - "$CHECKS" "$TMP" "$n" <<'EOF' || fail "interval pprof/speedscope files"
+python3 - "$CHECKS" "$TMP" "$n" <<'EOF' || fail "interval pprof/speedscope/HTML files"
 import sys
 sys.path.insert(0, sys.argv[1])
-from checks import CheckError, check, load_speedscope, pprof_top
+from checks import CheckError, check, load_html, load_speedscope, pprof_top
 d, n = sys.argv[2], int(sys.argv[3])
 try:
     for i in range(1, n + 1):
@@ -152,6 +153,16 @@ try:
         if folded:
             _, out = pprof_top(f"{d}/ph-{i:04d}.pb.gz", ["-sample_index=samples"])
             check(f"of {folded} total" in out, f"interval {i}: pprof != folded {folded}")
+    # the page: one file of every interval, each holding that interval's samples
+    meta, nodes, intervals = load_html(f"{d}/ph.html")
+    check(len(intervals) == n, f"the page has {len(intervals)} intervals, not {n}")
+    check(meta["interval"] == 0.25, f"the page's interval is {meta['interval']}")
+    check(sum(s for _, _, s in nodes) == sum(sum(iv.values()) for iv in intervals),
+          "the page's intervals do not add up to its tree")
+    for i in range(1, n + 1):
+        folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(f"{d}/ph-{i:04d}.folded"))
+        got = sum(intervals[i - 1].values())
+        check(got == folded, f"interval {i}: the page holds {got} samples, folded {folded}")
 except CheckError as e:
     print(f"FAIL: {e}")
     sys.exit(1)

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
-// tests/flamegraph: drives headless Chromium over the DevTools protocol (no npm
-// packages: Node's built-in WebSocket) to check the SVG's zoom, search, details
+// tests/flamegraph: drives headless Chromium over the DevTools protocol (cdp.mjs: no
+// npm packages, Node's built-in WebSocket) to check the SVG's zoom, search, details
 // line and URL state with real mouse and key input.
 // usage: node --experimental-websocket browser_test.mjs FG_CLI
 // Exit 77 (skip) when chromium is missing, unless CI=true.
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findChromium, launch } from "./cdp.mjs";
 
 const cli = process.argv[2];
-const chromium = process.env.CHROMIUM || ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
+const chromium = findChromium();
 const onCI = process.env.CI === "true";
 if (!chromium) {
 	console.error("chromium not found" + (onCI ? " (CI=true: failing)" : ": skipping"));
@@ -56,81 +57,10 @@ function check(cond, what, got) {
 	}
 }
 
-const browser = spawn(chromium, [
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--remote-debugging-port=0", "--user-data-dir=" + join(dir, "profile"),
-	"--window-size=1300,400", "about:blank",
-], { stdio: ["ignore", "ignore", "pipe"], detached: true }); // its own group: see the end
+const s = await launch(chromium, dir, "1300,400");
+const { send, waitEvent, js, load } = s;
+const exceptions = s.exceptions;
 
-const port = await new Promise((resolve, reject) => {
-	let err = "";
-	const t = setTimeout(() => reject(new Error("chromium did not start: " + err)), 30000);
-	browser.stderr.on("data", (d) => {
-		err += d;
-		const m = /DevTools listening on ws:\/\/[^:]+:(\d+)\//.exec(err);
-		if (m) {
-			clearTimeout(t);
-			resolve(m[1]);
-		}
-	});
-	browser.on("exit", (code) => reject(new Error("chromium exited " + code + ": " + err)));
-});
-
-const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-const page = targets.find((t) => t.type === "page");
-const ws = new WebSocket(page.webSocketDebuggerUrl);
-await new Promise((res, rej) => { ws.onopen = res; ws.onerror = rej; });
-
-let nextId = 1;
-const pending = new Map();
-const listeners = [];
-const exceptions = [];
-ws.onmessage = (ev) => {
-	const msg = JSON.parse(ev.data);
-	if (msg.id && pending.has(msg.id)) {
-		const { resolve, reject } = pending.get(msg.id);
-		pending.delete(msg.id);
-		if (msg.error)
-			reject(new Error(JSON.stringify(msg.error)));
-		else
-			resolve(msg.result);
-	} else if (msg.method) {
-		if (msg.method === "Runtime.exceptionThrown")
-			exceptions.push(msg.params.exceptionDetails);
-		for (const l of listeners.slice())
-			l(msg);
-	}
-};
-function send(method, params = {}) {
-	const id = nextId++;
-	ws.send(JSON.stringify({ id, method, params }));
-	return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
-}
-function waitEvent(method, ms = 10000) {
-	return new Promise((resolve, reject) => {
-		const t = setTimeout(() => reject(new Error("timeout waiting for " + method)), ms);
-		const l = (msg) => {
-			if (msg.method === method) {
-				clearTimeout(t);
-				listeners.splice(listeners.indexOf(l), 1);
-				resolve(msg.params);
-			}
-		};
-		listeners.push(l);
-	});
-}
-async function js(expr) {
-	const res = await send("Runtime.evaluate", { expression: expr, returnByValue: true });
-	if (res.exceptionDetails)
-		throw new Error("evaluate failed: " + JSON.stringify(res.exceptionDetails));
-	return res.result.value;
-}
-async function load(url) {
-	const loaded = waitEvent("Page.loadEventFired");
-	await send("Page.navigate", { url });
-	await loaded;
-}
 // The on-screen centre of the frame called @name (and not hidden).
 async function frameCenter(name) {
 	return js(`(() => {
@@ -181,8 +111,6 @@ async function key(code, keyCode, modifiers) {
 
 const url = "file://" + svgPath;
 try {
-	await send("Page.enable");
-	await send("Runtime.enable");
 	await load(url);
 
 	// hover: details line and tooltip text
@@ -264,16 +192,7 @@ try {
 	failures++;
 	console.log("FAIL " + e.stack);
 } finally {
-	ws.close();
-	const exited = new Promise((res) => (browser.exitCode !== null ? res() : browser.on("exit", res)));
-	// chromium and its helper processes (its process group), which would otherwise go on
-	// writing the profile after it is removed
-	try {
-		process.kill(-browser.pid, "SIGKILL");
-	} catch (e) {
-		browser.kill("SIGKILL");
-	}
-	await exited;
+	await s.close();
 	try {
 		rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	} catch (e) {

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+// tests/flamegraph: the HTML profile viewer in headless Chromium, driven over the
+// DevTools protocol (cdp.mjs) with real mouse and key input: search, zoom, views,
+// table, sandwich, the timeline's brush, a diff, and a profile of hostile names
+// (no dialog, no request, no console error). Screenshots are kept in ARTIFACTS.
+// usage: node --experimental-websocket html_test.mjs SCORCH ARTIFACTS
+// Exit 77 (skip) when chromium is missing, unless CI=true.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { findChromium, launch } from "./cdp.mjs";
+
+const [scorch, artifacts] = process.argv.slice(2);
+const chromium = findChromium();
+const onCI = process.env.CI === "true";
+if (!chromium) {
+	console.error("chromium not found" + (onCI ? " (CI=true: failing)" : ": skipping"));
+	process.exit(onCI ? 1 : 77);
+}
+if (typeof WebSocket === "undefined") {
+	console.error("this node has no WebSocket: run with --experimental-websocket (node >= 20.10)");
+	process.exit(1);
+}
+mkdirSync(artifacts, { recursive: true });
+const dir = mkdtempSync(join(tmpdir(), "fg-html-"));
+
+function run(args, input) {
+	const r = spawnSync(scorch, args, { input });
+	if (r.status !== 0)
+		throw new Error("scorch " + args.join(" ") + " failed: " + r.stderr);
+}
+function folded(name, lines) {
+	const p = join(dir, name);
+	writeFileSync(p, Buffer.from(lines.join("\n") + "\n", "latin1"));
+	return p;
+}
+
+// main = foo (15, of which bar 10) + baz (3); java 9; total 27
+const basic = folded("basic.folded", ["main;foo;bar 10", "main;foo 5", "main;baz 3", "java;Thread.run 3",
+	"java;Thread.run.lambda;b 2", "java;Thread.run;a 4"]);
+run(["flamegraph", basic, "-o", join(dir, "basic.html")]);
+// rec is recursive: its total counts once per stack (4 + 2 + 1), self 2 + 1
+const rec = folded("rec.folded", ["main;rec;rec;leaf 4", "main;rec 2", "other;rec 1", "main;leaf 3"]);
+run(["flamegraph", rec, "-o", join(dir, "rec.html")]);
+// three intervals: 5, 8, 2
+const iv = [folded("i1.folded", ["main;a 5"]), folded("i2.folded", ["main;b 7", "main;a 1"]),
+	folded("i3.folded", ["main;c 2"])];
+run(["flamegraph", "--intervals", ...iv, "-o", join(dir, "timeline.html")]);
+// diff: b grew by 10, x shrank by 6, c vanished, d is new
+const beforeF = folded("before.folded", ["main;a;x 10", "main;b 5", "main;c 3"]);
+const afterF = folded("after.folded", ["main;a;x 4", "main;b 15", "main;d 3"]);
+run(["diff", beforeF, afterF, "-o", join(dir, "diff.html")]);
+// names a profiled program may choose
+const hostile = folded("hostile.folded", [
+	"main;<img src=x onerror=alert(1)> 5", "main;</script><script>alert(2)</script> 4",
+	"main;<svg onload=alert(3)>;javascript:alert(4) 3", "main;\" onmouseover=\"alert(5) 2",
+	"main;bad\xff\xfe\u00e2\u0080\u00ae;n\x00ul 2", "main;{{constructor.constructor('alert(6)')()}} 1",
+	"__proto__;toString;hasOwnProperty 2",
+]);
+run(["flamegraph", hostile, "-o", join(dir, "hostile.html")]);
+
+let failures = 0;
+function check(cond, what, got) {
+	if (cond) {
+		console.log("ok   " + what);
+	} else {
+		failures++;
+		console.log("FAIL " + what + (got === undefined ? "" : ": got " + JSON.stringify(got)));
+	}
+}
+
+const s = await launch(chromium, dir, "1300,800");
+const text = (id) => s.js(`document.getElementById(${JSON.stringify(id)}).textContent`);
+const state = () => s.js("({ view: scorch.view, zoomed: scorch.zoomed, range: scorch.range, sandwich: scorch.sandwich, total: scorch.total })");
+const frame = (name, which) => s.js(`scorch.frameCenter(${JSON.stringify(name)}, ${JSON.stringify(which || "main")})`);
+const tableRows = () => s.js(`[...document.querySelectorAll("#fn-body tr")].map((tr) =>
+	[...tr.children].map((td) => td.textContent))`);
+async function open(name, query = "") {
+	await s.load("file://" + join(dir, name) + query);
+	await s.until("document.body.dataset.ready !== undefined");
+	check(await s.js("document.body.dataset.ready") === "1", name + query + ": the page is ready",
+		await text("status"));
+}
+async function shot(name) {
+	await s.screenshot(join(artifacts, name + ".png"));
+}
+async function search(term) {
+	await s.click(await s.js(`(() => { const b = document.getElementById("search").getBoundingClientRect();
+		return { x: b.x + 5, y: b.y + b.height / 2 }; })()`));
+	await s.js(`document.getElementById("search").select()`);
+	await s.type(term);
+	await s.key("Escape"); // leaves the box, so that keys are shortcuts again
+}
+
+try {
+	await open("basic.html");
+	let st = await state();
+	check(st.view === "flame" && st.zoomed === null && st.total === 27, "opens as a flame graph of 27 samples", st);
+	check(await s.js("document.querySelectorAll('script').length") === 3, "three script elements");
+
+	// hover: tooltip and details line
+	const mainAt = await frame("main");
+	check(mainAt !== null, "main is drawn");
+	await s.move(mainAt);
+	check((await text("details")) === "Function: main (18 samples, 66.67%)", "hover fills the details line",
+		await text("details"));
+	const tip = await s.js(`(() => { const t = document.getElementById("tooltip"); return { shown: !t.hidden, text: t.textContent }; })()`);
+	check(tip.shown && tip.text.startsWith("main") && tip.text.includes("Total: 18 samples (66.67%)") &&
+		tip.text.includes("Self: 0 samples (0.00%)"), "tooltip gives total and self", tip);
+	await shot("html-flame");
+
+	// search: 15 + 3 + 4 of 27, nested matches once
+	await search("^(foo|baz|a)$");
+	check((await text("matched")) === "Matched: 81.5%", "search shows the matched share", await text("matched"));
+	check(/[?&]s=%5E%28foo%7Cbaz%7Ca%29%24/.test(await s.js("location.search")), "search kept in the URL",
+		await s.js("location.search"));
+	await search("foo|bar");
+	check((await text("matched")) === "Matched: 55.6%", "nested matches counted once", await text("matched"));
+	await search("foo(");
+	check((await text("matched")) === "Invalid regex" && s.exceptions.length === 0, "an invalid regex is reported",
+		await text("matched"));
+	await search("foo|bar");
+
+	// click zooms: the share is relative to the zoomed frame; breadcrumbs lead back
+	await s.click(await frame("main"));
+	st = await state();
+	check(st.zoomed === "main", "click zooms", st);
+	check((await text("matched")) === "Matched: 83.3%", "matched share relative to the zoom", await text("matched"));
+	check((await text("crumbs")) === "all \u203a main", "breadcrumbs show the path", await text("crumbs"));
+	const fooAt = await frame("foo"), bazAt = await frame("baz");
+	check(fooAt && bazAt && fooAt.x > bazAt.x, "zoomed children drawn in name order", [bazAt, fooAt]);
+	await s.click(await frame("foo"));
+	check((await state()).zoomed === "foo" && (await text("crumbs")) === "all \u203a main \u203a foo",
+		"a second zoom extends the breadcrumbs", await text("crumbs"));
+	await s.key("u");
+	check((await state()).zoomed === "main", "u zooms out one level", await state());
+	await shot("html-zoom");
+	await s.click(await s.js(`(() => { const b = document.querySelector("#crumbs button").getBoundingClientRect();
+		return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`));
+	check((await state()).zoomed === null, "the first breadcrumb resets the zoom", await state());
+
+	// views by key: icicle puts the root at the top
+	await s.key("i");
+	st = await state();
+	const rootY = (await frame("all")).y, leafY = (await frame("bar")).y;
+	check(st.view === "icicle" && rootY < leafY, "i switches to the icicle", { st, rootY, leafY });
+	check(/[?&]view=icicle/.test(await s.js("location.search")), "view kept in the URL");
+	await shot("html-icicle");
+
+	// the table, sorted by self: bar 10, foo 5, a 4, ...
+	await s.key("t");
+	let rows = await tableRows();
+	check((await state()).view === "table" && rows.length === 9, "t shows the table of 9 functions", rows.length);
+	check(JSON.stringify(rows[0]) === JSON.stringify(["bar", "10", "37.04%", "10", "37.04%", ""]), "sorted by self", rows[0]);
+	check(await s.js(`document.querySelector("#fn-body tr.match td").textContent`) === "bar", "matches highlighted in the table");
+	await s.click(await s.js(`(() => { const b = document.querySelector("#fn-head th[data-key=total]").getBoundingClientRect();
+		return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`));
+	rows = await tableRows();
+	check(rows[0][0] === "main" && rows[0][3] === "18", "a click on Total sorts by total", rows[0]);
+	await shot("html-table");
+
+	// a row opens the sandwich of foo: caller main below, callee bar above
+	await s.click(await s.js(`(() => { const td = [...document.querySelectorAll("#fn-body td.name")].find((t) => t.textContent === "foo");
+		const b = td.getBoundingClientRect(); return { x: b.x + 10, y: b.y + b.height / 2 }; })()`));
+	st = await state();
+	check(st.view === "sandwich" && st.sandwich === "foo", "a row opens its sandwich", st);
+	const callers = await s.js("scorch.sandwichRows('callers')"), callees = await s.js("scorch.sandwichRows('callees')");
+	check(JSON.stringify(callers) === JSON.stringify([{ name: "foo", depth: 0, total: 15 }, { name: "main", depth: 1, total: 15 }]),
+		"sandwich callers", callers);
+	check(JSON.stringify(callees) === JSON.stringify([{ name: "foo", depth: 0, total: 15 }, { name: "bar", depth: 1, total: 10 }]),
+		"sandwich callees", callees);
+	check(/[?&]fn=foo/.test(await s.js("location.search")), "sandwich kept in the URL");
+	await shot("html-sandwich");
+	await s.key("Escape");
+	check((await state()).view === "table", "Escape leaves the sandwich", await state());
+
+	// the root-frame (process) filter restricts every view
+	await s.js(`(() => { const sel = document.getElementById("root-filter");
+		sel.value = [...sel.options].find((o) => o.textContent.startsWith("java ")).value;
+		sel.dispatchEvent(new Event("change")); })()`);
+	rows = await tableRows();
+	check((await state()).total === 9 && rows.length === 5 && !rows.some((r) => r[0] === "main"),
+		"the root filter keeps java's stacks only", rows.map((r) => r[0]));
+	check(/[?&]p=java/.test(await s.js("location.search")), "root filter kept in the URL");
+	await open("basic.html", "?p=main&view=table");
+	check((await state()).total === 18 && (await tableRows()).length === 4, "?p= on load", await state());
+
+	// URL parameters on load
+	await open("basic.html", "?s=baz&view=table");
+	check((await state()).view === "table" && (await text("matched")) === "Matched: 11.1%", "?s= and ?view= on load",
+		[await state(), await text("matched")]);
+
+	// recursion: total once per stack, the sandwich merges both callers
+	await open("rec.html", "?view=table");
+	rows = await tableRows();
+	const recRow = rows.find((r) => r[0] === "rec");
+	check(recRow && recRow[1] === "3" && recRow[3] === "7", "recursive function: self 3, total 7", recRow);
+	await open("rec.html", "?fn=rec");
+	const recCallers = await s.js("scorch.sandwichRows('callers')");
+	check(JSON.stringify(recCallers.map((r) => [r.name, r.total])) === JSON.stringify([["rec", 7], ["main", 6], ["other", 1]]),
+		"sandwich of a recursive function", recCallers);
+	const recCallees = await s.js("scorch.sandwichRows('callees')");
+	check(JSON.stringify(recCallees.map((r) => [r.name, r.depth, r.total])) ===
+		JSON.stringify([["rec", 0, 7], ["rec", 1, 4], ["leaf", 2, 4]]), "sandwich callees of a recursive function", recCallees);
+
+	// the timeline: brushing the first interval restricts every view
+	await open("timeline.html");
+	check(await s.js("scorch.intervals") === 3 && !(await s.js("document.getElementById('timeline-box').hidden")),
+		"three intervals: the timeline is shown");
+	const tl = await s.js(`(() => { const b = document.getElementById("timeline").getBoundingClientRect();
+		return { x: b.x, y: b.y + b.height / 2, w: b.width }; })()`);
+	await s.drag({ x: tl.x + tl.w / 6, y: tl.y }, { x: tl.x + tl.w / 6 + 2, y: tl.y });
+	st = await state();
+	check(JSON.stringify(st.range) === "[0,0]" && st.total === 5, "brushing the first interval", st);
+	check(/[?&]t=0-0/.test(await s.js("location.search")), "range kept in the URL");
+	await s.key("t");
+	rows = await tableRows();
+	check(rows.length === 2 && rows[0][0] === "a" && rows[0][1] === "5", "the table follows the range", rows);
+	await shot("html-timeline");
+	await s.drag({ x: tl.x + tl.w / 2, y: tl.y }, { x: tl.x + tl.w - 2, y: tl.y });
+	st = await state();
+	check(JSON.stringify(st.range) === "[1,2]" && st.total === 10, "brushing the last two intervals", st);
+	await open("timeline.html", "?t=1-1&view=flame");
+	check((await state()).total === 8, "?t= on load", await state());
+	await s.send("Input.dispatchMouseEvent", { type: "mousePressed", x: tl.x + 5, y: tl.y, button: "left", clickCount: 2 });
+	await s.send("Input.dispatchMouseEvent", { type: "mouseReleased", x: tl.x + 5, y: tl.y, button: "left", clickCount: 2 });
+	check((await state()).range === null && (await state()).total === 15, "a double-click restores every interval", await state());
+
+	// diff: colours and the table sorted by the change of self
+	await open("diff.html", "?view=table");
+	rows = await tableRows();
+	check(rows[0][0] === "b" && rows[0][3] === "+10 (+200.00%)" && rows[1][0] === "x" && rows[1][3] === "-6 (-60.00%)",
+		"diff table sorted by the change of self", rows.slice(0, 2));
+	check(rows.find((r) => r[0] === "d")[3] === "+3 (new)", "a new function says so", rows);
+	await s.key("f");
+	const px = async (name) => s.js(`(() => { const p = scorch.frameCenter(${JSON.stringify(name)});
+		const c = document.getElementById("graph-canvas"), r = c.getBoundingClientRect(), d = devicePixelRatio;
+		return [...c.getContext("2d").getImageData(Math.round((p.x - r.left + 10) * d), Math.round((p.y - r.top) * d), 1, 1).data]; })()`);
+	const bpx = await px("b"), xpx = await px("x");
+	check(bpx[0] === 255 && bpx[2] < 100, "grown frame red", bpx);
+	check(xpx[2] === 255 && xpx[0] < 200, "shrunk frame blue", xpx);
+	await shot("html-diff");
+
+	// any page compares with another profile picked from disk: a scorch page, or folded text
+	run(["flamegraph", afterF, "-o", join(dir, "after.html")]);
+	run(["flamegraph", beforeF, "-o", join(dir, "before.html")]);
+	for (const other of [join(dir, "before.html"), beforeF]) {
+		await open("after.html", "?view=table");
+		const doc = await s.send("DOM.getDocument");
+		const input = await s.send("DOM.querySelector", { nodeId: doc.root.nodeId, selector: "#compare-file" });
+		await s.send("DOM.setFileInputFiles", { nodeId: input.nodeId, files: [other] });
+		await s.until("scorch.compared !== null || document.getElementById('status').textContent !== ''");
+		rows = await tableRows();
+		check(await s.js("scorch.compared") === other.split("/").pop() && rows[0][0] === "b" &&
+			rows[0][3] === "+10 (+200.00%)" && rows.find((r) => r[0] === "c")[3] === "-3 (-100.00%)",
+			"compared with " + other.split("/").pop() + ": the diff's table", [await text("status"), rows.slice(0, 3)]);
+	}
+	await shot("html-compare");
+
+	// hostile names: nothing runs, nothing is fetched, nothing is logged
+	const before = { dialogs: s.dialogs.length, requests: s.requests.length, errs: s.consoleErrors.length, exc: s.exceptions.length };
+	await open("hostile.html");
+	for (const n of ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "javascript:alert(4)"]) {
+		const p = await frame(n);
+		check(p !== null, "hostile name drawn: " + n);
+		if (p) {
+			await s.move(p);
+			await s.click(p);
+			check((await state()).zoomed === n, "zoom into a hostile name", await state());
+			await s.key("r");
+		}
+	}
+	await search(".");
+	await s.key("t");
+	await s.click(await s.js(`(() => { const b = document.querySelector("#fn-body td.name").getBoundingClientRect();
+		return { x: b.x + 10, y: b.y + b.height / 2 }; })()`));
+	check((await state()).view === "sandwich", "sandwich of a hostile name");
+	await s.key("Escape");
+	const dom = await s.js(`({ img: document.querySelectorAll("img, svg, iframe, object, embed").length,
+		scripts: document.querySelectorAll("script").length,
+		names: [...document.querySelectorAll("#fn-body td.name")].map((t) => t.textContent) })`);
+	check(dom.img === 0 && dom.scripts === 3, "no element made from a name", dom);
+	check(dom.names.includes("<img src=x onerror=alert(1)>") && dom.names.includes("</script><script>alert(2)</script>"),
+		"names shown as text", dom.names);
+	check(dom.names.includes("bad\ufffd\ufffd\ufffd") && dom.names.includes("n?ul"),
+		"bad UTF-8, the bidi override and NUL shown inert", dom.names.filter((n) => /bad|ul$/.test(n)));
+	await shot("html-hostile");
+	const pageUrl = "file://" + join(dir, "hostile.html");
+	const extra = s.requests.slice(before.requests).filter((u) => !u.startsWith(pageUrl));
+	check(s.dialogs.length === before.dialogs, "no dialog", s.dialogs);
+	check(extra.length === 0, "no network request", extra);
+	check(s.consoleErrors.length === 0 && s.exceptions.length === 0, "no console error or exception",
+		[s.consoleErrors, s.exceptions]);
+} catch (e) {
+	failures++;
+	console.log("FAIL " + e.stack);
+} finally {
+	await s.close();
+	try {
+		rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+	} catch (e) {
+		console.log("note: could not remove " + dir + ": " + e.message);
+	}
+}
+console.log("screenshots in " + artifacts);
+process.exit(failures ? 1 : 0);

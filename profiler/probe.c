@@ -559,6 +559,8 @@ static const struct probe_def defs[PROBE_NR] = {
 	[PROBE_HELPER_TASK_BTF] = {"helper get_current_task_btf", PROBE_NEED_DWARF, probe_helper,
 				   BPF_FUNC_get_current_task_btf, "bpf_get_current_task_btf",
 				   .bpf = true},
+	[PROBE_HELPER_LOOP] = {"helper loop", 0, probe_helper, BPF_FUNC_loop, "bpf_loop",
+			       .bpf = true},
 	[PROBE_CPU_CLOCK] = {"event cpu-clock", PROBE_NEED_RECORD, probe_cpu_clock},
 	[PROBE_CYCLES] = {"event cycles", 0, probe_cycles},
 	[PROBE_TP_EXIT] = {"tp sched_process_exit", PROBE_NEED_RECORD, probe_raw_tp, 0,

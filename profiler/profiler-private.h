@@ -685,6 +685,7 @@ enum probe_id {
 	PROBE_HELPER_READ_USER,
 	PROBE_HELPER_PT_REGS,
 	PROBE_HELPER_TASK_BTF,
+	PROBE_HELPER_LOOP,     /* --unwind kernel (the default off CPU falls back to fp) */
 	PROBE_CPU_CLOCK,       /* perf_event_open of a sampling event on this CPU, closed */
 	PROBE_CYCLES,
 	PROBE_TP_EXIT,         /* a trivial program attached to the raw tracepoint and detached */

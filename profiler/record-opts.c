@@ -512,6 +512,7 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		pr_hint("--unwind auto walks stacks in the kernel in offcpu and wall modes; add --unwind dwarf\n");
 		return -EINVAL;
 	}
+	o->unwind_auto = o->unwind == UNWIND_AUTO;
 	o->unwind = resolve_unwind(o);
 	if (ps->stack_opt && o->unwind != UNWIND_DWARF) {
 		pr_err("--stack-size and --ring-size need --unwind dwarf\n");

@@ -125,7 +125,7 @@ static int check_target(const struct record_opts *o, pid_t pid)
 /* The host probes of probe.c decide; the refusal is the probe's detail and hint. */
 static int preflight(struct record *r)
 {
-	const struct record_opts *o = &r->opts;
+	struct record_opts *o = &r->opts;
 	enum probe_id ids[10] = { PROBE_CAPS, PROBE_BTF, PROBE_MAP_RINGBUF };
 	uint32_t need = PROBE_NEED_RECORD;
 	struct probe_result pr;
@@ -138,7 +138,19 @@ static int preflight(struct record *r)
 		ids[nr_ids++] = PROBE_TP_SWITCH;
 		ids[nr_ids++] = PROBE_TP_WAKEUP;
 	}
-	if (o->unwind == UNWIND_DWARF) {
+	/* the kernel walk needs bpf_loop (5.17); chosen by default, frame pointers without */
+	if (o->unwind == UNWIND_KERNEL) {
+		probe__run(PROBE_HELPER_LOOP, &pr);
+		if (pr.status != PROBE_OK && o->unwind_auto) {
+			pr_debug("no bpf_loop (%s): stacks walked by frame pointers\n", pr.detail);
+			o->unwind = UNWIND_FP;
+		} else if (pr.status != PROBE_OK) {
+			pr_err("--unwind kernel needs the bpf_loop helper: %s\n", pr.detail);
+			pr_hint("use --unwind dwarf or --unwind fp (bpf_loop came with Linux 5.17)\n");
+			return -EOPNOTSUPP;
+		}
+	}
+	if (o->unwind == UNWIND_DWARF || o->unwind == UNWIND_KERNEL) {
 		need |= PROBE_NEED_DWARF;
 		ids[nr_ids++] = PROBE_HELPER_READ_USER;
 		ids[nr_ids++] = PROBE_HELPER_PT_REGS;

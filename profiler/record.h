@@ -71,6 +71,7 @@ struct record_opts {
 	struct symbolizer_opts names; /* --lines, --no-demangle, --params, --no-inline */
 	/* unwinding */
 	enum unwind_mode unwind;
+	bool unwind_auto; /* --unwind auto chose it */
 	long stack_size;
 	bool timing;	/* --timing: print how long start-up and the end take */
 	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */

@@ -5,7 +5,10 @@
 # `perf record --call-graph dwarf` (both at 999 Hz, one after the other, in this run).
 # A user frame is unnamed when scorch names it by its file or [unknown]/[jit]/[heap]
 # ("[libfoo.so]") and when perf script says [unknown]. Shares are weighted by samples.
-# usage: bench/naming.sh     (root; perf, sqlite3, gcc, python3)
+# A JVM (-XX:+DumpPerfMapAtExit, so its JIT map exists only once it has exited) is
+# recorded for 2 s of its 4 s: scorch to a capture named by `scorch report` after the
+# exit, perf to perf.data named by `perf script` after the exit.
+# usage: bench/naming.sh     (root; perf, sqlite3, gcc, python3, java)
 set -eu
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -68,4 +71,33 @@ for w in sqlite3 python3 cc1 stripped+debuglink; do
 	awk -v w="$w" -v su="$su" -v st="$st" -v pu="$pu" -v pt="$pt" -v s="$samp" -v ps="$psamp" 'BEGIN {
 		printf "%-20s %10d %9.1f%% %10d %9.1f%%\n", w, s, st ? 100 * su / st : 0, ps, pt ? 100 * pu / pt : 0 }'
 done
+# the JVM whose map is written at its exit: recorded while it runs, named after
+if command -v javac >/dev/null && command -v java >/dev/null; then
+	javac -d . "$root/tests/workloads/jit/Hot.java"
+	jvm=(java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit
+		-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,Hot::hot -cp . Hot 4)
+	"${jvm[@]}" >jvm.out &
+	jpid=$!
+	timeout 30 bash -c 'until grep -q ready jvm.out 2>/dev/null; do sleep 0.1; done' ||
+		die "java: the JVM did not get ready" "check java -version" 
+	$scorch record --unwind fp -F 999 -d 2 -p "$jpid" -o s.scorch >/dev/null 2>s.err ||
+		die "java: scorch record failed: $(tail -n 3 s.err)"
+	wait "$jpid" || true
+	$scorch report s.scorch -o s.folded 2>s.err || die "java: scorch report failed: $(tail -n 3 s.err)"
+	rm -f "/tmp/perf-$jpid.map"
+	"${jvm[@]}" >jvm.out &
+	jpid=$!
+	timeout 30 bash -c 'until grep -q ready jvm.out 2>/dev/null; do sleep 0.1; done' ||
+		die "java: the JVM did not get ready" "check java -version" 
+	perf record -q -F 999 -g -p "$jpid" -o p.data -- sleep 2 >/dev/null 2>p.err ||
+		die "java: perf record failed: $(tail -n 3 p.err)"
+	wait "$jpid" || true
+	read -r su st < <(scorch_share s.folded)
+	read -r pu pt < <(perf_share p.data)
+	rm -f "/tmp/perf-$jpid.map"
+	samp=$(awk '{ s += $NF } END { print s + 0 }' s.folded)
+	psamp=$(perf script -i p.data -F ip 2>/dev/null | grep -c '^$' || true)
+	awk -v w="java (map at exit)" -v su="$su" -v st="$st" -v pu="$pu" -v pt="$pt" -v s="$samp" -v ps="$psamp" 'BEGIN {
+		printf "%-20s %10d %9.1f%% %10d %9.1f%%\n", w, s, st ? 100 * su / st : 0, ps, pt ? 100 * pu / pt : 0 }'
+fi
 echo "(unnamed user frames, share of all user frames weighted by samples; machine: $(nproc) CPUs, $(uname -r), $(date -u +%F))"

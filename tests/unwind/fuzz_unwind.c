@@ -8,9 +8,12 @@
  * address). It is mapped at 0 in a fake process; one walk starts at every third address
  * of its first 64 KiB over a stack of words that point into the stack, into the image and
  * anywhere. The contract checked: a walk gives 1..cap frames, the first the sample's ip.
+ * The same image is compiled into the kernel walk's rows (unwind_ktable__build()): at
+ * most the rows asked for, strictly sorted by address, each of a known kind.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "../fuzz/fuzz.h"
@@ -56,6 +59,29 @@ static bool none_in_use(void *ctx, const void *file)
 	return false;
 }
 
+static void check_ktable(void)
+{
+	struct unwind_ktable_stats st;
+	struct unwind_krow *rows = NULL;
+	size_t nr = 0, i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return;
+	err = unwind_ktable__build(fd, 4096, &rows, &nr, &st);
+	close(fd);
+	if (err && (rows || nr))
+		abort();
+	if (nr > 4096 || st.rows != nr || st.build_id_len > sizeof(st.build_id))
+		abort();
+	for (i = 0; i < nr; i++) {
+		if (rows[i].cfa > UNWIND_KROW_STOP || rows[i].rbp > UNWIND_KROW_RBP_LOST ||
+		    (i && rows[i - 1].pc >= rows[i].pc))
+			abort();
+	}
+	free(rows);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct unwind_maps_ops ops = {
@@ -82,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			stack[i] = x;
 		}
 	}
+	check_ktable();
 	u = unwinder__new(&o);
 	if (!u)
 		return 0;

@@ -507,6 +507,7 @@ struct fold {
 	long freq;		/* MODE_WALL: a CPU sample weighs 1e6 / freq us */
 	unsigned int max_depth; /* stacks this deep are marked [truncated] */
 	bool fp;		/* user stacks walked by frame pointers in the kernel */
+	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */

@@ -330,7 +330,8 @@ static int record_open(struct record *r)
 				 .mode = o->mode,
 				 .freq = o->freq,
 				 .max_depth = r->max_depth,
-				 .fp = o->unwind == UNWIND_FP || o->unwind == UNWIND_KERNEL,
+				 .fp = o->unwind == UNWIND_FP,
+				 .kwalk = o->unwind == UNWIND_KERNEL,
 				 .outs = o->outs };
 	err = fold__init(&r->fold);
 	r->procs = proctab__new();

@@ -282,8 +282,12 @@ static void walks_cut(const struct summary *sm)
 			share, what[off], top->path ? ", most often in " : "",
 			top->path ? top->path : "");
 		if (f->fp)
-			pr_hint("record with --unwind dwarf: it unwinds with the files' CFI, frame "
-				"pointers or not\n");
+			pr_hint("record with --unwind kernel or --unwind dwarf: they unwind with the "
+				"files' CFI, frame pointers or not\n");
+		else if (f->kwalk)
+			pr_hint("the kernel walk fell back to frame pointers there (no .eh_frame "
+				"rule, or the process's tables not loaded yet; -v counts them): "
+				"--unwind dwarf unwinds in scorch, with .debug_frame too\n");
 	}
 	for (off = 0; off < 2; off++) {
 		double share = pct(f->jit_end[off], f->user_counts[off]);

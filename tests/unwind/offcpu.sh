@@ -72,7 +72,7 @@ awk '{ n = split($0, a, ";"); for (i = 2; i <= n; i++) if (a[i] ~ /^\[(heap|stac
 grep -q "^$comm;\[unknown\];" "$TMP/fp.folded" || fail "no stack cut at a junk address: $(head -n 3 "$TMP/fp.folded")"
 grep -q '^scorch: cut stacks: .* of off-CPU time have user stacks cut at an address in no code' "$TMP/fp.err" ||
 	fail "no warning of the cut stacks: $(cat "$TMP/fp.err")"
-grep -q '^hint: record with --unwind dwarf' "$TMP/fp.err" || fail "no hint for the cut stacks"
+grep -q '^hint: record with --unwind kernel or --unwind dwarf' "$TMP/fp.err" || fail "no hint for the cut stacks"
 
 # --min-block: the 30 ms sleeps are kept, the 20 ms pipe waits dropped and their copies
 # counted as dropped (a pipe wait is the waker's 20 ms sleep plus its wake-up, which

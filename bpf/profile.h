@@ -106,6 +106,19 @@ struct offcpu_start {
 	struct stack_trace kernel;
 };
 
+/*
+ * Map "inside" of the event program (record --event --latency): the outermost call of
+ * the probed function a thread is inside, by TID: entered at @ts with @key's stacks
+ * (stored at entry). Nested and recursive calls only move @depth: the time inside the
+ * function is the outermost call's, counted once.
+ */
+struct latency_slot {
+	__u64 ts;
+	__u32 depth;
+	__u32 pad;
+	struct count_key key;
+};
+
 enum scorch_event_type {
 	SCORCH_EVENT_NEW = 1, /* first sample of this (pid, gen): a new process or a new image */
 	SCORCH_EVENT_EXIT,    /* an announced process exited (its last thread) */

@@ -211,6 +211,8 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		count = (value + 500) / 1000; /* microseconds */
 	} else if (f->mode == MODE_WALL) {
 		count = (uint64_t)(value * 1e6 / f->freq + 0.5);
+	} else if (f->ns_values) {
+		count = (value + 500) / 1000; /* microseconds */
 	}
 	if (!count)
 		return 0;

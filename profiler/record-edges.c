@@ -429,7 +429,7 @@ int record__edges_start(struct record *r, struct stopper *stop, double until)
 
 	/* -a: every thread of the system, hundreds, each a snapshot and an unwind while
 	 * sampling runs: not read (a bounded start matters more); -p and -t are */
-	if (r->opts.mode == MODE_CPU || r->opts.cmd || r->opts.all)
+	if (r->opts.mode == MODE_CPU || r->opts.mode == MODE_EVENT || r->opts.cmd || r->opts.all)
 		return 0;
 	c.names = strset__new();
 	c.stack_size = r->opts.stack_size;

@@ -17,6 +17,7 @@
 #include "profiler-private.h"
 #include "oncpu.skel.h"
 #include "offcpu.skel.h"
+#include "event.skel.h"
 
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
 /* kernel stacks read back, by id: the same few recur in every process (stack ids name
@@ -48,6 +49,7 @@ struct prog_set {
 struct sampler {
 	struct oncpu_bpf *on;
 	struct offcpu_bpf *off;
+	struct event_bpf *ev; /* record --event: instead of both */
 	struct prog_set sets[2];
 	int nr_sets;
 	/* one consumer per ring, taken in turn so that none starves another when the
@@ -184,6 +186,44 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 	bpf_map__set_max_entries(ps->tops, o->unwind_dwarf ? 8192 : libbpf_num_possible_cpus());
 }
 
+/* record --event: the event object, with the programs the event needs loaded. */
+static int event_open(struct sampler *s, const struct sampler_opts *opts)
+{
+	const struct event_spec *ev = opts->event;
+	struct event_bpf *skel;
+	int err;
+
+	s->ev = skel = event_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pr_err("cannot open the event BPF object: %s\n", strerror(errno));
+		return err;
+	}
+	SET_COMMON_RODATA(skel, opts);
+	skel->rodata->period_ns = 0;
+	/* software events are counted every Nth by the kernel (sample_period) */
+	skel->rodata->event_period = ev->kind == EVENT_SOFTWARE ? 1 : ev->period;
+	skel->rodata->weight_arg = ev->weight_arg;
+	skel->rodata->entry_walk = ev->kind == EVENT_UPROBE && !ev->add;
+	bpf_program__set_autoload(skel->progs.event_uprobe,
+				  !ev->latency && (ev->kind == EVENT_UPROBE ||
+						   ev->kind == EVENT_URETPROBE));
+	bpf_program__set_autoload(skel->progs.event_usdt, ev->kind == EVENT_USDT);
+	bpf_program__set_autoload(skel->progs.event_raw_tp, ev->kind == EVENT_TRACEPOINT);
+	bpf_program__set_autoload(skel->progs.event_perf, ev->kind == EVENT_SOFTWARE);
+	bpf_program__set_autoload(skel->progs.event_entry, ev->latency);
+	bpf_program__set_autoload(skel->progs.event_return, ev->latency);
+	bpf_program__set_autoload(skel->progs.event_thread_exit, ev->latency);
+	s->sets[s->nr_sets] = PROG_SET(skel, false);
+	s->sets[s->nr_sets].aging = opts->age_stacks;
+	size_maps(&s->sets[s->nr_sets++], opts);
+	bpf_map__set_max_entries(skel->maps.inside, opts->max_threads ? opts->max_threads : 8192);
+	err = event_bpf__load(skel);
+	if (err)
+		explain_load_error("event", err);
+	return err;
+}
+
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *s;
@@ -214,6 +254,11 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			explain_load_error("on-CPU", err);
 			goto cleanup;
 		}
+	}
+	if (opts->event) {
+		err = event_open(s, opts);
+		if (err)
+			goto cleanup;
 	}
 	if (opts->offcpu) {
 		s->off = offcpu_bpf__open();
@@ -277,6 +322,7 @@ void sampler__free(struct sampler *s)
 		close(s->epfd);
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
+	event_bpf__destroy(s->ev);
 	free(s);
 }
 
@@ -409,6 +455,128 @@ cleanup:
 	return err;
 }
 
+/* The software perf event of --event, one per online CPU. */
+static int attach_software(struct sampler *s)
+{
+	const struct event_spec *ev = s->opts.event;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = ev->sw_config,
+		.size = sizeof(attr),
+		.sample_period = ev->period ? ev->period : 1,
+	};
+	int nr_cpus = libbpf_num_possible_cpus(), cpu, fd, err;
+	bool *online;
+
+	online = calloc(nr_cpus, sizeof(*online));
+	if (!online)
+		return -ENOMEM;
+	err = cpu_list__parse("/sys/devices/system/cpu/online", online, nr_cpus);
+	if (err) {
+		pr_err("cannot read /sys/devices/system/cpu/online: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		if (!online[cpu])
+			continue;
+		fd = perf_event_open(&attr, -1, cpu);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV)
+				continue;
+			pr_err("cannot open the %s perf event on CPU %d: %s\n", ev->name, cpu,
+			       strerror(-err));
+			pr_hint("run as root, or grant CAP_PERFMON (see kernel.perf_event_paranoid)\n");
+			goto cleanup;
+		}
+		s->links[s->nr_links] = bpf_program__attach_perf_event(s->ev->progs.event_perf, fd);
+		if (!s->links[s->nr_links]) {
+			err = -errno;
+			close(fd);
+			pr_err("cannot attach the BPF program to CPU %d: %s\n", cpu, strerror(-err));
+			goto cleanup;
+		}
+		s->pfds[s->nr_links++] = fd;
+		s->nr_attached++;
+	}
+cleanup:
+	free(online);
+	return err;
+}
+
+/* One link of --event: stored, or its failure explained. */
+static int event_link(struct sampler *s, struct bpf_link *link, const char *what)
+{
+	const struct event_spec *ev = s->opts.event;
+	int err = -errno;
+
+	if (!link) {
+		pr_err("cannot attach to %s (--event %s): %s\n", what, ev->spec, strerror(-err));
+		if (err == -ENOENT || err == -EINVAL)
+			pr_hint("the kernel needs uprobes (CONFIG_UPROBE_EVENTS); for a "
+				"tracepoint, check its name with 'scorch list-events'\n");
+		else
+			pr_hint("rerun with -v to see libbpf's messages\n");
+		return err;
+	}
+	s->links[s->nr_links] = link;
+	s->pfds[s->nr_links++] = -1;
+	return 0;
+}
+
+/* --event: the probe, raw tracepoint or software events, after the exit programs. */
+static int attach_event(struct sampler *s)
+{
+	const struct event_spec *ev = s->opts.event;
+	struct event_bpf *skel = s->ev;
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
+	int err;
+
+	switch (ev->kind) {
+	case EVENT_UPROBE:
+	case EVENT_URETPROBE:
+		if (ev->latency) {
+			/* the exit first, then the return, then the entry: every call entered
+			 * is seen to its end */
+			err = event_link(s, bpf_program__attach(skel->progs.event_thread_exit),
+					 "sched_process_exit");
+			uopts.retprobe = true;
+			if (!err)
+				err = event_link(s,
+						 bpf_program__attach_uprobe_opts(
+							 skel->progs.event_return, -1, ev->path,
+							 ev->offset, &uopts),
+						 "the function's return");
+			uopts.retprobe = false;
+			if (!err)
+				err = event_link(s,
+						 bpf_program__attach_uprobe_opts(
+							 skel->progs.event_entry, -1, ev->path,
+							 ev->offset, &uopts),
+						 "the function's entry");
+			return err;
+		}
+		uopts.retprobe = ev->kind == EVENT_URETPROBE;
+		return event_link(s,
+				  bpf_program__attach_uprobe_opts(skel->progs.event_uprobe, -1,
+								  ev->path, ev->offset, &uopts),
+				  "the uprobe");
+	case EVENT_USDT:
+		return event_link(s,
+				  bpf_program__attach_usdt(skel->progs.event_usdt, -1, ev->path,
+							   ev->symbol, ev->name, NULL),
+				  "the USDT probe");
+	case EVENT_TRACEPOINT:
+		return event_link(s, bpf_program__attach_raw_tracepoint(skel->progs.event_raw_tp,
+									ev->name),
+				  "the raw tracepoint");
+	case EVENT_SOFTWARE:
+		return attach_software(s);
+	default:
+		return -EINVAL;
+	}
+}
+
 static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *name)
 {
 	*link = bpf_program__attach(prog);
@@ -428,9 +596,9 @@ int sampler__attach(struct sampler *s)
 
 	if (nr_cpus < 0)
 		return nr_cpus;
-	/* a perf event per CPU, sched_wakeup and sched_switch */
-	s->links = calloc(nr_cpus + 2, sizeof(*s->links));
-	s->pfds = calloc(nr_cpus + 2, sizeof(*s->pfds));
+	/* a perf event per CPU, sched_wakeup and sched_switch; or --event's links */
+	s->links = calloc(nr_cpus + 4, sizeof(*s->links));
+	s->pfds = calloc(nr_cpus + 4, sizeof(*s->pfds));
 	if (!s->links || !s->pfds) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -459,6 +627,8 @@ int sampler__attach(struct sampler *s)
 	}
 	if (!err && s->on)
 		err = attach_perf_events(s);
+	if (!err && s->ev)
+		err = attach_event(s);
 cleanup:
 	if (err)
 		sampler__detach(s);
@@ -941,6 +1111,8 @@ void sampler__end_at(struct sampler *s, uint64_t ns)
 		s->on->bss->stop_at_ns = ns;
 	if (s->off)
 		s->off->bss->stop_at_ns = ns;
+	if (s->ev)
+		s->ev->bss->stop_at_ns = ns;
 }
 
 uint64_t sampler__stop(struct sampler *s)
@@ -953,6 +1125,8 @@ uint64_t sampler__stop(struct sampler *s)
 		s->on->bss->stopped = true;
 	if (s->off)
 		s->off->bss->stopped = true;
+	if (s->ev)
+		s->ev->bss->stopped = true;
 	/* past the programs' own deadline, they stopped there */
 	now = timing__now_ns();
 	stop = s->end_at_ns && now > s->end_at_ns ? s->end_at_ns : now;
@@ -1017,6 +1191,39 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 			break;
 	}
 	free(st);
+	return err;
+}
+
+/* --latency: calls still open at the end count until then, under their entry's stacks. */
+static int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx)
+{
+	int fd = bpf_map__fd(s->ev->maps.inside), sfd = bpf_map__fd(s->ev->maps.stacks);
+	struct stack_trace *user = NULL, *kernel = NULL;
+	struct latency_slot slot;
+	__u32 tid, next, *prev = NULL;
+	uint64_t now_ns = end_ns(s);
+	int err = 0;
+
+	user = malloc(sizeof(*user));
+	kernel = malloc(sizeof(*kernel));
+	if (!user || !kernel) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
+		tid = next;
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, &slot) || !slot.ts || slot.ts > now_ns)
+			continue;
+		if ((slot.key.user_stack && lookup_stack(sfd, slot.key.user_stack, user)) ||
+		    (slot.key.kernel_stack && lookup_stack(sfd, slot.key.kernel_stack, kernel)))
+			continue;
+		err = cb(ctx, false, &slot.key, now_ns - slot.ts,
+			 slot.key.user_stack ? user : NULL, slot.key.kernel_stack ? kernel : NULL);
+	}
+cleanup:
+	free(user);
+	free(kernel);
 	return err;
 }
 
@@ -1103,6 +1310,8 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 
 	if (!err && s->off)
 		err = drain_open_intervals(s, cb, ctx);
+	if (!err && s->ev && s->opts.event->latency)
+		err = drain_open_calls(s, cb, ctx);
 	return err;
 }
 

@@ -388,13 +388,28 @@ static int resolve_symbol(struct event_spec *ev)
 	if (nr_best > 1) {
 		pr_err("%s names %zu functions in %s (--event %s):\n", ev->symbol, nr_best, ev->path,
 		       ev->spec);
+		/* one line per address, its aliases joined */
 		for (i = 0, shown = 0; i < nr; i++) {
+			char line[1024];
+			size_t len = 0, j;
+			bool first = true;
+
 			if (match_rank(&fns[i], ev->symbol) != top)
 				continue;
-			if (shown++ < MAX_CANDIDATES_SHOWN)
-				pr_err("  %s%s%s%s\n", fns[i].name, fns[i].demangled ? " (" : "",
-				       fns[i].demangled ? fns[i].demangled : "",
-				       fns[i].demangled ? ")" : "");
+			for (j = 0; j < i; j++)
+				if (fns[j].addr == fns[i].addr && match_rank(&fns[j], ev->symbol) == top)
+					break;
+			if (j < i || shown++ >= MAX_CANDIDATES_SHOWN)
+				continue;
+			line[0] = '\0';
+			for (j = i; j < nr && len < sizeof(line); j++) {
+				if (fns[j].addr != fns[i].addr || match_rank(&fns[j], ev->symbol) != top)
+					continue;
+				len += snprintf(line + len, sizeof(line) - len, "%s%s", first ? "" : " = ",
+						fns[j].demangled ? fns[j].demangled : fns[j].name);
+				first = false;
+			}
+			pr_err("  %s\n", line);
 		}
 		if (shown > MAX_CANDIDATES_SHOWN)
 			pr_err("  ... and %zu more\n", shown - MAX_CANDIDATES_SHOWN);

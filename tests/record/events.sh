@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# record --event on workloads whose answer is known by construction
+# (tests/workloads/events.c, tests/workloads/gc.d): exact call counts at a uprobe and a
+# uretprobe with the direct caller kept at a function's entry, malloc bytes by caller
+# (--weight ARG1), page faults by caller, a raw tracepoint, --period, --latency with
+# nesting and threads that exit inside, and druntime's collections by the D code whose
+# garbage caused them.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# share A B: 100 * A / (A + B)
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", 100 * a / (a + b) }'; }
+# within X LO HI: LO <= X <= HI
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+# count FILE STACK: the count of exactly that folded stack (0 when absent)
+count() { awk -v s="$2" '{ c = $NF; sub(/ [0-9]+$/, "") } $0 == s { t += c } END { print t + 0 }' "$1"; }
+
+# ---- exact counts at a function's entry, and its direct caller ----
+# probed() has no frame of its own (a leaf: no push %rbp), so a frame-pointer walk from
+# its entry would skip caller_a()/caller_b()
+"$SCORCH" record -q --event "uprobe:$EVENTS:probed" -o "$TMP/calls.folded" \
+	-- "$EVENTS" calls 1000 2>"$TMP/err" || fail "uprobe record failed: $(cat "$TMP/err")"
+cat "$TMP/calls.folded"
+check_folded "$TMP/calls.folded"
+pre="events;__libc_start_call_main;main"
+[ "$(count "$TMP/calls.folded" "$pre;caller_a;probed")" = 1000 ] || fail "caller_a;probed is not 1000"
+[ "$(count "$TMP/calls.folded" "$pre;caller_b;probed")" = 1000 ] || fail "caller_b;probed is not 1000"
+[ "$(comm_total "$TMP/calls.folded" events)" = 2000 ] || fail "probed() is not counted 2000 times"
+
+# a recursive function: each depth 1000 times, each stack one frame deeper
+"$SCORCH" record -q --event "uprobe:$EVENTS:probed_deep" -o "$TMP/deep.folded" \
+	-- "$EVENTS" calls 1000 2>"$TMP/err" || fail "recursive uprobe record failed: $(cat "$TMP/err")"
+s="$pre;caller_a"
+for depth in 1 2 3 4; do
+	s="$s;probed_deep"
+	[ "$(count "$TMP/deep.folded" "$s")" = 1000 ] || fail "probed_deep at depth $depth is not 1000"
+done
+
+# at the return: counted where it returns to
+"$SCORCH" record -q --event "uretprobe:$EVENTS:probed" -o "$TMP/ret.folded" \
+	-- "$EVENTS" calls 700 2>"$TMP/err" || fail "uretprobe record failed: $(cat "$TMP/err")"
+cat "$TMP/ret.folded"
+[ "$(count "$TMP/ret.folded" "$pre;caller_a")" = 700 ] || fail "uretprobe: caller_a is not 700"
+[ "$(count "$TMP/ret.folded" "$pre;caller_b")" = 700 ] || fail "uretprobe: caller_b is not 700"
+
+# --period 10: one call in ten per CPU (each CPU's last partial ten not counted)
+"$SCORCH" record -q --event "uprobe:$EVENTS:probed" --period 10 -o "$TMP/period.folded" \
+	-- "$EVENTS" calls 1000 2>"$TMP/err" || fail "--period record failed: $(cat "$TMP/err")"
+n=$(comm_total "$TMP/period.folded" events)
+echo "--period 10: $n of 2000 calls counted"
+within "$n" $((200 - $(nproc))) 200 || fail "--period 10 counted $n of 2000 calls"
+
+# ---- malloc bytes: big() 3072 bytes, small() 1024, as many calls ----
+"$SCORCH" record -q --event uprobe:libc.so.6:malloc --weight ARG1 -o "$TMP/malloc.folded" \
+	-o "$TMP/malloc.svg" -- "$EVENTS" malloc 20000 2>"$TMP/err" ||
+	fail "malloc record failed: $(cat "$TMP/err")"
+cat "$TMP/malloc.folded"
+big=$(frame_total "$TMP/malloc.folded" events big)
+all=$(comm_total "$TMP/malloc.folded" events)
+pct=$(share "$big" $((all - big)))
+echo "malloc: big() $big of $all bytes ($pct %)"
+within "$pct" 74 76 || fail "big() has $pct % of the malloc bytes, not 75 %"
+grep -q 'uprobe:libc.so.6:malloc, weighed by its argument' "$TMP/malloc.svg" ||
+	fail "the SVG does not name the event"
+grep -q '[0-9] bytes' "$TMP/malloc.svg" || fail "the SVG does not count bytes"
+
+# ---- page faults: touch_a() faults in 3x the pages of touch_b() ----
+"$SCORCH" record -q --event page-faults -o "$TMP/faults.folded" -- "$EVENTS" faults 20000 \
+	2>"$TMP/err" || fail "page-faults record failed: $(cat "$TMP/err")"
+a=$(frame_total "$TMP/faults.folded" events touch_a)
+all=$(comm_total "$TMP/faults.folded" events)
+pct=$(share "$a" $((all - a)))
+echo "page faults: touch_a() $a of $all ($pct %)"
+within "$pct" 72 78 || fail "touch_a() has $pct % of the page faults, not 75 %"
+
+# ---- a raw tracepoint: one fork per thread created, kernel stack from the fork ----
+"$SCORCH" record -q --event tracepoint:sched:sched_process_fork -o "$TMP/tp.folded" \
+	-- "$EVENTS" exits 7 2>"$TMP/err" || fail "tracepoint record failed: $(cat "$TMP/err")"
+cat "$TMP/tp.folded"
+[ "$(comm_total "$TMP/tp.folded" events)" = 7 ] || fail "not 7 forks at sched_process_fork"
+grep -q 'kernel_clone_\[k\] 7$' "$TMP/tp.folded" || fail "the fork's kernel stack does not end in kernel_clone"
+grep -q 'bpf_prog\|bpf_trace_run\|__traceiter' "$TMP/tp.folded" && fail "BPF frames in tracepoint stacks"
+
+# ---- --latency: time inside nap() by its caller, as the workload measured it ----
+"$SCORCH" record -q --event "uprobe:$EVENTS:nap" --latency -o "$TMP/lat.folded" -o "$TMP/lat.pb.gz" \
+	-- "$EVENTS" sleepy 100 >"$TMP/truth" 2>"$TMP/err" || fail "--latency record failed: $(cat "$TMP/err")"
+cat "$TMP/lat.folded" "$TMP/truth"
+ts=$(sed -n 's/.* slow=\([0-9]*\).*/\1/p' "$TMP/truth")
+tf=$(sed -n 's/.* fast=\([0-9]*\).*/\1/p' "$TMP/truth")
+ls=$(count "$TMP/lat.folded" "$pre;slow;nap")
+lf=$(count "$TMP/lat.folded" "$pre;fast;nap")
+echo "latency: slow;nap $ls us (truth $ts), fast;nap $lf us (truth $tf)"
+within "$(share "$ls" "$lf")" "$(awk -v t="$(share "$ts" "$tf")" 'BEGIN { print t - 3 }')" \
+	"$(awk -v t="$(share "$ts" "$tf")" 'BEGIN { print t + 3 }')" || fail "latency shares are not true"
+within "$(awk -v a=$((ls + lf)) -v b=$((ts + tf)) 'BEGIN { print a / b }')" 0.9 1.02 ||
+	fail "latency total is not the time measured inside"
+# the outermost call of a recursion counts once, under the stack that entered it
+"$SCORCH" record -q --event "uprobe:$EVENTS:probed_deep" --latency -o "$TMP/latdeep.folded" \
+	-- "$EVENTS" calls 100 2>"$TMP/err" || fail "recursive --latency record failed: $(cat "$TMP/err")"
+cat "$TMP/latdeep.folded"
+[ "$(wc -l <"$TMP/latdeep.folded")" = 1 ] && grep -q "^$pre;caller_a;probed_deep [1-9]" "$TMP/latdeep.folded" ||
+	fail "recursive calls were not counted once, at the outermost"
+# threads that exit inside the function are counted to their exit
+"$SCORCH" record -q --event "uprobe:$EVENTS:stuck" --latency -o "$TMP/exits.folded" \
+	-- "$EVENTS" exits 20 2>"$TMP/err" || fail "exits --latency record failed: $(cat "$TMP/err")"
+cat "$TMP/exits.folded"
+grep -q '^events;start_thread;exiting;stuck [1-9]' "$TMP/exits.folded" ||
+	fail "threads exiting inside stuck() were not counted"
+
+# ---- bad probes: one error line naming what, a hint, exit 1 ----
+st=0
+"$SCORCH" record -q --event 'uprobe:libc.so.6:*alloc' -o "$TMP/x.folded" -- "$EVENTS" calls 1 \
+	2>"$TMP/err" || st=$?
+cat "$TMP/err"
+[ "$st" = 1 ] || fail "an ambiguous symbol exited $st"
+grep -q '^scorch:   malloc = __libc_malloc$' "$TMP/err" || fail "candidates not listed with their aliases"
+grep -q '^hint:' "$TMP/err" || fail "no hint for an ambiguous symbol"
+st=0
+"$SCORCH" record -q --event "uprobe:$EVENTS:no_such_function" -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
+[ "$st" = 1 ] && grep -q 'no function no_such_function in' "$TMP/err" || fail "a missing function: $(cat "$TMP/err")"
+st=0
+"$SCORCH" record -q --event tracepoint:sched:no_such_tp -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
+[ "$st" = 1 ] && grep -q 'no tracepoint no_such_tp' "$TMP/err" || fail "a missing tracepoint: $(cat "$TMP/err")"
+
+# ---- D: druntime's collections by the code whose garbage caused them ----
+# gdc -O1 -fno-omit-frame-pointer tests/workloads/gc.d -o gc (libgphobos holds druntime;
+# druntime has no frame pointers: --unwind dwarf)
+gdc -O1 -fno-omit-frame-pointer "$(dirname "$0")/../workloads/gc.d" -o "$TMP/gc"
+"$SCORCH" record -q --unwind dwarf --event uprobe:libgphobos.so:Gcx.fullcollect -o "$TMP/gc.folded" \
+	-- "$TMP/gc" 100 2>"$TMP/err" || fail "D GC record failed: $(cat "$TMP/err")"
+cut -c1-200 "$TMP/gc.folded"
+a=$(frame_total "$TMP/gc.folded" gc gc.churnA)
+b=$(frame_total "$TMP/gc.folded" gc gc.churnB)
+pct=$(share "$a" "$b")
+echo "D GC: $a collections under churnA(), $b under churnB() ($pct %)"
+[ $((a + b)) -ge 100 ] || fail "too few collections ($((a + b))) to judge"
+within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the collections, not 75 %"
+echo "PASS"

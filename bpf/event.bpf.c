@@ -124,7 +124,8 @@ static __always_inline bool walk_stacks(void *ctx, struct task_struct *task, str
 		if (entry_walk)
 			n = entry_walk_user(ctx, &sc->user);
 		else
-			n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips), BPF_F_USER_STACK);
+			n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips),
+					  BPF_F_USER_STACK);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);
 			key->user_stack = stack_store(&sc->user);
@@ -203,7 +204,7 @@ static __always_inline int count_event(void *ctx, __u64 weight, bool kstack)
 /* One load of @field of @ctx at its constant offset, in assembly: the compiler would
  * merge the cases of a switch into one load at a computed offset, which the verifier
  * refuses on a context. */
-#define CTX_LOAD(ctx, field)                                                                     \
+#define CTX_LOAD(ctx, field)                                                                       \
 	({                                                                                         \
 		__u64 __v;                                                                         \
 		asm volatile("%0 = *(u64 *)(%1 + %2)"                                              \
@@ -217,23 +218,37 @@ static __always_inline __u64 uprobe_weight(struct pt_regs *ctx)
 {
 #if defined(__TARGET_ARCH_x86)
 	switch (weight_arg) {
-	case 1: return CTX_LOAD(ctx, di);
-	case 2: return CTX_LOAD(ctx, si);
-	case 3: return CTX_LOAD(ctx, dx);
-	case 4: return CTX_LOAD(ctx, cx);
-	case 5: return CTX_LOAD(ctx, r8);
-	case 6: return CTX_LOAD(ctx, r9);
-	default: return 1;
+	case 1:
+		return CTX_LOAD(ctx, di);
+	case 2:
+		return CTX_LOAD(ctx, si);
+	case 3:
+		return CTX_LOAD(ctx, dx);
+	case 4:
+		return CTX_LOAD(ctx, cx);
+	case 5:
+		return CTX_LOAD(ctx, r8);
+	case 6:
+		return CTX_LOAD(ctx, r9);
+	default:
+		return 1;
 	}
 #else
 	switch (weight_arg) {
-	case 1: return PT_REGS_PARM1(ctx);
-	case 2: return PT_REGS_PARM2(ctx);
-	case 3: return PT_REGS_PARM3(ctx);
-	case 4: return PT_REGS_PARM4(ctx);
-	case 5: return PT_REGS_PARM5(ctx);
-	case 6: return PT_REGS_PARM6(ctx);
-	default: return 1;
+	case 1:
+		return PT_REGS_PARM1(ctx);
+	case 2:
+		return PT_REGS_PARM2(ctx);
+	case 3:
+		return PT_REGS_PARM3(ctx);
+	case 4:
+		return PT_REGS_PARM4(ctx);
+	case 5:
+		return PT_REGS_PARM5(ctx);
+	case 6:
+		return PT_REGS_PARM6(ctx);
+	default:
+		return 1;
 	}
 #endif
 }
@@ -262,13 +277,27 @@ int event_raw_tp(struct bpf_raw_tracepoint_args *ctx)
 	/* constant offsets: the verifier prunes the branches weight_arg rules out, and
 	 * the attach checks the last argument read against the tracepoint's */
 	switch (weight_arg) {
-	case 1: w = CTX_LOAD(ctx, args[0]); break;
-	case 2: w = CTX_LOAD(ctx, args[1]); break;
-	case 3: w = CTX_LOAD(ctx, args[2]); break;
-	case 4: w = CTX_LOAD(ctx, args[3]); break;
-	case 5: w = CTX_LOAD(ctx, args[4]); break;
-	case 6: w = CTX_LOAD(ctx, args[5]); break;
-	default: w = 1; break;
+	case 1:
+		w = CTX_LOAD(ctx, args[0]);
+		break;
+	case 2:
+		w = CTX_LOAD(ctx, args[1]);
+		break;
+	case 3:
+		w = CTX_LOAD(ctx, args[2]);
+		break;
+	case 4:
+		w = CTX_LOAD(ctx, args[3]);
+		break;
+	case 5:
+		w = CTX_LOAD(ctx, args[4]);
+		break;
+	case 6:
+		w = CTX_LOAD(ctx, args[5]);
+		break;
+	default:
+		w = 1;
+		break;
 	}
 	return count_event(ctx, w, true);
 }

@@ -23,22 +23,29 @@
 
 /* Where a library named without a path is looked for when no target process maps it. */
 static const char *const lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+	"/lib/x86_64-linux-gnu",
+	"/usr/lib/x86_64-linux-gnu",
+	"/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu",
+	"/lib64",
+	"/usr/lib64",
+	"/lib",
+	"/usr/lib",
+	"/usr/local/lib",
 };
 
 static const struct {
 	const char *name;
 	uint32_t config;
 } sw_events[] = {
-	{ "page-faults", PERF_COUNT_SW_PAGE_FAULTS },
-	{ "faults", PERF_COUNT_SW_PAGE_FAULTS },
-	{ "context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cs", PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{"page-faults", PERF_COUNT_SW_PAGE_FAULTS},
+	{"faults", PERF_COUNT_SW_PAGE_FAULTS},
+	{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES},
+	{"cs", PERF_COUNT_SW_CONTEXT_SWITCHES},
+	{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS},
+	{"migrations", PERF_COUNT_SW_CPU_MIGRATIONS},
+	{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN},
+	{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
 };
 
 void event__free(struct event_spec *ev)
@@ -51,7 +58,8 @@ void event__free(struct event_spec *ev)
 static int bad_spec(const char *arg, const char *why)
 {
 	pr_err("invalid --event '%s': %s\n", arg, why);
-	pr_hint("use uprobe:FILE:SYMBOL[+OFF], uretprobe:FILE:SYMBOL[+OFF], usdt:FILE:PROVIDER:NAME,\n"
+	pr_hint("use uprobe:FILE:SYMBOL[+OFF], uretprobe:FILE:SYMBOL[+OFF], "
+		"usdt:FILE:PROVIDER:NAME,\n"
 		"tracepoint:CATEGORY:NAME, page-faults, context-switches or cpu-migrations;\n"
 		"'scorch list-events -p PID' lists what a process offers\n");
 	return -EINVAL;
@@ -202,8 +210,8 @@ static int from_dirs(const char *want, char **c, dev_t *devs, ino_t *inos, size_
 
 		while (d && !err && (de = readdir(d))) {
 			if (!lib_matches(de->d_name, want) ||
-			    (size_t)snprintf(path, sizeof(path), "%s/%s", lib_dirs[i], de->d_name) >=
-				    sizeof(path))
+			    (size_t)snprintf(path, sizeof(path), "%s/%s", lib_dirs[i],
+					     de->d_name) >= sizeof(path))
 				continue;
 			err = candidate_add(c, devs, inos, nr, MAX_FILE_CANDIDATES, path);
 		}
@@ -224,8 +232,9 @@ static char *which(const char *name)
 	while (p && *p) {
 		size_t n = strcspn(p, ":");
 
-		if (n && (size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, p, name) <
-				 sizeof(path) &&
+		if (n &&
+		    (size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, p, name) <
+			    sizeof(path) &&
 		    !access(path, X_OK))
 			return strdup(path);
 		p += n + (p[n] == ':');
@@ -276,7 +285,8 @@ static int resolve_file(struct event_spec *ev, const pid_t *pids, size_t nr_pids
 		pr_err("no file named %s for --event %s%s\n", ev->file, ev->spec,
 		       nr_pids ? " in the target's mappings or the library directories"
 			       : " in the library directories");
-		pr_hint("give the file's path, e.g. uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:malloc\n");
+		pr_hint("give the file's path, e.g. "
+			"uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:malloc\n");
 		err = -ENOENT;
 		goto cleanup;
 	}
@@ -332,8 +342,7 @@ static int match_rank(const struct symbolize_func *fn, const char *want)
 	if (dm && (l = strlen(dm)) > n + 1 && !strcmp(dm + l - n, want) &&
 	    (dm[l - n - 1] == '.' || (dm[l - n - 1] == ':' && dm[l - n - 2] == ':')))
 		return 2;
-	if (strpbrk(want, "*?[") &&
-	    (!fnmatch(want, fn->name, 0) || (dm && !fnmatch(want, dm, 0))))
+	if (strpbrk(want, "*?[") && (!fnmatch(want, fn->name, 0) || (dm && !fnmatch(want, dm, 0))))
 		return 1;
 	return 0;
 }
@@ -370,7 +379,8 @@ static int resolve_symbol(struct event_spec *ev)
 			bool seen = false;
 
 			for (size_t j = 0; j < i && !seen; j++)
-				seen = fns[j].addr == fns[i].addr && match_rank(&fns[j], ev->symbol) == top;
+				seen = fns[j].addr == fns[i].addr &&
+				       match_rank(&fns[j], ev->symbol) == top;
 			if (!seen)
 				nr_best++;
 		}
@@ -386,8 +396,8 @@ static int resolve_symbol(struct event_spec *ev)
 		goto cleanup;
 	}
 	if (nr_best > 1) {
-		pr_err("%s names %zu functions in %s (--event %s):\n", ev->symbol, nr_best, ev->path,
-		       ev->spec);
+		pr_err("%s names %zu functions in %s (--event %s):\n", ev->symbol, nr_best,
+		       ev->path, ev->spec);
 		/* one line per address, its aliases joined */
 		for (i = 0, shown = 0; i < nr; i++) {
 			char line[1024];
@@ -397,15 +407,18 @@ static int resolve_symbol(struct event_spec *ev)
 			if (match_rank(&fns[i], ev->symbol) != top)
 				continue;
 			for (j = 0; j < i; j++)
-				if (fns[j].addr == fns[i].addr && match_rank(&fns[j], ev->symbol) == top)
+				if (fns[j].addr == fns[i].addr &&
+				    match_rank(&fns[j], ev->symbol) == top)
 					break;
 			if (j < i || shown++ >= MAX_CANDIDATES_SHOWN)
 				continue;
 			line[0] = '\0';
 			for (j = i; j < nr && len < sizeof(line); j++) {
-				if (fns[j].addr != fns[i].addr || match_rank(&fns[j], ev->symbol) != top)
+				if (fns[j].addr != fns[i].addr ||
+				    match_rank(&fns[j], ev->symbol) != top)
 					continue;
-				len += snprintf(line + len, sizeof(line) - len, "%s%s", first ? "" : " = ",
+				len += snprintf(line + len, sizeof(line) - len, "%s%s",
+						first ? "" : " = ",
 						fns[j].demangled ? fns[j].demangled : fns[j].name);
 				first = false;
 			}
@@ -418,7 +431,8 @@ static int resolve_symbol(struct event_spec *ev)
 		goto cleanup;
 	}
 	if (best->size && ev->add >= best->size) {
-		pr_err("offset +%" PRIu64 " is past the end of %s (%" PRIu64 " bytes) in --event %s\n",
+		pr_err("offset +%" PRIu64 " is past the end of %s (%" PRIu64
+		       " bytes) in --event %s\n",
 		       ev->add, best->name, best->size, ev->spec);
 		pr_hint("give an offset inside the function\n");
 		err = -EINVAL;
@@ -525,12 +539,12 @@ void event__svg_defaults(struct event_spec *ev, struct flamegraph_opts *fg)
 		fg->title = ev->latency ? "Latency Flame Graph" : "Event Flame Graph";
 	if (!fg->subtitle) {
 		if (ev->period > 1)
-			snprintf(ev->subtitle, sizeof(ev->subtitle), "%s%s: 1 in %" PRIu64 " counted",
-				 ev->spec, ev->weight_arg ? ", weighed by its argument" : "",
-				 ev->period);
+			snprintf(ev->subtitle, sizeof(ev->subtitle),
+				 "%s%s: 1 in %" PRIu64 " counted", ev->spec,
+				 ev->weight_arg ? ", weighed by its argument" : "", ev->period);
 		else
 			snprintf(ev->subtitle, sizeof(ev->subtitle), "%s%s", ev->spec,
-				 ev->latency	  ? ": time from entry to return, by the stack at entry"
+				 ev->latency ? ": time from entry to return, by the stack at entry"
 				 : ev->weight_arg ? ", weighed by its argument"
 						  : "");
 		fg->subtitle = ev->subtitle;

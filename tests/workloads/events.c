@@ -76,7 +76,8 @@ __attribute__((noinline)) void small(void)
 static void touch(long pages)
 {
 	long psz = sysconf(_SC_PAGESIZE);
-	char *p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p =
+		mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED) {
 		perror("mmap");
@@ -102,7 +103,7 @@ __attribute__((noinline)) void touch_b(long pages)
 
 __attribute__((noinline)) void nap(long ms)
 {
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000 };
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = ms * 1000000};
 
 	nanosleep(&ts, NULL);
 	__asm__ volatile("" ::: "memory");

@@ -137,4 +137,15 @@ pct=$(share "$a" "$b")
 echo "D GC: $a collections under churnA(), $b under churnB() ($pct %)"
 [ $((a + b)) -ge 100 ] || fail "too few collections ($((a + b))) to judge"
 within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the collections, not 75 %"
+
+# ---- USDT: CPython's gc__start, once per collection (Debian's python3.11 has the notes) ----
+py=/usr/bin/python3.11
+"$SCORCH" record -q --event usdt:$py:python:gc__start -o "$TMP/py.folded" \
+	-- $py "$(dirname "$0")/../workloads/gcpy.py" 30 >"$TMP/truth" 2>"$TMP/err" ||
+	fail "USDT record failed: $(cat "$TMP/err")"
+cat "$TMP/truth"
+t=$(sed -n 's/^truth collections=//p' "$TMP/truth")
+n=$(comm_total "$TMP/py.folded" python3.11)
+echo "USDT gc__start: $n stacks counted, $t collections"
+[ -n "$t" ] && [ "$n" = "$t" ] || fail "gc__start counted $n times, not $t"
 echo "PASS"

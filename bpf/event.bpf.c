@@ -327,10 +327,31 @@ int event_entry(struct pt_regs *ctx)
 	if (!event_begin(task, &init.key))
 		return 0;
 	stat_inc(STAT_SAMPLES);
-	if (!walk_stacks(ctx, task, &init.key, false))
-		return 0;
 	init.depth = 1;
 	init.ts = bpf_ktime_get_ns();
+	if (unwind_dwarf && !kernel_only && !(task->flags & PF_KTHREAD)) {
+		/* the stack goes to user space now, its time when the call ends (an
+		 * interval record, as off CPU): the copy's value is the entry time */
+		struct sample_buf *b = sample_buf_get();
+
+		if (!b)
+			return 0;
+		b->hdr.pid = init.key.pid;
+		b->hdr.tid = tid;
+		b->hdr.gen = init.key.gen;
+		b->hdr.value = init.ts;
+		__builtin_memcpy(b->hdr.comm, init.key.comm, sizeof(init.key.comm));
+		init.key.flags |= KEY_OFFCPU_COPY;
+		if (bpf_map_update_elem(&inside, &tid, &init, BPF_NOEXIST)) {
+			stat_inc(STAT_LOST_START);
+			return 0;
+		}
+		if (sample_send(b, SCORCH_EVENT_OFFCPU_COPY))
+			stat_inc(STAT_OFF_COPIES);
+		return 0;
+	}
+	if (!walk_stacks(ctx, task, &init.key, false))
+		return 0;
 	if (bpf_map_update_elem(&inside, &tid, &init, BPF_NOEXIST))
 		stat_inc(STAT_LOST_START);
 	return 0;
@@ -341,8 +362,24 @@ static __always_inline void latency_end(__u32 tid, struct latency_slot *slot, __
 {
 	struct count_key key = slot->key;
 	__u64 delta = now > slot->ts ? now - slot->ts : 0;
+	struct scorch_interval iv = {
+		.type = SCORCH_EVENT_INTERVAL,
+		.pid = key.pid,
+		.gen = key.gen,
+		.tid = tid,
+		.ts = slot->ts,
+		.value = delta,
+	};
 
 	bpf_map_delete_elem(&inside, &tid);
+	if (key.flags & KEY_OFFCPU_COPY) {
+		/* --unwind dwarf: the copy taken at entry is counted in user space */
+		if (bpf_ringbuf_output(&samples, &iv, sizeof(iv), samples_wakeup()))
+			stat_inc(STAT_LOST_INTERVAL);
+		else
+			stat_inc(STAT_COUNTED);
+		return;
+	}
 	if (!count_add(&key, delta)) {
 		stat_inc(STAT_LOST_COUNTS);
 		return;

@@ -70,8 +70,7 @@ void record_opts__usage(FILE *out)
 		"                             entry to its return by the stack at entry; a\n"
 		"                             nested or recursive call counts in its outermost,\n"
 		"                             a thread exiting inside counts to its exit, calls\n"
-		"                             open at the end to the end (not with --unwind\n"
-		"                             dwarf)\n"
+		"                             open at the end to the end\n"
 		"\n"
 		"targets (default: the whole system):\n"
 		"  -p, --pid PID[,PID...]     processes (all their threads)\n"
@@ -196,8 +195,8 @@ void record_opts__usage(FILE *out)
 		"  sudo scorch record --event page-faults -p 1234 -d 10 -o faults.svg\n"
 		"  sudo scorch record --event tracepoint:sched:sched_process_fork -a -d 5\n"
 		"  sudo scorch record --event uprobe:./server:handle --latency -p 1234 -d 10 -o lat.svg\n"
-		"  sudo scorch record --unwind dwarf -o gc.svg \\\n"
-		"      --event uprobe:libgphobos.so:Gcx.fullcollect -- ./dprog  # D GCs by cause\n");
+		"  sudo scorch record --unwind dwarf --latency -o gc.svg \\\n"
+		"      --event uprobe:libgphobos.so:Gcx.fullcollect -- ./dprog  # D GC pauses\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -552,11 +551,6 @@ static int check_event(struct record_opts *o, const struct parse_state *ps)
 		pr_err("--latency times every call from the function's entry: not with --weight, "
 		       "--period or +OFF\n");
 		pr_hint("drop them\n");
-		return -EINVAL;
-	}
-	if (o->latency && o->unwind == UNWIND_DWARF) {
-		pr_err("--latency walks the stacks at entry by frame pointers: not with --unwind dwarf\n");
-		pr_hint("drop --unwind dwarf\n");
 		return -EINVAL;
 	}
 	ev->weight_arg = o->weight_arg;

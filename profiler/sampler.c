@@ -1213,7 +1213,9 @@ static int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx)
 	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
 		tid = next;
 		prev = &tid;
-		if (bpf_map_lookup_elem(fd, &tid, &slot) || !slot.ts || slot.ts > now_ns)
+		/* copies (--unwind dwarf): their stacks are in user space (sampler__open_interval) */
+		if (bpf_map_lookup_elem(fd, &tid, &slot) || !slot.ts || slot.ts > now_ns ||
+		    (slot.key.flags & KEY_OFFCPU_COPY))
 			continue;
 		if ((slot.key.user_stack && lookup_stack(sfd, slot.key.user_stack, user)) ||
 		    (slot.key.kernel_stack && lookup_stack(sfd, slot.key.kernel_stack, kernel)))
@@ -1274,9 +1276,20 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 			   uint64_t *runq)
 {
 	struct offcpu_start *st;
+	struct latency_slot slot;
 	uint64_t now_ns;
 	int err = 0;
 
+	if (s->ev) {
+		/* --latency --unwind dwarf: a call still open */
+		now_ns = end_ns(s);
+		if (bpf_map_lookup_elem(bpf_map__fd(s->ev->maps.inside), &tid, &slot) ||
+		    slot.ts != ts || !(slot.key.flags & KEY_OFFCPU_COPY) || ts > now_ns)
+			return -ENOENT;
+		*delta = now_ns - ts;
+		*runq = 0;
+		return 0;
+	}
 	if (!s->off)
 		return -ENOENT;
 	st = malloc(sizeof(*st));

@@ -129,15 +129,31 @@ st=0
 # druntime has no frame pointers: --unwind dwarf)
 gdc -O1 -fno-omit-frame-pointer "$(dirname "$0")/../workloads/gc.d" -o "$TMP/gc"
 "$SCORCH" record -q --unwind dwarf --event uprobe:libgphobos.so:Gcx.fullcollect -o "$TMP/gc.folded" \
-	-- "$TMP/gc" 100 2>"$TMP/err" || fail "D GC record failed: $(cat "$TMP/err")"
+	-- "$TMP/gc" 100 --DRT-gcopt=profile:1 >"$TMP/truth" 2>"$TMP/err" ||
+	fail "D GC record failed: $(cat "$TMP/err")"
 cut -c1-200 "$TMP/gc.folded"
+head -n 1 "$TMP/truth"
+t=$(sed -n 's/^truth collections=\([0-9]*\).*/\1/p' "$TMP/truth")
 a=$(frame_total "$TMP/gc.folded" gc gc.churnA)
 b=$(frame_total "$TMP/gc.folded" gc gc.churnB)
 pct=$(share "$a" "$b")
-echo "D GC: $a collections under churnA(), $b under churnB() ($pct %)"
-[ $((a + b)) -ge 100 ] || fail "too few collections ($((a + b))) to judge"
+echo "D GC: $a collections under churnA(), $b under churnB() ($pct %), druntime counted $t"
+[ -n "$t" ] && [ $((a + b)) = "$t" ] || fail "$((a + b)) collections under churnA() and churnB(), druntime made $t"
+[ "$t" -ge 100 ] || fail "too few collections ($t) to judge"
 within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the collections, not 75 %"
-
+# --latency: each collection's pause under the function that caused it; the time
+# inside fullcollect is at least what druntime measured inside it
+"$SCORCH" record -q --unwind dwarf --latency --event uprobe:libgphobos.so:Gcx.fullcollect \
+	-o "$TMP/gclat.folded" -- "$TMP/gc" 100 --DRT-gcopt=profile:1 >"$TMP/truth" 2>"$TMP/err" ||
+	fail "D GC --latency record failed: $(cat "$TMP/err")"
+t=$(sed -n 's/^truth .*collection_us=\([0-9]*\).*/\1/p' "$TMP/truth")
+a=$(frame_total "$TMP/gclat.folded" gc gc.churnA)
+b=$(frame_total "$TMP/gclat.folded" gc gc.churnB)
+pct=$(share "$a" "$b")
+echo "D GC --latency: churnA() $a us, churnB() $b us ($pct %); druntime measured $t us"
+within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the GC pauses, not 75 %"
+within "$(awk -v a=$((a + b)) -v t="$t" 'BEGIN { print a / t }')" 1.0 1.6 ||
+	fail "the time inside fullcollect ($((a + b)) us) is not druntime's own ($t us)"
 # ---- USDT: CPython's gc__start, once per collection (Debian's python3.11 has the notes) ----
 py=/usr/bin/python3.11
 "$SCORCH" record -q --event usdt:$py:python:gc__start -o "$TMP/py.folded" \

@@ -100,6 +100,12 @@ int event__parse(const char *arg, struct event_spec *ev)
 	else
 		return bad_spec(arg, "unknown kind of event");
 	ev->file = colon + 1;
+	if (ev->kind == EVENT_TRACEPOINT && !strchr(ev->file, ':')) {
+		/* tracepoint:NAME (as list-events prints it): the category is not needed */
+		ev->name = ev->file;
+		ev->file = NULL;
+		return *ev->name ? 0 : bad_spec(arg, "tracepoint:CATEGORY:NAME");
+	}
 	/* FILE:SYMBOL: the last ':' before the symbol (a path has none; C++ names do) */
 	colon = strchr(ev->file, ':');
 	if (!colon || !colon[1] || colon == ev->file)

@@ -109,6 +109,27 @@ cat "$TMP/exits.folded"
 grep -q '^events;start_thread;exiting;stuck [1-9]' "$TMP/exits.folded" ||
 	fail "threads exiting inside stuck() were not counted"
 
+# ---- list-events: what it prints, record takes ----
+"$SCORCH" list-events 'tracepoint:sched_process_fork' >"$TMP/list" || fail "list-events failed"
+[ "$(cat "$TMP/list")" = tracepoint:sched_process_fork ] || fail "list-events: $(cat "$TMP/list")"
+"$SCORCH" list-events | grep -qx page-faults || fail "list-events has no software events"
+spec=$("$SCORCH" list-events "$EVENTS" 'uprobe:*:probed')
+[ "$spec" = "uprobe:$EVENTS:probed" ] || fail "list-events $EVENTS: '$spec'"
+"$SCORCH" record -q --event "$spec" -o "$TMP/listed.folded" -- "$EVENTS" calls 100 2>"$TMP/err" ||
+	fail "record of a listed uprobe failed: $(cat "$TMP/err")"
+[ "$(comm_total "$TMP/listed.folded" events)" = 200 ] || fail "a listed uprobe does not count 200 calls"
+"$SCORCH" list-events /usr/bin/python3.11 'usdt:*' | grep -qx 'usdt:/usr/bin/python3.11:python:gc__start' ||
+	fail "list-events does not list python3.11's gc__start"
+"$SCORCH" list-events /lib/x86_64-linux-gnu/libgphobos.so.3 '*.Gcx.fullcollect' |
+	grep -qx 'uprobe:/lib/x86_64-linux-gnu/libgphobos.so.3:core.internal.gc.impl.conservative.gc.Gcx.fullcollect' ||
+	fail "list-events does not name druntime's fullcollect demangled"
+start_ready "$EVENTS" ready 1
+"$SCORCH" list-events -p "$BG_PID" '*:probed_deep' | grep -qx "uprobe:$EVENTS:probed_deep" ||
+	fail "list-events -p does not list the process's functions"
+kill "$BG_PID"
+wait "$BG_PID" 2>/dev/null || true
+BG_PID=
+
 # ---- bad probes: one error line naming what, a hint, exit 1 ----
 st=0
 "$SCORCH" record -q --event 'uprobe:libc.so.6:*alloc' -o "$TMP/x.folded" -- "$EVENTS" calls 1 \

@@ -12,6 +12,7 @@
  *                       times each; prints "truth slow=US fast=US", the time it measured
  *                       inside nap() under each (about 75 % under slow())
  *   events exits N      N threads each enter stuck() and exit inside it (pthread_exit)
+ *   events ready N      prints "ready PID" and waits for a signal (list-events -p)
  * Built with frame pointers:
  *   cc -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread events.c -o events
  */
@@ -152,7 +153,7 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 0;
 
 	if (argc != 3 || n <= 0) {
-		fprintf(stderr, "usage: events calls|malloc|faults|sleepy|exits N\n");
+		fprintf(stderr, "usage: events calls|malloc|faults|sleepy|exits|ready N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "calls")) {
@@ -174,6 +175,10 @@ int main(int argc, char **argv)
 			fast();
 		}
 		printf("truth slow=%.0f fast=%.0f\n", slow_us, fast_us);
+	} else if (!strcmp(argv[1], "ready")) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		pause();
 	} else if (!strcmp(argv[1], "exits")) {
 		for (long i = 0; i < n; i++) {
 			pthread_t t;

@@ -175,6 +175,15 @@ echo "D GC --latency: churnA() $a us, churnB() $b us ($pct %); druntime measured
 within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the GC pauses, not 75 %"
 within "$(awk -v a=$((a + b)) -v t="$t" 'BEGIN { print a / t }')" 1.0 1.6 ||
 	fail "the time inside fullcollect ($((a + b)) us) is not druntime's own ($t us)"
+# ---- USDT: a probe of the workload's own (tests/workloads/sdt.h), and an argument ----
+"$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" -o "$TMP/usdt.folded" -- "$EVENTS" usdt 1000 \
+	2>"$TMP/err" || fail "USDT record failed: $(cat "$TMP/err")"
+cat "$TMP/usdt.folded"
+[ "$(count "$TMP/usdt.folded" "$pre;tick_loop")" = 1000 ] || fail "scorch:tick is not counted 1000 times"
+"$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" --weight ARG1 -o "$TMP/usdtw.folded" \
+	-- "$EVENTS" usdt 1000 2>"$TMP/err" || fail "USDT --weight record failed: $(cat "$TMP/err")"
+[ "$(count "$TMP/usdtw.folded" "$pre;tick_loop")" = 2500 ] || fail "scorch:tick's arguments do not sum to 2500"
+
 # ---- USDT: CPython's gc__start, once per collection (Debian's python3.11 has the notes) ----
 py=/usr/bin/python3.11
 "$SCORCH" record -q --event usdt:$py:python:gc__start -o "$TMP/py.folded" \

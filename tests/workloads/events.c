@@ -12,6 +12,8 @@
  *                       times each; prints "truth slow=US fast=US", the time it measured
  *                       inside nap() under each (about 75 % under slow())
  *   events exits N      N threads each enter stuck() and exit inside it (pthread_exit)
+ *   events usdt N       the USDT probe scorch:tick, argument i % 4 + 1, N times from
+ *                       tick_loop(): N hits weighing 2.5 N in all (N a multiple of 4)
  *   events ready N      prints "ready PID" and waits for a signal (list-events -p)
  * Built with frame pointers:
  *   cc -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread events.c -o events
@@ -23,6 +25,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sdt.h"
 
 void *volatile sink;
 volatile unsigned long counter;
@@ -136,6 +140,16 @@ __attribute__((noinline)) void fast(void)
 	fast_us += now_us() - t;
 }
 
+/* not a leaf (it calls probed()): it has a frame of its own, so a frame-pointer walk
+ * from the probe inside it keeps its caller */
+__attribute__((noinline)) void tick_loop(long n)
+{
+	for (long i = 0; i < n; i++) {
+		SDT_PROBE1(scorch, tick, i % 4 + 1);
+		probed(i);
+	}
+}
+
 __attribute__((noinline)) void stuck(void)
 {
 	pthread_exit(NULL);
@@ -153,7 +167,7 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 0;
 
 	if (argc != 3 || n <= 0) {
-		fprintf(stderr, "usage: events calls|malloc|faults|sleepy|exits|ready N\n");
+		fprintf(stderr, "usage: events calls|malloc|faults|sleepy|exits|usdt|ready N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "calls")) {
@@ -175,6 +189,8 @@ int main(int argc, char **argv)
 			fast();
 		}
 		printf("truth slow=%.0f fast=%.0f\n", slow_us, fast_us);
+	} else if (!strcmp(argv[1], "usdt")) {
+		tick_loop(n);
 	} else if (!strcmp(argv[1], "ready")) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);

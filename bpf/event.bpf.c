@@ -145,7 +145,8 @@ static __always_inline bool event_begin(struct task_struct *task, struct count_k
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 
-	if (sampling_over(bpf_ktime_get_ns()))
+	/* the clock read only when -d set a deadline */
+	if (stopped || (stop_at_ns && sampling_over(bpf_ktime_get_ns())))
 		return false;
 	if (tid == 0 || !filter_match(pid, tid))
 		return false;

@@ -454,6 +454,60 @@ cleanup:
 	return err;
 }
 
+/* The USDT probe PROVIDER:NAME in the file, with the argument --weight reads. */
+static int resolve_usdt(struct event_spec *ev)
+{
+	struct strset *strs = strset__new();
+	struct symbolize_usdt *notes = NULL;
+	size_t nr = 0, i, found = 0;
+	int err, nr_args = -1;
+
+	if (!strs)
+		return -ENOMEM;
+	err = symbolize__usdt_notes(ev->path, strs, &notes, &nr);
+	if (err) {
+		pr_err("cannot read the USDT notes of %s for --event %s: %s\n", ev->path, ev->spec,
+		       err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+		pr_hint("give an executable or a shared library\n");
+		goto cleanup;
+	}
+	for (i = 0; i < nr; i++) {
+		const char *a = notes[i].args;
+		int n = 0;
+
+		if (strcmp(notes[i].provider, ev->symbol) || strcmp(notes[i].name, ev->name))
+			continue;
+		found++;
+		/* "8@%rdi -4@%esi": arguments separated by spaces */
+		while (a && *a) {
+			a += strspn(a, " ");
+			if (!*a)
+				break;
+			n++;
+			a += strcspn(a, " ");
+		}
+		nr_args = nr_args < 0 ? n : MIN(nr_args, n);
+	}
+	if (!found) {
+		pr_err("no USDT probe %s:%s in %s (--event %s)\n", ev->symbol, ev->name, ev->path,
+		       ev->spec);
+		pr_hint("'scorch list-events %s' lists its probes\n", ev->path);
+		err = -ENOENT;
+	} else if (ev->weight_arg > (unsigned int)nr_args) {
+		pr_err("--weight ARG%u: USDT probe %s:%s has %d arguments\n", ev->weight_arg,
+		       ev->symbol, ev->name, nr_args);
+		if (nr_args)
+			pr_hint("give ARG1..ARG%d\n", nr_args);
+		else
+			pr_hint("count its hits: drop --weight\n");
+		err = -EINVAL;
+	}
+cleanup:
+	free(notes);
+	strset__free(strs);
+	return err;
+}
+
 /* The raw tracepoint @name (its BTF typedef btf_trace_NAME): its argument count. */
 static int tracepoint_args(const char *name, int *nr_args)
 {
@@ -485,7 +539,8 @@ int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, cha
 		err = resolve_file(ev, pids, nr_pids, cmd);
 		return err ? err : resolve_symbol(ev);
 	case EVENT_USDT:
-		return resolve_file(ev, pids, nr_pids, cmd);
+		err = resolve_file(ev, pids, nr_pids, cmd);
+		return err ? err : resolve_usdt(ev);
 	case EVENT_TRACEPOINT:
 		err = tracepoint_args(ev->name, &nr_args);
 		if (err == -ENOENT) {

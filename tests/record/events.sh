@@ -142,6 +142,12 @@ st=0
 "$SCORCH" record -q --event "uprobe:$EVENTS:no_such_function" -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
 [ "$st" = 1 ] && grep -q 'no function no_such_function in' "$TMP/err" || fail "a missing function: $(cat "$TMP/err")"
 st=0
+"$SCORCH" record -q --event "usdt:$EVENTS:scorch:no_such_probe" -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
+[ "$st" = 1 ] && grep -q 'no USDT probe scorch:no_such_probe in' "$TMP/err" || fail "a missing USDT probe: $(cat "$TMP/err")"
+st=0
+"$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" --weight ARG2 -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
+[ "$st" = 1 ] && grep -q 'has 1 arguments' "$TMP/err" || fail "--weight past a USDT probe's arguments: $(cat "$TMP/err")"
+st=0
 "$SCORCH" record -q --event tracepoint:sched:no_such_tp -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
 [ "$st" = 1 ] && grep -q 'no tracepoint no_such_tp' "$TMP/err" || fail "a missing tracepoint: $(cat "$TMP/err")"
 

@@ -610,6 +610,7 @@ struct capture_rec_opts {
 	long freq;
 	unsigned int max_depth;
 	bool user_only, kernel_only, unwind_dwarf;
+	const struct event_spec *event; /* MODE_EVENT: the event and its options */
 	/*
 	 * Only a capture is written: user frames are not named during the recording, only
 	 * what a later report needs is kept (JIT names are asked for JIT addresses only).

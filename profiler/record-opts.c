@@ -532,11 +532,6 @@ static int check_event(struct record_opts *o, const struct parse_state *ps)
 		pr_hint("drop them, or record without --event\n");
 		return -EINVAL;
 	}
-	if (o->capture) {
-		pr_err("captures (.scorch) hold timed samples: not written with --event\n");
-		pr_hint("write folded stacks, an SVG, pprof or speedscope instead\n");
-		return -EINVAL;
-	}
 	if (o->weight_arg && (ev->kind == EVENT_SOFTWARE || ev->kind == EVENT_URETPROBE)) {
 		pr_err("--weight: %s has no arguments to read\n", ev->spec);
 		pr_hint("--weight reads an argument of a uprobe, USDT probe or tracepoint\n");

@@ -268,6 +268,7 @@ static int record_open(struct record *r)
 			.user_only = o->user_only,
 			.kernel_only = o->kernel_only,
 			.unwind_dwarf = o->unwind == UNWIND_DWARF,
+			.event = o->mode == MODE_EVENT ? &o->event : NULL,
 			.only = !o->named,
 		};
 

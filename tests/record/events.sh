@@ -66,6 +66,16 @@ grep -q 'uprobe:libc.so.6:malloc, weighed by its argument' "$TMP/malloc.svg" ||
 	fail "the SVG does not name the event"
 grep -q '[0-9] bytes' "$TMP/malloc.svg" || fail "the SVG does not count bytes"
 
+# a capture keeps the event: report writes what record wrote, the unit with it
+"$SCORCH" record -q --event uprobe:libc.so.6:malloc --weight ARG1 -o "$TMP/malloc.scorch" \
+	-o "$TMP/rec.folded" -- "$EVENTS" malloc 2000 2>"$TMP/err" ||
+	fail "malloc capture failed: $(cat "$TMP/err")"
+"$SCORCH" report -q "$TMP/malloc.scorch" -o "$TMP/rep.folded" -o "$TMP/rep.svg" 2>"$TMP/err" ||
+	fail "report of an event capture failed: $(cat "$TMP/err")"
+cmp -s "$TMP/rec.folded" "$TMP/rep.folded" || fail "report of an event capture differs from record"
+grep -q 'uprobe:libc.so.6:malloc, weighed by its argument' "$TMP/rep.svg" ||
+	fail "report's SVG does not name the event"
+
 # ---- page faults: touch_a() faults in 3x the pages of touch_b() ----
 "$SCORCH" record -q --event page-faults -o "$TMP/faults.folded" -- "$EVENTS" faults 20000 \
 	2>"$TMP/err" || fail "page-faults record failed: $(cat "$TMP/err")"

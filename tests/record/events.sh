@@ -136,6 +136,10 @@ spec=$("$SCORCH" list-events "$EVENTS" 'uprobe:*:probed')
 start_ready "$EVENTS" ready 1
 "$SCORCH" list-events -p "$BG_PID" '*:probed_deep' | grep -qx "uprobe:$EVENTS:probed_deep" ||
 	fail "list-events -p does not list the process's functions"
+# a file named by its file name is found among the target's mappings
+"$SCORCH" record -v -p "$BG_PID" -d 0.1 --event uprobe:events:probed_deep -o "$TMP/p.folded" 2>"$TMP/err" ||
+	fail "record -p with a file name failed: $(cat "$TMP/err")"
+grep -q "is probed_deep at file offset .* of $EVENTS\$" "$TMP/err" || fail "the file was not found in the mappings"
 kill "$BG_PID"
 wait "$BG_PID" 2>/dev/null || true
 BG_PID=

@@ -494,8 +494,8 @@ static int resolve_usdt(struct event_spec *ev)
 		pr_hint("'scorch list-events %s' lists its probes\n", ev->path);
 		err = -ENOENT;
 	} else if (ev->weight_arg > (unsigned int)nr_args) {
-		pr_err("--weight ARG%u: USDT probe %s:%s has %d arguments\n", ev->weight_arg,
-		       ev->symbol, ev->name, nr_args);
+		pr_err("--weight ARG%u: USDT probe %s:%s has %d argument%s\n", ev->weight_arg,
+		       ev->symbol, ev->name, nr_args, nr_args == 1 ? "" : "s");
 		if (nr_args)
 			pr_hint("give ARG1..ARG%d\n", nr_args);
 		else
@@ -555,8 +555,8 @@ int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, cha
 			return err;
 		}
 		if (ev->weight_arg > (unsigned int)nr_args) {
-			pr_err("--weight ARG%u: tracepoint %s has %d arguments\n", ev->weight_arg,
-			       ev->name, nr_args);
+			pr_err("--weight ARG%u: tracepoint %s has %d argument%s\n", ev->weight_arg,
+			       ev->name, nr_args, nr_args == 1 ? "" : "s");
 			pr_hint("give ARG1..ARG%d\n", nr_args);
 			return -EINVAL;
 		}

@@ -85,6 +85,15 @@ pct=$(share "$a" $((all - a)))
 echo "page faults: touch_a() $a of $all ($pct %)"
 within "$pct" 72 78 || fail "touch_a() has $pct % of the page faults, not 75 %"
 
+# ---- context switches: one per sleep, in the kernel where it blocked ----
+"$SCORCH" record -q --event context-switches -o "$TMP/cs.folded" -- "$EVENTS" sleepy 40 \
+	>/dev/null 2>"$TMP/err" || fail "context-switches record failed: $(cat "$TMP/err")"
+for f in slow fast; do
+	n=$(awk -v f=";$f;" '{ c = $NF; sub(/ [0-9]+$/, "") } index($0, f) && /;do_nanosleep_\[k\];/ { t += c } END { print t + 0 }' \
+		"$TMP/cs.folded")
+	[ "$n" = 40 ] || fail "context switches in $f()'s sleeps: $n, not 40"
+done
+
 # ---- a raw tracepoint: one fork per thread created, kernel stack from the fork ----
 "$SCORCH" record -q --event tracepoint:sched:sched_process_fork -o "$TMP/tp.folded" \
 	-- "$EVENTS" exits 7 2>"$TMP/err" || fail "tracepoint record failed: $(cat "$TMP/err")"
@@ -160,7 +169,7 @@ st=0
 [ "$st" = 1 ] && grep -q 'no USDT probe scorch:no_such_probe in' "$TMP/err" || fail "a missing USDT probe: $(cat "$TMP/err")"
 st=0
 "$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" --weight ARG2 -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
-[ "$st" = 1 ] && grep -q 'has 1 arguments' "$TMP/err" || fail "--weight past a USDT probe's arguments: $(cat "$TMP/err")"
+[ "$st" = 1 ] && grep -q 'has 1 argument$' "$TMP/err" || fail "--weight past a USDT probe's arguments: $(cat "$TMP/err")"
 st=0
 "$SCORCH" record -q --event tracepoint:sched:no_such_tp -- "$EVENTS" calls 1 2>"$TMP/err" || st=$?
 [ "$st" = 1 ] && grep -q 'no tracepoint no_such_tp' "$TMP/err" || fail "a missing tracepoint: $(cat "$TMP/err")"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -529,6 +530,46 @@ static int tracepoint_args(const char *name, int *nr_args)
 	return *nr_args >= 0 ? 0 : -ENOENT;
 }
 
+/* Does process @pid map the file @st executable? -1: its maps are unreadable. */
+static int maps_file(pid_t pid, const struct stat *st)
+{
+	char path[64], *text = NULL, *line, *save = NULL;
+	unsigned int maj, min;
+	unsigned long long ino;
+	size_t len;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (file__read_bounded(AT_FDCWD, path, 64u << 20, &text, &len))
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
+		char perms[8];
+
+		if (sscanf(line, "%*s %7s %*s %x:%x %llu", perms, &maj, &min, &ino) == 4 &&
+		    perms[2] == 'x' && ino == (unsigned long long)st->st_ino &&
+		    makedev(maj, min) == st->st_dev)
+			found = 1;
+	}
+	free(text);
+	return found;
+}
+
+/* -p: a probe in a file no target maps counts nothing; said now, not after the run. */
+static void check_mapped(const struct event_spec *ev, const pid_t *pids, size_t nr_pids)
+{
+	struct stat st;
+	size_t i;
+
+	if (!nr_pids || stat(ev->path, &st))
+		return;
+	for (i = 0; i < nr_pids; i++)
+		if (maps_file(pids[i], &st))
+			return; /* mapped, or unreadable: the recording will tell */
+	pr_warn("%s is mapped by no target process: --event %s counts only what loads it later\n",
+		ev->path, ev->spec);
+	pr_hint("check the file with 'scorch list-events -p %d'\n", pids[0]);
+}
+
 int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, char **cmd)
 {
 	int err, nr_args;
@@ -537,10 +578,18 @@ int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, cha
 	case EVENT_UPROBE:
 	case EVENT_URETPROBE:
 		err = resolve_file(ev, pids, nr_pids, cmd);
-		return err ? err : resolve_symbol(ev);
+		if (!err)
+			err = resolve_symbol(ev);
+		if (!err)
+			check_mapped(ev, pids, nr_pids);
+		return err;
 	case EVENT_USDT:
 		err = resolve_file(ev, pids, nr_pids, cmd);
-		return err ? err : resolve_usdt(ev);
+		if (!err)
+			err = resolve_usdt(ev);
+		if (!err)
+			check_mapped(ev, pids, nr_pids);
+		return err;
 	case EVENT_TRACEPOINT:
 		err = tracepoint_args(ev->name, &nr_args);
 		if (err == -ENOENT) {

@@ -149,6 +149,11 @@ start_ready "$EVENTS" ready 1
 "$SCORCH" record -v -p "$BG_PID" -d 0.1 --event uprobe:events:probed_deep -o "$TMP/p.folded" 2>"$TMP/err" ||
 	fail "record -p with a file name failed: $(cat "$TMP/err")"
 grep -q "is probed_deep at file offset .* of $EVENTS\$" "$TMP/err" || fail "the file was not found in the mappings"
+# a probe in a file the target does not map is said at once
+"$SCORCH" record -p "$BG_PID" -d 0.1 --event usdt:/usr/bin/python3.11:python:gc__start -o "$TMP/p.folded" \
+	2>"$TMP/err" || fail "record -p of an unmapped file failed: $(cat "$TMP/err")"
+grep -q 'python3.11 is mapped by no target process' "$TMP/err" && grep -q '^hint:' "$TMP/err" ||
+	fail "a probe in a file no target maps is not warned about: $(cat "$TMP/err")"
 kill "$BG_PID"
 wait "$BG_PID" 2>/dev/null || true
 BG_PID=

@@ -68,8 +68,8 @@ static __always_inline bool period_due(void)
  * caller's caller: a walk from it, as the kernel's (which adds the return address at
  * sp only when the function begins with push %rbp or endbr64), skips the direct caller.
  * That caller is the return address at sp; the frames from bp on follow as the kernel
- * walks them (each above the last, above sp). Returns the bytes stored, or 0 when not
- * even the return address could be read.
+ * walks them (each above the last, above sp). Returns the bytes stored (the leaf alone
+ * when the return address cannot be read).
  */
 static __always_inline long entry_walk_user(struct pt_regs *regs, struct stack_trace *st)
 {
@@ -319,16 +319,25 @@ int event_entry(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct latency_slot *slot, init = {};
+	__u64 sp = PT_REGS_SP(ctx);
 
 	slot = bpf_map_lookup_elem(&inside, &tid);
 	if (slot) {
-		slot->depth++; /* nested: the outermost call counts */
-		return 0;
+		/* nested (deeper on the stack than the outermost call): that one counts */
+		if (sp < slot->sp) {
+			slot->depth++;
+			return 0;
+		}
+		/* at or above the outermost call's entry: it was left without returning
+		 * (longjmp, an exception unwound through it), and is forgotten */
+		stat_inc(STAT_CALLS_ABANDONED);
+		bpf_map_delete_elem(&inside, &tid);
 	}
 	if (!event_begin(task, &init.key))
 		return 0;
 	stat_inc(STAT_SAMPLES);
 	init.depth = 1;
+	init.sp = sp;
 	init.ts = bpf_ktime_get_ns();
 	if (unwind_dwarf && !kernel_only && !(task->flags & PF_KTHREAD)) {
 		/* the stack goes to user space now, its time when the call ends (an
@@ -397,8 +406,12 @@ int event_return(struct pt_regs *ctx)
 
 	if (!slot)
 		return 0;
-	if (slot->depth > 1) {
-		slot->depth--;
+	/* a nested call returns below the outermost call's entry sp; the outermost one
+	 * returns above it (its return address popped), whatever nested calls were left
+	 * without returning in between */
+	if (PT_REGS_SP(ctx) <= slot->sp) {
+		if (slot->depth > 1)
+			slot->depth--;
 		return 0;
 	}
 	/* past the end of the recording: counted until then */

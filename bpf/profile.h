@@ -47,6 +47,8 @@ enum scorch_stat {
 	STAT_COUNT_KEYS,      /* keys created in "counts" (user space deletes those it reaps) */
 	/* offcpu */
 	STAT_OFF_WOKEN,       /* intervals split at their wakeup: blocked, then [runqueue] */
+	/* event --latency */
+	STAT_CALLS_ABANDONED, /* outermost calls left without a return (longjmp, exception) */
 	SCORCH_NR_STATS,
 };
 
@@ -109,13 +111,15 @@ struct offcpu_start {
 /*
  * Map "inside" of the event program (record --event --latency): the outermost call of
  * the probed function a thread is inside, by TID: entered at @ts with @key's stacks
- * (stored at entry). Nested and recursive calls only move @depth: the time inside the
- * function is the outermost call's, counted once.
+ * (stored at entry), its stack pointer @sp at entry. Nested and recursive calls (below
+ * @sp on the stack) only move @depth: the time inside the function is the outermost
+ * call's, counted once, when a return comes back above @sp.
  */
 struct latency_slot {
 	__u64 ts;
 	__u32 depth;
 	__u32 pad;
+	__u64 sp;
 	struct count_key key;
 };
 

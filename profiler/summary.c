@@ -145,8 +145,12 @@ double summary__counts(const struct summary *sm)
 	if (sm->mode == MODE_EVENT)
 		pr_warn("%" PRIu64 " events%s at %s in %.2f s: %" PRIu64 " counted in %zu stacks\n",
 			st[STAT_SAMPLES], sm->event_period > 1 ? " (one in --period)" : "", sm->event,
-			sm->elapsed, st[STAT_COUNTED] + st[STAT_SAMPLES_SENT],
+			sm->elapsed, st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
 			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
+	if (sm->mode == MODE_EVENT && st[STAT_CALLS_ABANDONED])
+		pr_warn("--latency: %" PRIu64 " calls left without returning (longjmp, an exception "
+			"unwound through them): not counted\n",
+			st[STAT_CALLS_ABANDONED]);
 	else if (sm->mode != MODE_OFFCPU)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",

@@ -128,6 +128,13 @@ cat "$TMP/exits.folded"
 grep -q '^events;start_thread;exiting;stuck [1-9]' "$TMP/exits.folded" ||
 	fail "threads exiting inside stuck() were not counted"
 
+# a call left by longjmp never returns: forgotten at the thread's next call, and said
+"$SCORCH" record -v --event "uprobe:$EVENTS:jumpy" --latency -o "$TMP/jumps.folded" \
+	-- "$EVENTS" jumps 200 2>"$TMP/err" || fail "longjmp --latency record failed: $(cat "$TMP/err")"
+grep -q -- '--latency: 99 calls left without returning' "$TMP/err" ||
+	fail "calls left by longjmp not counted: $(grep -i 'latency\|events' "$TMP/err")"
+grep -q "^$pre;jumpy [1-9]" "$TMP/jumps.folded" || fail "the calls that returned were not counted"
+
 # ---- list-events: what it prints, record takes ----
 "$SCORCH" list-events 'tracepoint:sched_process_fork' >"$TMP/list" || fail "list-events failed"
 [ "$(cat "$TMP/list")" = tracepoint:sched_process_fork ] || fail "list-events: $(cat "$TMP/list")"

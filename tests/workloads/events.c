@@ -12,6 +12,9 @@
  *                       times each; prints "truth slow=US fast=US", the time it measured
  *                       inside nap() under each (about 75 % under slow())
  *   events exits N      N threads each enter stuck() and exit inside it (pthread_exit)
+ *   events jumps N      jumpy() called N times (N even): every other call leaves by
+ *                       longjmp, the last one among them, so N / 2 - 1 calls are left
+ *                       without returning while the thread goes on
  *   events usdt N       the USDT probe scorch:tick, argument i % 4 + 1, N times from
  *                       tick_loop(): N hits weighing 2.5 N in all (N a multiple of 4)
  *   events ready N      prints "ready PID" and waits for a signal (list-events -p)
@@ -19,6 +22,7 @@
  *   cc -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread events.c -o events
  */
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +154,16 @@ __attribute__((noinline)) void tick_loop(long n)
 	}
 }
 
+static jmp_buf jump_back;
+
+__attribute__((noinline)) void jumpy(long i)
+{
+	counter += i;
+	if (i & 1)
+		longjmp(jump_back, 1);
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((noinline)) void stuck(void)
 {
 	pthread_exit(NULL);
@@ -167,7 +181,8 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 0;
 
 	if (argc != 3 || n <= 0) {
-		fprintf(stderr, "usage: events calls|malloc|faults|sleepy|exits|usdt|ready N\n");
+		fprintf(stderr,
+			"usage: events calls|malloc|faults|sleepy|exits|jumps|usdt|ready N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "calls")) {
@@ -189,6 +204,10 @@ int main(int argc, char **argv)
 			fast();
 		}
 		printf("truth slow=%.0f fast=%.0f\n", slow_us, fast_us);
+	} else if (!strcmp(argv[1], "jumps")) {
+		for (volatile long i = 0; i < n; i++)
+			if (!setjmp(jump_back))
+				jumpy(i);
 	} else if (!strcmp(argv[1], "usdt")) {
 		tick_loop(n);
 	} else if (!strcmp(argv[1], "ready")) {

@@ -398,15 +398,13 @@ uint64_t sampler__bad_samples(const struct sampler *s)
 	return s->bad_samples;
 }
 
-static int attach_perf_events(struct sampler *s)
+/*
+ * Opens the perf event @attr on every online CPU and attaches @prog to each. @what names
+ * the event in errors ("a cpu-clock", "the page-faults").
+ */
+static int attach_per_cpu(struct sampler *s, struct bpf_program *prog,
+			  struct perf_event_attr *attr, const char *what)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = s->freq,
-	};
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, fd, err;
 	bool *online;
 
@@ -421,22 +419,22 @@ static int attach_perf_events(struct sampler *s)
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		if (!online[cpu])
 			continue;
-		fd = perf_event_open(&attr, -1, cpu);
+		fd = perf_event_open(attr, -1, cpu);
 		if (fd < 0) {
 			err = -errno;
 			if (err == -ENODEV) /* went offline meanwhile */
 				continue;
-			pr_err("cannot open a cpu-clock perf event on CPU %d: %s\n", cpu,
+			pr_err("cannot open %s perf event on CPU %d: %s\n", what, cpu,
 			       strerror(-err));
 			if (err == -EACCES || err == -EPERM)
 				pr_hint("run as root, or grant CAP_PERFMON (see kernel.perf_event_paranoid)\n");
-			else if (err == -EINVAL)
+			else if (err == -EINVAL && attr->freq)
 				pr_hint("-F %ld may exceed kernel.perf_event_max_sample_rate\n", s->freq);
 			else
 				pr_hint("the kernel needs perf events (CONFIG_PERF_EVENTS)\n");
 			goto cleanup;
 		}
-		s->links[s->nr_links] = bpf_program__attach_perf_event(s->on->progs.oncpu_sample, fd);
+		s->links[s->nr_links] = bpf_program__attach_perf_event(prog, fd);
 		if (!s->links[s->nr_links]) {
 			err = -errno;
 			close(fd);
@@ -455,7 +453,20 @@ cleanup:
 	return err;
 }
 
-/* The software perf event of --event, one per online CPU. */
+static int attach_perf_events(struct sampler *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = s->freq,
+	};
+
+	return attach_per_cpu(s, s->on->progs.oncpu_sample, &attr, "a cpu-clock");
+}
+
+/* The software perf event of --event on every CPU, every Nth event sampled (--period). */
 static int attach_software(struct sampler *s)
 {
 	const struct event_spec *ev = s->opts.event;
@@ -465,43 +476,10 @@ static int attach_software(struct sampler *s)
 		.size = sizeof(attr),
 		.sample_period = ev->period ? ev->period : 1,
 	};
-	int nr_cpus = libbpf_num_possible_cpus(), cpu, fd, err;
-	bool *online;
+	char what[64];
 
-	online = calloc(nr_cpus, sizeof(*online));
-	if (!online)
-		return -ENOMEM;
-	err = cpu_list__parse("/sys/devices/system/cpu/online", online, nr_cpus);
-	if (err) {
-		pr_err("cannot read /sys/devices/system/cpu/online: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	for (cpu = 0; cpu < nr_cpus; cpu++) {
-		if (!online[cpu])
-			continue;
-		fd = perf_event_open(&attr, -1, cpu);
-		if (fd < 0) {
-			err = -errno;
-			if (err == -ENODEV)
-				continue;
-			pr_err("cannot open the %s perf event on CPU %d: %s\n", ev->name, cpu,
-			       strerror(-err));
-			pr_hint("run as root, or grant CAP_PERFMON (see kernel.perf_event_paranoid)\n");
-			goto cleanup;
-		}
-		s->links[s->nr_links] = bpf_program__attach_perf_event(s->ev->progs.event_perf, fd);
-		if (!s->links[s->nr_links]) {
-			err = -errno;
-			close(fd);
-			pr_err("cannot attach the BPF program to CPU %d: %s\n", cpu, strerror(-err));
-			goto cleanup;
-		}
-		s->pfds[s->nr_links++] = fd;
-		s->nr_attached++;
-	}
-cleanup:
-	free(online);
-	return err;
+	snprintf(what, sizeof(what), "the %s", ev->name);
+	return attach_per_cpu(s, s->ev->progs.event_perf, &attr, what);
 }
 
 /* One link of --event: stored, or its failure explained. */

@@ -91,26 +91,8 @@ static int list_kernel(const char *pattern)
 	return 0;
 }
 
-/* @s without a trailing "(...)": the name --event matches first. */
-static void cut_params(char *s)
-{
-	size_t n = strlen(s);
-	int depth = 0;
-
-	while (n && s[n - 1] != ')')
-		n--;
-	while (n--) {
-		if (s[n] == ')')
-			depth++;
-		else if (s[n] == '(' && !--depth)
-			break;
-	}
-	if (n != (size_t)-1 && n > 0)
-		s[n] = '\0';
-}
-
 struct named {
-	char *name; /* what --event is given */
+	const char *name; /* what --event is given (interned) */
 	uint64_t addr;
 };
 
@@ -156,13 +138,7 @@ static int list_file(const char *path, const char *pattern)
 	}
 	/* the demangled name without parameters where it names one address */
 	for (i = 0; i < nr; i++) {
-		v[i].name = strdup(fns[i].demangled ? fns[i].demangled : fns[i].name);
-		if (!v[i].name) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		if (fns[i].demangled)
-			cut_params(v[i].name);
+		v[i].name = fns[i].short_name ? fns[i].short_name : fns[i].name;
 		v[i].addr = fns[i].addr;
 	}
 	qsort(v, nr, sizeof(*v), named_cmp);
@@ -178,20 +154,13 @@ static int list_file(const char *path, const char *pattern)
 		}
 		/* overloads: by their symbols */
 		for (size_t k = 0; k < nr; k++) {
-			char *dm = fns[k].demangled ? strdup(fns[k].demangled) : NULL;
-
-			if (dm)
-				cut_params(dm);
-			if (dm && !strcmp(dm, v[i].name)) {
+			if (fns[k].short_name && !strcmp(fns[k].short_name, v[i].name)) {
 				snprintf(spec, PATH_MAX + 8192, "uprobe:%s:%s", path, fns[k].name);
 				emit(spec, pattern);
 			}
-			free(dm);
 		}
 	}
 cleanup:
-	for (i = 0; v && i < nr; i++)
-		free(v[i].name);
 	free(v);
 	free(spec);
 	free(notes);

@@ -313,34 +313,11 @@ cleanup:
 	return err;
 }
 
-/* @s without its trailing balanced "(...)" and what follows it (" const"), into @buf. */
-static const char *no_params(const char *s, char *buf, size_t size)
-{
-	const char *open = NULL, *p;
-	int depth = 0;
-
-	/* the last top-level "(": templates and operator() aside, the parameter list */
-	for (p = s + strlen(s); p > s; p--) {
-		if (p[-1] == ')')
-			depth++;
-		else if (p[-1] == '(' && !--depth) {
-			open = p - 1;
-			break;
-		}
-	}
-	if (!open || open == s || (size_t)(open - s) >= size)
-		return s;
-	memcpy(buf, s, open - s);
-	buf[open - s] = '\0';
-	return buf;
-}
-
 /* How well @fn matches @want: 3 the name or the demangled name, 2 a qualified name
  * ending in it ("Gcx.fullcollect", "ns::f"), 1 a glob match, 0 none. */
 static int match_rank(const struct symbolize_func *fn, const char *want)
 {
-	char buf[4096];
-	const char *dm = fn->demangled ? no_params(fn->demangled, buf, sizeof(buf)) : NULL;
+	const char *dm = fn->short_name;
 	size_t n = strlen(want), l;
 
 	if (!strcmp(fn->name, want) || (fn->demangled && !strcmp(fn->demangled, want)) ||

@@ -85,6 +85,11 @@ static int table_funcs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct strse
 		free(dm);
 		if (!fn.name || (dm && !fn.demangled))
 			return -ENOMEM;
+		dm = fn.demangled ? demangle__name(name, false) : NULL;
+		fn.short_name = dm ? strset__intern(strs, dm) : fn.demangled;
+		free(dm);
+		if (fn.demangled && !fn.short_name)
+			return -ENOMEM;
 		err = funcs_add(v, nr, cap, &fn);
 		if (err)
 			return err;

@@ -382,7 +382,8 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
  * symbolize__functions(): every function symbol (STT_FUNC, STT_GNU_IFUNC; defined, in an
  * executable segment) of the ELF file @path, opened as given, from .symtab and .dynsym
  * (a name at an address once). @name is the symbol as written, @demangled its C++, Rust
- * or D demangling with parameters (NULL when not mangled), both interned in @strs;
+ * or D demangling with parameters and @short_name without them, as frames are named
+ * (both NULL when not mangled), all interned in @strs;
  * @offset is the file offset of @addr, where a uprobe is placed. *@out is malloc'ed
  * (the caller frees it). Returns 0, -ENOENT/-EACCES (open), -ENOEXEC (not ELF),
  * -EINVAL (unreadable tables), -ENOMEM.
@@ -392,7 +393,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
  */
 struct symbolize_func {
 	const char *name;
-	const char *demangled;
+	const char *demangled, *short_name;
 	uint64_t addr, size, offset;
 };
 int symbolize__functions(const char *path, struct strset *strs, struct symbolize_func **out,

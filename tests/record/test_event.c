@@ -124,6 +124,30 @@ static void test_resolve(const char *events)
 	}
 }
 
+/* C++ names, demangled: overloads are told apart by their parameters or mangled names */
+static void test_cxx(void)
+{
+	static const char *lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	static const char *append = "std::__cxx11::basic_string<char, std::char_traits<char>, "
+				    "std::allocator<char> >::append";
+	char spec[1024];
+	uint64_t a, b;
+
+	if (access(lib, R_OK))
+		return; /* not x86_64 Debian: the C++ names below are its libstdc++'s */
+	snprintf(spec, sizeof(spec), "uprobe:%%s:%s", append);
+	CHECK(resolve(spec, lib, 0, NULL) == -EINVAL); /* six overloads */
+	snprintf(spec, sizeof(spec), "uprobe:%%s:%s(char const*)", append);
+	CHECK(!resolve(spec, lib, 0, &a));
+	CHECK(!resolve("uprobe:%s:_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKc",
+		       lib, 0, &b) &&
+	      a == b);
+	/* the end of a qualified name */
+	CHECK(!resolve("uprobe:%s:basic_string<char, std::char_traits<char>, std::allocator<char> "
+		       ">::_M_append",
+		       lib, 0, NULL));
+}
+
 static void test_usdt_notes(const char *events)
 {
 	struct strset *strs = strset__new();
@@ -148,6 +172,7 @@ int main(int argc, char **argv)
 	}
 	test_parse();
 	test_resolve(argv[1]);
+	test_cxx();
 	test_usdt_notes(argv[1]);
 	printf("test_event: ok\n");
 	return 0;

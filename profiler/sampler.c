@@ -50,6 +50,10 @@ struct sampler {
 	struct oncpu_bpf *on;
 	struct offcpu_bpf *off;
 	struct event_bpf *ev; /* record --event: instead of both */
+	/* --event: the -p/-t targets a user probe is placed in (none: every process that
+	 * maps the file, as for a command and its children) */
+	pid_t *probe_ids;
+	int nr_probe_ids;
 	struct prog_set sets[2];
 	int nr_sets;
 	/* one consumer per ring, taken in turn so that none starves another when the
@@ -323,6 +327,7 @@ void sampler__free(struct sampler *s)
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
 	event_bpf__destroy(s->ev);
+	free(s->probe_ids);
 	free(s);
 }
 
@@ -330,8 +335,16 @@ static int filter_add(struct sampler *s, bool tid, pid_t id)
 {
 	__u32 key = id;
 	__u8 one = 1;
+	pid_t *t;
 	int i;
 
+	if (s->ev && !s->opts.follow_forks) {
+		t = realloc(s->probe_ids, (s->nr_probe_ids + 1) * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->probe_ids = t;
+		s->probe_ids[s->nr_probe_ids++] = id;
+	}
 	for (i = 0; i < s->nr_sets; i++) {
 		struct bpf_map *m = tid ? s->sets[i].tids : s->sets[i].pids;
 
@@ -502,12 +515,39 @@ static int event_link(struct sampler *s, struct bpf_link *link, const char *what
 	return 0;
 }
 
+/*
+ * A uprobe, uretprobe or USDT probe of --event in each -p/-t target, so that the kernel
+ * places its breakpoint in their memory only (a probe on libc's malloc would otherwise
+ * trap in every process of the system, the BPF filter dropping the others' hits), or
+ * in every process that maps the file when there is none.
+ */
+static int attach_user_probe(struct sampler *s, struct bpf_program *prog, bool retprobe,
+			     const char *what)
+{
+	const struct event_spec *ev = s->opts.event;
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .retprobe = retprobe);
+	int i, n = s->nr_probe_ids ? s->nr_probe_ids : 1, err = 0;
+	struct bpf_link *link;
+	pid_t pid;
+
+	for (i = 0; i < n && !err; i++) {
+		pid = s->nr_probe_ids ? s->probe_ids[i] : -1;
+		if (ev->kind == EVENT_USDT)
+			link = bpf_program__attach_usdt(prog, pid, ev->path, ev->symbol, ev->name,
+							NULL);
+		else
+			link = bpf_program__attach_uprobe_opts(prog, pid, ev->path, ev->offset,
+							       &uopts);
+		err = event_link(s, link, what);
+	}
+	return err;
+}
+
 /* --event: the probe, raw tracepoint or software events, after the exit programs. */
 static int attach_event(struct sampler *s)
 {
 	const struct event_spec *ev = s->opts.event;
 	struct event_bpf *skel = s->ev;
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	int err;
 
 	switch (ev->kind) {
@@ -518,32 +558,18 @@ static int attach_event(struct sampler *s)
 			 * is seen to its end */
 			err = event_link(s, bpf_program__attach(skel->progs.event_thread_exit),
 					 "sched_process_exit");
-			uopts.retprobe = true;
 			if (!err)
-				err = event_link(s,
-						 bpf_program__attach_uprobe_opts(
-							 skel->progs.event_return, -1, ev->path,
-							 ev->offset, &uopts),
-						 "the function's return");
-			uopts.retprobe = false;
+				err = attach_user_probe(s, skel->progs.event_return, true,
+							"the function's return");
 			if (!err)
-				err = event_link(s,
-						 bpf_program__attach_uprobe_opts(
-							 skel->progs.event_entry, -1, ev->path,
-							 ev->offset, &uopts),
-						 "the function's entry");
+				err = attach_user_probe(s, skel->progs.event_entry, false,
+							"the function's entry");
 			return err;
 		}
-		uopts.retprobe = ev->kind == EVENT_URETPROBE;
-		return event_link(s,
-				  bpf_program__attach_uprobe_opts(skel->progs.event_uprobe, -1,
-								  ev->path, ev->offset, &uopts),
-				  "the uprobe");
+		return attach_user_probe(s, skel->progs.event_uprobe,
+					 ev->kind == EVENT_URETPROBE, "the uprobe");
 	case EVENT_USDT:
-		return event_link(s,
-				  bpf_program__attach_usdt(skel->progs.event_usdt, -1, ev->path,
-							   ev->symbol, ev->name, NULL),
-				  "the USDT probe");
+		return attach_user_probe(s, skel->progs.event_usdt, false, "the USDT probe");
 	case EVENT_TRACEPOINT:
 		return event_link(s, bpf_program__attach_raw_tracepoint(skel->progs.event_raw_tp,
 									ev->name),
@@ -574,9 +600,10 @@ int sampler__attach(struct sampler *s)
 
 	if (nr_cpus < 0)
 		return nr_cpus;
-	/* a perf event per CPU, sched_wakeup and sched_switch; or --event's links */
-	s->links = calloc(nr_cpus + 4, sizeof(*s->links));
-	s->pfds = calloc(nr_cpus + 4, sizeof(*s->pfds));
+	/* a perf event per CPU, sched_wakeup and sched_switch; or --event's links: a
+	 * perf event per CPU, or the thread exit and two probes per target */
+	s->links = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->links));
+	s->pfds = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->pfds));
 	if (!s->links || !s->pfds) {
 		err = -ENOMEM;
 		goto cleanup;

@@ -18,11 +18,14 @@
  *   events usdt N       the USDT probe scorch:tick, argument i % 4 + 1, N times from
  *                       tick_loop(): N hits weighing 2.5 N in all (N a multiple of 4)
  *   events ready N      prints "ready PID" and waits for a signal (list-events -p)
+ *   events wait N       prints "ready PID", waits for SIGUSR1, then does what calls N
+ *                       does (record -p attached before the calls)
  * Built with frame pointers:
  *   cc -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread events.c -o events
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +185,7 @@ int main(int argc, char **argv)
 
 	if (argc != 3 || n <= 0) {
 		fprintf(stderr,
-			"usage: events calls|malloc|faults|sleepy|exits|jumps|usdt|ready N\n");
+			"usage: events calls|malloc|faults|sleepy|exits|jumps|usdt|ready|wait N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "calls")) {
@@ -210,6 +213,19 @@ int main(int argc, char **argv)
 				jumpy(i);
 	} else if (!strcmp(argv[1], "usdt")) {
 		tick_loop(n);
+	} else if (!strcmp(argv[1], "wait")) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		if (sigwait(&set, &sig))
+			return 1;
+		caller_a(n);
+		caller_b(n);
 	} else if (!strcmp(argv[1], "ready")) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);

@@ -34,9 +34,6 @@ static int funcs_add(struct symbolize_func **v, size_t *nr, size_t *cap,
 {
 	struct symbolize_func *t;
 
-	for (size_t i = 0; i < *nr; i++) /* .symtab and .dynsym name the same ones */
-		if ((*v)[i].addr == fn->addr && (*v)[i].name == fn->name)
-			return 0;
 	if (*nr == *cap) {
 		size_t c = *cap ? *cap * 2 : 256;
 
@@ -112,11 +109,21 @@ static int open_elf(const char *path, int *fd, Elf **elf)
 	return 0;
 }
 
+static int func_cmp(const void *a, const void *b)
+{
+	const struct symbolize_func *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* interned: one pointer per name */
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
 int symbolize__functions(const char *path, struct strset *strs, struct symbolize_func **out,
 			 size_t *nr)
 {
 	struct symbolize_func *v = NULL;
-	size_t n = 0, cap = 0, nr_secs, i;
+	size_t n = 0, cap = 0, nr_secs, i, uniq;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	Elf *elf = NULL;
@@ -143,8 +150,14 @@ int symbolize__functions(const char *path, struct strset *strs, struct symbolize
 		free(v);
 		return err;
 	}
+	/* by address; .symtab and .dynsym name the same functions: each (address, name) once */
+	if (n)
+		qsort(v, n, sizeof(*v), func_cmp);
+	for (i = 0, uniq = 0; i < n; i++)
+		if (!uniq || func_cmp(&v[uniq - 1], &v[i]))
+			v[uniq++] = v[i];
 	*out = v;
-	*nr = n;
+	*nr = uniq;
 	return 0;
 }
 

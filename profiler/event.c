@@ -336,9 +336,11 @@ static int resolve_symbol(struct event_spec *ev)
 {
 	struct symbolize_func *fns = NULL;
 	struct strset *strs = strset__new();
-	size_t nr = 0, i, nr_best = 0, shown;
+	size_t nr = 0, i, nr_best = 0, shown = 0, len = 0;
 	const struct symbolize_func *best = NULL;
-	int err, rank, top = 0;
+	uint64_t last = 0;
+	int err, *ranks = NULL, top = 0;
+	char line[1024];
 
 	if (!strs)
 		return -ENOMEM;
@@ -349,27 +351,22 @@ static int resolve_symbol(struct event_spec *ev)
 		pr_hint("give an executable or a shared library\n");
 		goto cleanup;
 	}
+	ranks = calloc(nr + 1, sizeof(*ranks));
+	if (!ranks) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	for (i = 0; i < nr; i++) {
-		rank = match_rank(&fns[i], ev->symbol);
-		if (!rank || rank < top)
+		ranks[i] = match_rank(&fns[i], ev->symbol);
+		top = MAX(top, ranks[i]);
+	}
+	/* the best matches, by address (the functions are sorted so): aliases are one */
+	for (i = 0; top && i < nr; i++) {
+		if (ranks[i] != top || (best && fns[i].addr == last))
 			continue;
-		if (rank > top) {
-			top = rank;
-			nr_best = 0;
-			best = NULL;
-		}
-		/* aliases of one address are one function */
-		if (!best || best->addr != fns[i].addr) {
-			bool seen = false;
-
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = fns[j].addr == fns[i].addr &&
-				       match_rank(&fns[j], ev->symbol) == top;
-			if (!seen)
-				nr_best++;
-		}
-		if (!best)
-			best = &fns[i];
+		last = fns[i].addr;
+		nr_best++;
+		best = best ? best : &fns[i];
 	}
 	if (!best) {
 		pr_err("no function %s in %s (--event %s)\n", ev->symbol, ev->path, ev->spec);
@@ -382,32 +379,25 @@ static int resolve_symbol(struct event_spec *ev)
 	if (nr_best > 1) {
 		pr_err("%s names %zu functions in %s (--event %s):\n", ev->symbol, nr_best,
 		       ev->path, ev->spec);
-		/* one line per address, its aliases joined */
-		for (i = 0, shown = 0; i < nr; i++) {
-			char line[1024];
-			size_t len = 0, j;
-			bool first = true;
-
-			if (match_rank(&fns[i], ev->symbol) != top)
+		/* one line per address, its aliases joined by " = " */
+		for (i = 0; i < nr; i++) {
+			if (ranks[i] != top)
 				continue;
-			for (j = 0; j < i; j++)
-				if (fns[j].addr == fns[i].addr &&
-				    match_rank(&fns[j], ev->symbol) == top)
-					break;
-			if (j < i || shown++ >= MAX_CANDIDATES_SHOWN)
+			if (len && fns[i].addr == last) {
+				len += snprintf(line + len, sizeof(line) - len, " = %s",
+						fns[i].demangled ? fns[i].demangled : fns[i].name);
+				len = MIN(len, sizeof(line) - 1);
 				continue;
-			line[0] = '\0';
-			for (j = i; j < nr && len < sizeof(line); j++) {
-				if (fns[j].addr != fns[i].addr ||
-				    match_rank(&fns[j], ev->symbol) != top)
-					continue;
-				len += snprintf(line + len, sizeof(line) - len, "%s%s",
-						first ? "" : " = ",
-						fns[j].demangled ? fns[j].demangled : fns[j].name);
-				first = false;
 			}
-			pr_err("  %s\n", line);
+			if (len && shown++ < MAX_CANDIDATES_SHOWN)
+				pr_err("  %s\n", line);
+			last = fns[i].addr;
+			len = snprintf(line, sizeof(line), "%s",
+				       fns[i].demangled ? fns[i].demangled : fns[i].name);
+			len = MIN(len, sizeof(line) - 1);
 		}
+		if (len && shown++ < MAX_CANDIDATES_SHOWN)
+			pr_err("  %s\n", line);
 		if (shown > MAX_CANDIDATES_SHOWN)
 			pr_err("  ... and %zu more\n", shown - MAX_CANDIDATES_SHOWN);
 		pr_hint("name one of them exactly (its mangled name is always unique)\n");
@@ -427,6 +417,7 @@ static int resolve_symbol(struct event_spec *ev)
 	pr_debug("event: %s is %s at file offset 0x%" PRIx64 " of %s\n", ev->spec, best->name,
 		 ev->offset, ev->path);
 cleanup:
+	free(ranks);
 	free(fns);
 	strset__free(strs);
 	return err;
@@ -519,7 +510,8 @@ static int maps_file(pid_t pid, const struct stat *st)
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	if (file__read_bounded(AT_FDCWD, path, 64u << 20, &text, &len))
 		return -1;
-	for (line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(text, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save)) {
 		char perms[8];
 
 		if (sscanf(line, "%*s %7s %*s %x:%x %llu", perms, &maj, &min, &ino) == 4 &&

@@ -59,10 +59,8 @@ void event__free(struct event_spec *ev)
 static int bad_spec(const char *arg, const char *why)
 {
 	pr_err("invalid --event '%s': %s\n", arg, why);
-	pr_hint("use uprobe:FILE:SYMBOL[+OFF], uretprobe:FILE:SYMBOL[+OFF], "
-		"usdt:FILE:PROVIDER:NAME,\n"
-		"tracepoint:CATEGORY:NAME, page-faults, context-switches or cpu-migrations;\n"
-		"'scorch list-events -p PID' lists what a process offers\n");
+	pr_hint("give uprobe:FILE:SYMBOL, uretprobe:FILE:SYMBOL, usdt:FILE:PROVIDER:NAME, "
+		"tracepoint:CATEGORY:NAME or page-faults ('scorch list-events' lists them)\n");
 	return -EINVAL;
 }
 

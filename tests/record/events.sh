@@ -185,6 +185,18 @@ kill "$BG_PID"
 wait "$BG_PID" 2>/dev/null || true
 BG_PID=
 
+# ---- usage errors: exit 2, one line and a hint ----
+for args in "--event page-faults --mode offcpu" "--event page-faults -F 99" "--weight ARG1" \
+	"--event uprobe:libc.so.6:malloc --weight ARG7" "--event page-faults --weight ARG1" \
+	"--event tracepoint:sched:sched_switch --latency" "--event page-faults --period 0" \
+	"--event uprobe:libc.so.6:malloc --latency --period 10" "--event nonsense"; do
+	st=0
+	# shellcheck disable=SC2086 # the words are the options
+	"$SCORCH" record $args -d 1 -o "$TMP/x.folded" 2>"$TMP/err" || st=$?
+	[ "$st" = 2 ] && [ "$(grep -vc '^hint:' "$TMP/err")" = 1 ] && grep -q '^hint:' "$TMP/err" ||
+		fail "record $args: exit $st: $(cat "$TMP/err")"
+done
+
 # ---- bad probes: one error line naming what, a hint, exit 1 ----
 st=0
 "$SCORCH" record -q --event 'uprobe:libc.so.6:*alloc' -o "$TMP/x.folded" -- "$EVENTS" calls 1 \

@@ -9,6 +9,8 @@
 #include "stacks.bpf.h"
 
 /* Set by user space before load. */
+/* scorch itself: its own calls (a probe on malloc) are not counted */
+const volatile __u32 self_pid = 0;
 /* count every period-th event of a CPU (1: every one) */
 const volatile __u32 event_period = 1;
 /* a uprobe on a function's first instruction: the user stack is walked here (entry_walk()) */
@@ -148,7 +150,7 @@ static __always_inline bool event_begin(struct task_struct *task, struct count_k
 	/* the clock read only when -d set a deadline */
 	if (stopped || (stop_at_ns && sampling_over(bpf_ktime_get_ns())))
 		return false;
-	if (tid == 0 || !filter_match(pid, tid))
+	if (tid == 0 || pid == self_pid || !filter_match(pid, tid))
 		return false;
 	key->pid = pid;
 	__builtin_memcpy(key->comm, task->comm, sizeof(key->comm));

@@ -209,6 +209,7 @@ static int event_open(struct sampler *s, const struct sampler_opts *opts)
 	skel->rodata->event_period = ev->kind == EVENT_SOFTWARE ? 1 : ev->period;
 	skel->rodata->weight_arg = ev->weight_arg;
 	skel->rodata->entry_walk = ev->kind == EVENT_UPROBE && !ev->add;
+	skel->rodata->self_pid = getpid();
 	bpf_program__set_autoload(skel->progs.event_uprobe,
 				  !ev->latency && (ev->kind == EVENT_UPROBE ||
 						   ev->kind == EVENT_URETPROBE));

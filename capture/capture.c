@@ -215,7 +215,10 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u32(b, m->max_depth);
 		put_u32(b, m->reserved);
 		ok = put_str(b, m->host) && put_str(b, m->kernel) && put_str(b, m->version) &&
-		     put_str(b, m->clock) && put_str(b, m->event ? m->event : "");
+		     put_str(b, m->clock);
+		if (m->mode != CAPTURE_MODE_EVENT)
+			break; /* the record as 1.1 wrote it */
+		ok = ok && put_str(b, m->event ? m->event : "");
 		put_u32(b, m->event_weight);
 		put_u32(b, m->event_flags);
 		put_u64(b, m->event_period);

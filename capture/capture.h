@@ -75,8 +75,9 @@ struct capture_meta {
 	const char *kernel;  /* uname release */
 	const char *version; /* scorch version that wrote it */
 	const char *clock;   /* clock of the time fields: "monotonic" */
-	/* CAPTURE_MODE_EVENT (written since 1.2, after clock; "" and 0 otherwise): the
-	 * --event specification, --weight's argument (0: none), CAPTURE_EVENT_*, --period */
+	/* CAPTURE_MODE_EVENT only (since 1.2, after clock; read as "" and 0 when absent):
+	 * the --event specification, --weight's argument (0: none), CAPTURE_EVENT_*,
+	 * --period */
 	const char *event;
 	uint32_t event_weight;
 	uint32_t event_flags;

@@ -235,8 +235,10 @@ echo "D GC: $a collections under churnA(), $b under churnB() ($pct %), druntime 
 [ -n "$t" ] && [ $((a + b)) = "$t" ] || fail "$((a + b)) collections under churnA() and churnB(), druntime made $t"
 [ "$t" -ge 100 ] || fail "too few collections ($t) to judge"
 within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the collections, not 75 %"
-# --latency: each collection's pause under the function that caused it; the time
-# inside fullcollect is at least what druntime measured inside it
+# --latency: each collection's pause under the function that caused it (all but the
+# collection at exit under churnA() or churnB(), about 3/4 of the time under churnA():
+# each pause is as long as the machine's load lets it be, the count above is 3:1 exactly),
+# and the time inside fullcollect at least what druntime measured inside it
 "$SCORCH" record -q --unwind dwarf --latency --event uprobe:libgphobos.so:Gcx.fullcollect \
 	-o "$TMP/gclat.folded" -- "$TMP/gc" 100 --DRT-gcopt=profile:1 >"$TMP/truth" 2>"$TMP/err" ||
 	fail "D GC --latency record failed: $(cat "$TMP/err")"
@@ -244,8 +246,11 @@ t=$(sed -n 's/^truth .*collection_us=\([0-9]*\).*/\1/p' "$TMP/truth")
 a=$(frame_total "$TMP/gclat.folded" gc gc.churnA)
 b=$(frame_total "$TMP/gclat.folded" gc gc.churnB)
 pct=$(share "$a" "$b")
-echo "D GC --latency: churnA() $a us, churnB() $b us ($pct %); druntime measured $t us"
-within "$pct" 67.5 82.5 || fail "churnA() has $pct % of the GC pauses, not 75 %"
+all=$(comm_total "$TMP/gclat.folded" gc)
+echo "D GC --latency: churnA() $a us, churnB() $b us ($pct %) of $all; druntime measured $t us"
+within "$(awk -v a=$((a + b)) -v t="$all" 'BEGIN { print a / t }')" 0.99 1 ||
+	fail "GC pauses under other callers than churnA() and churnB()"
+within "$pct" 60 90 || fail "churnA() has $pct % of the GC pauses, not about 75 %"
 within "$(awk -v a=$((a + b)) -v t="$t" 'BEGIN { print a / t }')" 1.0 1.6 ||
 	fail "the time inside fullcollect ($((a + b)) us) is not druntime's own ($t us)"
 # ---- USDT: a probe of the workload's own (tests/workloads/sdt.h), and an argument ----

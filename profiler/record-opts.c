@@ -322,7 +322,6 @@ struct parse_state {
 	bool fg_opts;	/* a flame graph option */
 	bool stack_opt; /* --stack-size or --ring-size */
 	bool mode_opt;	/* --mode */
-	bool freq_opt;	/* -F */
 	bool event_opts; /* --weight, --period or --latency */
 	const char *format;
 	const char *paths[MAX_OUTPUTS];
@@ -526,7 +525,7 @@ static int check_event(struct record_opts *o, const struct parse_state *ps)
 		}
 		return 0;
 	}
-	if (ps->mode_opt || ps->off_opts || ps->freq_opt || o->include_idle) {
+	if (ps->mode_opt || ps->off_opts || o->freq_given || o->include_idle) {
 		pr_err("--event counts stacks at an event: --mode, -F, -I and the off-CPU options "
 		       "are for timed sampling\n");
 		pr_hint("drop them, or record without --event\n");
@@ -799,7 +798,6 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o, bool *help)
 		goto cleanup;
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	ps.freq_opt = o->freq_given;
 	err = check_combinations(o, &ps);
 	if (!err)
 		err = check_outputs(o, &ps);

@@ -58,6 +58,8 @@ enum scorch_stat {
 	STAT_KU_END_READ,     /* ended: stack memory unreadable (not paged in) */
 	STAT_KU_END_BAD,      /* ended: the caller's registers made no sense */
 	STAT_KU_END_DEPTH,    /* ended at the depth limit */
+	/* event --latency */
+	STAT_CALLS_ABANDONED, /* outermost calls left without a return (longjmp, exception) */
 	SCORCH_NR_STATS,
 };
 
@@ -151,6 +153,21 @@ struct offcpu_start {
 	struct count_key key; /* stack ids unset */
 	struct stack_trace user;
 	struct stack_trace kernel;
+};
+
+/*
+ * Map "inside" of the event program (record --event --latency): the outermost call of
+ * the probed function a thread is inside, by TID: entered at @ts with @key's stacks
+ * (stored at entry), its stack pointer @sp at entry. Nested and recursive calls (below
+ * @sp on the stack) only move @depth: the time inside the function is the outermost
+ * call's, counted once, when a return comes back above @sp.
+ */
+struct latency_slot {
+	__u64 ts;
+	__u32 depth;
+	__u32 pad;
+	__u64 sp;
+	struct count_key key;
 };
 
 enum scorch_event_type {

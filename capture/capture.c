@@ -216,6 +216,12 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u32(b, m->reserved);
 		ok = put_str(b, m->host) && put_str(b, m->kernel) && put_str(b, m->version) &&
 		     put_str(b, m->clock);
+		if (m->mode != CAPTURE_MODE_EVENT)
+			break; /* the record as 1.1 wrote it */
+		ok = ok && put_str(b, m->event ? m->event : "");
+		put_u32(b, m->event_weight);
+		put_u32(b, m->event_flags);
+		put_u64(b, m->event_period);
 		break;
 	}
 	case CAPTURE_PROC:
@@ -581,7 +587,15 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->kernel = get_str(c);
 		m->version = get_str(c);
 		m->clock = get_str(c);
-		if (!c->bad && (m->mode > CAPTURE_MODE_WALL || !m->max_depth ||
+		/* 1.1 and older end here */
+		m->event = c->p < c->end ? get_str(c) : "";
+		m->event_weight = c->p < c->end ? (uint32_t)get_n(c, 4) : 0;
+		m->event_flags = c->p < c->end ? (uint32_t)get_n(c, 4) : 0;
+		m->event_period = c->p < c->end ? get_n(c, 8) : 0;
+		if (!c->bad && m->mode == CAPTURE_MODE_EVENT && (!m->event || !*m->event))
+			return fail(r, -EBADMSG, "record %" PRIu64 " (meta): an event capture without its event",
+				    r->index);
+		if (!c->bad && (m->mode > CAPTURE_MODE_EVENT || !m->max_depth ||
 				m->max_depth > CAPTURE_MAX_DEPTH || !m->freq))
 			return fail(r, -EBADMSG,
 				    "record %" PRIu64 " (meta): mode %u, depth %u or "

@@ -28,7 +28,7 @@
 
 #define CAPTURE_MAGIC	      "SCORCHCP"
 #define CAPTURE_VERSION_MAJOR 1
-#define CAPTURE_VERSION_MINOR 1
+#define CAPTURE_VERSION_MINOR 2
 #define CAPTURE_HEADER_SIZE   16
 #define CAPTURE_RECORD_HEADER 8
 
@@ -54,6 +54,7 @@ enum capture_mode {
 	CAPTURE_MODE_CPU = 0,
 	CAPTURE_MODE_OFFCPU = 1,
 	CAPTURE_MODE_WALL = 2,
+	CAPTURE_MODE_EVENT = 3, /* record --event (since 1.2): capture_meta.event says which */
 };
 
 /* capture_meta.flags */
@@ -74,7 +75,17 @@ struct capture_meta {
 	const char *kernel;  /* uname release */
 	const char *version; /* scorch version that wrote it */
 	const char *clock;   /* clock of the time fields: "monotonic" */
+	/* CAPTURE_MODE_EVENT only (since 1.2, after clock; read as "" and 0 when absent):
+	 * the --event specification, --weight's argument (0: none), CAPTURE_EVENT_*,
+	 * --period */
+	const char *event;
+	uint32_t event_weight;
+	uint32_t event_flags;
+	uint64_t event_period;
 };
+
+/* capture_meta.event_flags */
+#define CAPTURE_EVENT_LATENCY (1u << 0) /* --latency: values are ns from entry to return */
 
 /* capture_proc.flags */
 #define CAPTURE_PROC_MISSING (1u << 0) /* gone before its mappings could be read */

@@ -33,6 +33,7 @@ function(bpf_object name src)
 	add_custom_command(OUTPUT ${obj}
 		COMMAND ${BPF_CLANG} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${BPF_TARGET_ARCH}
 			-Wall -Werror -I${BPF_GEN_DIR} -I${CMAKE_CURRENT_SOURCE_DIR}
+			-idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
 			-c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
 		DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${src} ${bpf_headers} vmlinux_h
 		COMMENT "BPF ${src}"

@@ -155,9 +155,10 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 	uname(&u);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	meta.meta = (struct capture_meta){
-		.mode = o->mode == MODE_OFFCPU ? CAPTURE_MODE_OFFCPU
-			: o->mode == MODE_WALL ? CAPTURE_MODE_WALL
-					       : CAPTURE_MODE_CPU,
+		.mode = o->mode == MODE_OFFCPU  ? CAPTURE_MODE_OFFCPU
+			: o->mode == MODE_WALL  ? CAPTURE_MODE_WALL
+			: o->mode == MODE_EVENT ? CAPTURE_MODE_EVENT
+						: CAPTURE_MODE_CPU,
 		.flags = (o->user_only ? CAPTURE_META_USER_ONLY : 0) |
 			 (o->kernel_only ? CAPTURE_META_KERNEL_ONLY : 0) |
 			 (o->unwind_dwarf ? CAPTURE_META_UNWIND_DWARF : 0),
@@ -169,6 +170,12 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 		.version = SCORCH_VERSION,
 		.clock = "monotonic",
 	};
+	if (o->mode == MODE_EVENT && o->event) {
+		meta.meta.event = o->event->spec;
+		meta.meta.event_weight = o->event->weight_arg;
+		meta.meta.event_flags = o->event->latency ? CAPTURE_EVENT_LATENCY : 0;
+		meta.meta.event_period = o->event->period;
+	}
 	err = put(c, &meta);
 	if (err)
 		err = out__fail(&c->out, err);

@@ -73,6 +73,7 @@ struct report {
 	uint64_t nr_procs, skipped;
 	struct symbolizer *sym;
 	struct fold fold;
+	struct event_spec event; /* an event capture's event (record --event) */
 };
 
 static void usage(FILE *out)
@@ -361,6 +362,7 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->meta.kernel = intern(r, rec->meta.kernel, &err);
 		r->meta.version = intern(r, rec->meta.version, &err);
 		r->meta.clock = intern(r, rec->meta.clock, &err);
+		r->meta.event = intern(r, rec->meta.event, &err);
 		break;
 	case CAPTURE_PROC:
 		if (GROW(r->procs, r->procs_cap, r->nr_procs, 1))
@@ -590,6 +592,8 @@ static double summary(struct report *r)
 		.st = st,
 		.mode = r->fold.mode,
 		.freq = r->fold.freq,
+		.event = r->event.spec,
+		.event_period = r->event.period,
 		.nr_cpus = r->stats.nr_cpus,
 		.elapsed = r->stats.elapsed_ns / 1e9,
 		.quiet = r->opts.quiet,
@@ -679,11 +683,22 @@ static int report_run(struct report *r)
 		err = import_images(r);
 	if (err)
 		goto cleanup;
+	if (r->meta.mode == CAPTURE_MODE_EVENT) {
+		/* its unit and the SVG's subtitle; nothing is resolved or attached */
+		err = event__parse(r->meta.event, &r->event);
+		if (err)
+			goto cleanup;
+		r->event.weight_arg = r->meta.event_weight;
+		r->event.latency = r->meta.event_flags & CAPTURE_EVENT_LATENCY;
+		r->event.period = r->meta.event_period ? r->meta.event_period : 1;
+	}
 	r->fold = (struct fold){
 		.sym = r->sym,
-		.mode = r->meta.mode == CAPTURE_MODE_OFFCPU ? MODE_OFFCPU
-			: r->meta.mode == CAPTURE_MODE_WALL ? MODE_WALL
-							    : MODE_CPU,
+		.mode = r->meta.mode == CAPTURE_MODE_OFFCPU  ? MODE_OFFCPU
+			: r->meta.mode == CAPTURE_MODE_WALL  ? MODE_WALL
+			: r->meta.mode == CAPTURE_MODE_EVENT ? MODE_EVENT
+							     : MODE_CPU,
+		.ns_values = r->event.latency,
 		.freq = (long)r->meta.freq,
 		.fp = !(r->meta.flags & CAPTURE_META_UNWIND_DWARF),
 		.max_depth = r->meta.max_depth,
@@ -694,12 +709,19 @@ static int report_run(struct report *r)
 			.sz = sizeof(oopts),
 			.kind = r->fold.mode == MODE_CPU      ? OUTPUTS_CPU
 				: r->fold.mode == MODE_OFFCPU ? OUTPUTS_OFFCPU
-							      : OUTPUTS_WALL,
+				: r->fold.mode == MODE_WALL   ? OUTPUTS_WALL
+							      : OUTPUTS_EVENT,
 			.freq = r->fold.freq,
 			.lines = o->names.lines,
 			.inline_frames = !o->names.no_inline,
 		};
 		struct output_data d = { .fg = &o->fg };
+		const char *countname;
+
+		if (r->fold.mode == MODE_EVENT) {
+			event__unit(&r->event, &oopts.value_type, &oopts.value_unit, &countname);
+			oopts.period = r->event.period;
+		}
 
 		/* opened first: the profile side of the outputs sees every stack */
 		err = outputs__open(o->outs, &oopts);
@@ -714,7 +736,9 @@ static int report_run(struct report *r)
 			err = load(r, data, len);
 		if (err)
 			goto cleanup;
-		if (o->graph)
+		if (o->graph && r->fold.mode == MODE_EVENT)
+			event__svg_defaults(&r->event, &o->fg);
+		else if (o->graph)
 			fold__svg_defaults(r->fold.mode, &o->fg);
 		d.folded = r->fold.folded;
 		err = outputs__write(o->outs, &d);
@@ -746,6 +770,7 @@ int cmd_report(int argc, char **argv)
 	outputs__free(r.opts.outs); /* uncommitted files removed */
 	fold__release(&r.fold);
 	symbolizer__free(r.sym);
+	event__free(&r.event);
 	strset__free(r.strs);
 	free(r.maps);
 	free(r.user);

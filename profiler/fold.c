@@ -91,12 +91,34 @@ static bool is_sched_entry(const char *name)
 	return !strcmp(name, "__schedule");
 }
 
+/* A frame of the BPF machinery between a tracepoint and the program it runs. */
+static bool is_bpf_plumbing(const char *name)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
+						"__bpf_trace_" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace *kernel,
 			     bool offcpu)
 {
 	int i, j, k, top = (int)kernel->nr - 1, leaf = 0, err = 0;
 
-	if (offcpu) {
+	if (f->mode == MODE_EVENT) {
+		/* a stack walked at a raw tracepoint begins in the BPF program and the
+		 * tracepoint's call of it: not the traced code */
+		for (i = 0; i <= top; i++) {
+			k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf, 1);
+			if (k <= 0 || !is_bpf_plumbing(f->fbuf[0].name))
+				break;
+		}
+		leaf = i > top ? 0 : i;
+	} else if (offcpu) {
 		/* the leafmost __schedule: frames below it are plumbing */
 		for (i = 0; i <= top; i++) {
 			k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf, 1);
@@ -211,6 +233,8 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		count = (value + 500) / 1000; /* microseconds */
 	} else if (f->mode == MODE_WALL) {
 		count = (uint64_t)(value * 1e6 / f->freq + 0.5);
+	} else if (f->ns_values) {
+		count = (value + 500) / 1000; /* microseconds */
 	}
 	if (!count)
 		return 0;

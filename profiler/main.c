@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },
 	{ "report", cmd_report, "name the frames of a capture (record -o x.scorch): folded, SVG, HTML" },
 	{ "check", cmd_check, "diagnose the host: what recording needs, what works, hints" },
+	{ "list-events", cmd_list_events, "the probes, tracepoints and software events record --event counts" },
 };
 
 static void usage(FILE *out)

@@ -306,6 +306,7 @@ static int new_profile(struct outputs *o)
 		[OUTPUTS_CPU] = {{"samples", "count"}, {"cpu", "nanoseconds"}},
 		[OUTPUTS_OFFCPU] = {{"off-cpu", "microseconds"}},
 		[OUTPUTS_WALL] = {{"wall", "microseconds"}},
+		[OUTPUTS_EVENT] = {{"events", "count"}},
 	};
 	struct profile_opts popts = {
 		.sz = sizeof(popts),
@@ -317,8 +318,14 @@ static int new_profile(struct outputs *o)
 	struct timespec ts;
 
 	memcpy(popts.values, kinds[o->opts.kind], sizeof(popts.values));
+	if (o->opts.kind == OUTPUTS_EVENT && o->opts.value_type) {
+		popts.values[0].type = o->opts.value_type;
+		popts.values[0].unit = o->opts.value_unit;
+	}
 	popts.period_type = popts.values[popts.nr_values - 1];
 	popts.period = o->opts.kind == OUTPUTS_CPU ? (int64_t)(1e9 / o->opts.freq + 0.5) : 1;
+	if (o->opts.kind == OUTPUTS_EVENT && o->opts.period > 1)
+		popts.period = (int64_t)o->opts.period; /* every Nth event counted */
 	profile__free(o->prof);
 	o->prof = profile__new(&popts);
 	if (!o->prof)

@@ -72,6 +72,54 @@ int sideband__image(struct sideband *sb, pid_t pid, uint64_t ts, const struct sy
 		    size_t *n, uint32_t *version);
 void sideband__stats(const struct sideband *sb, struct sideband_stats *st);
 
+/* ---- event.c: record --event ---- */
+
+enum event_kind {
+	EVENT_NONE = 0,
+	EVENT_UPROBE,	  /* uprobe:FILE:SYMBOL[+OFF] */
+	EVENT_URETPROBE,  /* uretprobe:FILE:SYMBOL[+OFF] */
+	EVENT_USDT,	  /* usdt:FILE:PROVIDER:NAME */
+	EVENT_TRACEPOINT, /* tracepoint:CATEGORY:NAME, as a raw tracepoint */
+	EVENT_SOFTWARE,	  /* page-faults, context-switches, cpu-migrations */
+};
+
+struct event_spec {
+	enum event_kind kind;
+	const char *spec; /* as given (borrowed from argv) */
+	char *copy;	  /* owned: the fields below point into it */
+	const char *file; /* uprobe, usdt: FILE as given */
+	const char *symbol; /* uprobe: SYMBOL; usdt: PROVIDER */
+	const char *name;   /* usdt: NAME; tracepoint: NAME; software: the event's name */
+	uint64_t add;	    /* uprobe: +OFF */
+	char *path;	    /* owned, after event__resolve(): the file probed */
+	uint64_t offset;    /* uprobe: file offset probed */
+	uint64_t func_size;
+	uint32_t sw_config;   /* software: PERF_COUNT_SW_* */
+	unsigned int weight_arg; /* --weight ARGn; 0: count */
+	uint64_t period;	 /* --period: every Nth event counted (1: all) */
+	bool latency;		 /* --latency: entry to return, by the stacks at entry */
+	char subtitle[512];	 /* the SVG's (event__svg_defaults()) */
+};
+
+/* Parses --event @arg (borrowed) into @ev (zeroed here). 0, -EINVAL (logged), -ENOMEM. */
+int event__parse(const char *arg, struct event_spec *ev);
+/*
+ * Finds what @ev names: a uprobe's or USDT probe's file (a path, or a file name found
+ * among the mappings of @pids, then @cmd's executable, then the library directories)
+ * and a uprobe's function (by its name, demangled name, a qualified name's end, or a
+ * glob; ambiguity is an error listing the candidates); a tracepoint in the kernel's
+ * BTF. Returns 0, or -errno after an error line and a hint.
+ */
+int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, char **cmd);
+void event__free(struct event_spec *ev);
+/* The SVG's title, subtitle (the event, and --period) and count name, unless the user
+ * chose them; the strings live as long as @ev. */
+struct flamegraph_opts;
+void event__svg_defaults(struct event_spec *ev, struct flamegraph_opts *fg);
+/* The unit of @ev's counts: pprof's sample type and unit, the SVG's count name. */
+void event__unit(const struct event_spec *ev, const char **type, const char **unit,
+		 const char **countname);
+
 /* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
 
 struct sampler;
@@ -80,6 +128,8 @@ struct sampler_opts {
 	size_t sz;
 	bool oncpu;         /* sample on-CPU stacks (perf_event, cpu-clock) */
 	bool offcpu;        /* count off-CPU time by stack (raw tracepoint sched_switch) */
+	/* count stacks at this event instead (record --event; resolved): neither of the above */
+	const struct event_spec *event;
 	long freq;          /* oncpu: samples per second per CPU */
 	bool user_only;     /* no kernel stacks */
 	bool kernel_only;   /* no user stacks */
@@ -491,6 +541,7 @@ enum record_mode {
 	MODE_CPU = 0, /* on-CPU samples, counted in samples */
 	MODE_OFFCPU,  /* off-CPU time, in microseconds */
 	MODE_WALL,    /* both, in microseconds of wall time */
+	MODE_EVENT,   /* stacks at an event (record --event): calls, a weight or latency */
 };
 
 #define FOLD_MAX_INLINE 32
@@ -508,6 +559,7 @@ struct fold {
 	unsigned int max_depth; /* stacks this deep are marked [truncated] */
 	bool fp;		/* user stacks walked by frame pointers in the kernel */
 	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
+	bool ns_values;		/* on-CPU set values are nanoseconds, named in microseconds */
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
@@ -567,6 +619,8 @@ struct summary {
 	const uint64_t *st; /* SCORCH_NR_STATS BPF counters */
 	enum record_mode mode;
 	long freq;
+	const char *event;     /* MODE_EVENT: --event as given */
+	uint64_t event_period; /* MODE_EVENT: --period */
 	int nr_cpus;
 	double elapsed;
 	bool quiet;   /* -q: warnings only */
@@ -611,6 +665,7 @@ struct capture_rec_opts {
 	long freq;
 	unsigned int max_depth;
 	bool user_only, kernel_only, unwind_dwarf;
+	const struct event_spec *event; /* MODE_EVENT: the event and its options */
 	/*
 	 * Only a capture is written: user frames are not named during the recording, only
 	 * what a later report needs is kept (JIT names are asked for JIT addresses only).
@@ -775,6 +830,7 @@ enum outputs_kind {
 	OUTPUTS_CPU = 0, /* samples/count + cpu/nanoseconds (period 1e9 / freq) */
 	OUTPUTS_OFFCPU,	 /* off-cpu/microseconds */
 	OUTPUTS_WALL,	 /* wall/microseconds */
+	OUTPUTS_EVENT,	 /* record --event: value_type/value_unit, period */
 };
 
 struct outputs_opts {
@@ -785,6 +841,9 @@ struct outputs_opts {
 	double seconds;	    /* --interval's length (the HTML page's timeline) */
 	bool lines;	    /* frame names carry " (file:line)" (record --lines) */
 	bool inline_frames; /* inline chains are symbolized */
+	/* OUTPUTS_EVENT: the sample type ("calls", "count") and --period's N */
+	const char *value_type, *value_unit;
+	uint64_t period;
 };
 
 /*

@@ -342,7 +342,7 @@ void record__report_unwind(struct record *r, const uint64_t *st)
 			" tops learned from complete walks, %" PRIu64
 			" forgotten after a walk needed more; %" PRIu64 " walks cut by them: [truncated])\n",
 			st[STAT_STACK_TOP], r->dw.tops_set, r->dw.tops_forgotten, r->dw.tops_cut);
-	if (r->opts.mode != MODE_CPU)
+	if (r->opts.mode == MODE_OFFCPU || r->opts.mode == MODE_WALL)
 		pr_warn("unwind dwarf: off CPU: %" PRIu64 " stack copies at switch-out: %" PRIu64
 			" counted with their interval, %" PRIu64 " closed at the end, %" PRIu64
 			" dropped by --min-block/--max-block, %" PRIu64

@@ -429,7 +429,7 @@ int record__edges_start(struct record *r, struct stopper *stop, double until)
 
 	/* a command starts inside the recording; -a reads every thread of the system
 	 * (about 0.8 ms each here: a snapshot and an unwind), within @until as all do */
-	if (r->opts.mode == MODE_CPU || r->opts.cmd)
+	if (r->opts.mode == MODE_CPU || r->opts.mode == MODE_EVENT || r->opts.cmd)
 		return 0;
 	c.names = strset__new();
 	c.stack_size = r->opts.stack_size;

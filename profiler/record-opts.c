@@ -42,6 +42,36 @@ void record_opts__usage(FILE *out)
 		"                             end in [off-cpu] (blocked) or [runqueue]\n"
 		"                             (waiting for a CPU), as in offcpu mode\n"
 		"\n"
+		"events (instead of timed sampling; counts are exact, not sampled):\n"
+		"      --event SPEC           count the targets' stacks at each event:\n"
+		"                             uprobe:FILE:SYMBOL[+OFF]  a function's entry\n"
+		"                             uretprobe:FILE:SYMBOL     its returns (the stack\n"
+		"                               returned to)\n"
+		"                             usdt:FILE:PROVIDER:NAME   a USDT (SystemTap) probe\n"
+		"                             tracepoint:CATEGORY:NAME  a kernel tracepoint (as a\n"
+		"                               raw tracepoint, found by BTF)\n"
+		"                             page-faults, context-switches, cpu-migrations\n"
+		"                             FILE: a path, or a file name (libc, libc.so.6)\n"
+		"                             found in the targets' mappings, the command's\n"
+		"                             executable or the library directories; SYMBOL:\n"
+		"                             the symbol, its demangled name (C++, Rust, D),\n"
+		"                             the end of a qualified name (Gcx.fullcollect) or\n"
+		"                             a glob; one naming several functions is refused\n"
+		"                             with the candidates listed. Counts are calls or\n"
+		"                             events; frame pointers by default (--unwind dwarf\n"
+		"                             for code without them)\n"
+		"      --weight ARGn          count argument n (1..6) of the function, probe or\n"
+		"                             tracepoint instead of 1: bytes (malloc's size is\n"
+		"                             ARG1)\n"
+		"      --period N             count one event in N of each CPU (the kernel's\n"
+		"                             sample period for software events); pprof's\n"
+		"                             period and the SVG's subtitle say so\n"
+		"      --latency              uprobe only: microseconds from the function's\n"
+		"                             entry to its return by the stack at entry; a\n"
+		"                             nested or recursive call counts in its outermost,\n"
+		"                             a thread exiting inside counts to its exit, calls\n"
+		"                             open at the end to the end\n"
+		"\n"
 		"targets (default: the whole system):\n"
 		"  -p, --pid PID[,PID...]     processes (all their threads)\n"
 		"  -t, --tid TID[,TID...]     threads\n"
@@ -172,7 +202,13 @@ void record_opts__usage(FILE *out)
 		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n"
 
 		"  sudo scorch record --mode offcpu --unwind dwarf -p 1234 -d 5 -o off.folded\n"
-		"  sudo scorch record --unwind fp -a -d 5 -o cpu.folded  # no stack copies\n");
+		"  sudo scorch record --unwind fp -a -d 5 -o cpu.folded  # no stack copies\n"
+		"  sudo scorch record --event uprobe:libc.so.6:malloc --weight ARG1 -o mem.svg -- ./prog\n"
+		"  sudo scorch record --event page-faults -p 1234 -d 10 -o faults.svg\n"
+		"  sudo scorch record --event tracepoint:sched:sched_process_fork -a -d 5\n"
+		"  sudo scorch record --event uprobe:./server:handle --latency -p 1234 -d 10 -o lat.svg\n"
+		"  sudo scorch record --unwind dwarf --latency -o gc.svg \\\n"
+		"      --event uprobe:libgphobos.so:Gcx.fullcollect -- ./dprog  # D GC pauses\n");
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
@@ -231,6 +267,9 @@ static enum unwind_mode resolve_unwind(const struct record_opts *o)
 {
 	if (o->unwind != UNWIND_AUTO)
 		return o->unwind;
+	/* events come at any rate: a copy per event would cost without bound */
+	if (o->mode == MODE_EVENT)
+		return UNWIND_FP;
 #if defined(__x86_64__)
 	if (!o->kernel_only)
 		return o->mode == MODE_CPU ? UNWIND_DWARF : UNWIND_KERNEL;
@@ -252,6 +291,10 @@ enum {
 	OPT_TIMING,
 	OPT_INTERVAL,
 	OPT_RING_SIZE,
+	OPT_EVENT,
+	OPT_WEIGHT,
+	OPT_PERIOD,
+	OPT_LATENCY,
 };
 
 static const struct option record_options[] = {
@@ -277,6 +320,10 @@ static const struct option record_options[] = {
 	{ "timing", no_argument, NULL, OPT_TIMING },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
+	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "latency", no_argument, NULL, OPT_LATENCY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -288,6 +335,8 @@ struct parse_state {
 	bool off_opts;	/* an option of the off-CPU modes */
 	bool fg_opts;	/* a flame graph option */
 	bool stack_opt; /* --stack-size or --ring-size */
+	bool mode_opt;	/* --mode */
+	bool event_opts; /* --weight, --period or --latency */
 	const char *format;
 	const char *paths[MAX_OUTPUTS];
 	size_t nr_paths;
@@ -312,6 +361,7 @@ static int parse_target_opt(struct record_opts *o, int c)
 		}
 		return 0;
 	case 'F':
+		o->freq_given = true;
 		if (parse__long(optarg, 1, 1000000, &o->freq)) {
 			pr_err("invalid frequency '%s'\n", optarg);
 			pr_hint("give samples per second as a whole number, e.g. -F 99\n");
@@ -339,6 +389,7 @@ static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, 
 
 	switch (c) {
 	case OPT_MODE:
+		ps->mode_opt = true;
 		if (!strcmp(optarg, "cpu")) {
 			o->mode = MODE_CPU;
 		} else if (!strcmp(optarg, "offcpu")) {
@@ -430,6 +481,94 @@ static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c
 	}
 }
 
+/* --event, --weight, --period, --latency. 0, -ENOENT (not one of them), -EINVAL, -ENOMEM. */
+static int parse_event_opt(struct record_opts *o, struct parse_state *ps, int c)
+{
+	struct event_spec *ev = &o->event;
+	long n;
+	int err;
+
+	switch (c) {
+	case OPT_EVENT:
+		if (ev->kind) {
+			pr_err("one --event per recording: '%s' and '%s'\n", ev->spec, optarg);
+			pr_hint("record each event apart\n");
+			return -EINVAL;
+		}
+		err = event__parse(optarg, ev);
+		if (err)
+			return err;
+		o->mode = MODE_EVENT;
+		return 0;
+	case OPT_WEIGHT:
+		ps->event_opts = true;
+		if (strncasecmp(optarg, "arg", 3) || parse__long(optarg + 3, 1, 6, &n)) {
+			pr_err("invalid --weight '%s'\n", optarg);
+			pr_hint("give the argument that weighs each event, ARG1 to ARG6 (malloc's "
+				"size: ARG1)\n");
+			return -EINVAL;
+		}
+		o->weight_arg = n;
+		return 0;
+	case OPT_PERIOD:
+		ps->event_opts = true;
+		if (parse__long(optarg, 1, 1000000000, &n)) {
+			pr_err("invalid --period '%s'\n", optarg);
+			pr_hint("give N to count every Nth event, from 1 to 1000000000, e.g. 100\n");
+			return -EINVAL;
+		}
+		o->period = n;
+		return 0;
+	case OPT_LATENCY:
+		ps->event_opts = true;
+		o->latency = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* The options of --event, and what they exclude. 0 or -EINVAL. */
+static int check_event(struct record_opts *o, const struct parse_state *ps)
+{
+	struct event_spec *ev = &o->event;
+
+	if (!ev->kind) {
+		if (ps->event_opts) {
+			pr_err("--weight, --period and --latency need --event\n");
+			pr_hint("add --event, e.g. --event uprobe:libc.so.6:malloc --weight ARG1\n");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (ps->mode_opt || ps->off_opts || o->freq_given || o->include_idle) {
+		pr_err("--event counts stacks at an event: --mode, -F, -I and the off-CPU options "
+		       "are for timed sampling\n");
+		pr_hint("drop them, or record without --event\n");
+		return -EINVAL;
+	}
+	if (o->weight_arg && (ev->kind == EVENT_SOFTWARE || ev->kind == EVENT_URETPROBE)) {
+		pr_err("--weight: %s has no arguments to read\n", ev->spec);
+		pr_hint("--weight reads an argument of a uprobe, USDT probe or tracepoint\n");
+		return -EINVAL;
+	}
+	if (o->latency && ev->kind != EVENT_UPROBE) {
+		pr_err("--latency times a function from entry to return: it needs a uprobe\n");
+		pr_hint("use --event uprobe:FILE:SYMBOL --latency\n");
+		return -EINVAL;
+	}
+	if (o->latency && (o->weight_arg || o->period > 1 || ev->add)) {
+		pr_err("--latency times every call from the function's entry: not with --weight, "
+		       "--period or +OFF\n");
+		pr_hint("drop them\n");
+		return -EINVAL;
+	}
+	ev->weight_arg = o->weight_arg;
+	ev->period = o->period ? o->period : 1;
+	ev->latency = o->latency;
+	return 0;
+}
+
 /* Outputs, --interval, --max-stacks and the rest. 0, -ENOENT (not one of them), -EINVAL. */
 static int parse_output_opt(struct record_opts *o, struct parse_state *ps, int c)
 {
@@ -502,14 +641,24 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		pr_hint("profile the command alone, or its PID with -p once it runs\n");
 		return -EINVAL;
 	}
-	if (ps->off_opts && o->mode == MODE_CPU) {
+	if (ps->off_opts && o->mode == MODE_CPU && !o->event.kind) {
 		pr_err("off-CPU options need --mode offcpu or --mode wall\n");
 		pr_hint("add --mode offcpu (time blocked) or --mode wall (on and off CPU)\n");
 		return -EINVAL;
 	}
 	if (o->unwind == UNWIND_AUTO && ps->stack_opt && o->mode != MODE_CPU) {
+		if (o->mode == MODE_EVENT) {
+			pr_err("--stack-size and --ring-size need --unwind dwarf with --event\n");
+			pr_hint("--unwind auto walks frame pointers at events; add --unwind dwarf\n");
+			return -EINVAL;
+		}
 		pr_err("--stack-size and --ring-size need --unwind dwarf off CPU\n");
 		pr_hint("--unwind auto walks stacks in the kernel in offcpu and wall modes; add --unwind dwarf\n");
+		return -EINVAL;
+	}
+	if (o->unwind == UNWIND_KERNEL && o->mode == MODE_EVENT) {
+		pr_err("--unwind kernel walks stacks at samples and switches, not at --event\n");
+		pr_hint("use --unwind fp (the default at events) or --unwind dwarf\n");
 		return -EINVAL;
 	}
 	o->unwind_auto = o->unwind == UNWIND_AUTO;
@@ -530,7 +679,7 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		pr_hint("drop both to count every thread\n");
 		return -EINVAL;
 	}
-	if (o->include_idle && o->mode != MODE_CPU) {
+	if (o->include_idle && o->mode != MODE_CPU && !o->event.kind) {
 		pr_err("-I/--include-idle: the idle task is never counted off CPU\n");
 		pr_hint("drop -I, or record --mode cpu\n");
 		return -EINVAL;
@@ -657,6 +806,8 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o, bool *help)
 		if (err == -ENOENT)
 			err = parse_output_opt(o, &ps, c);
 		if (err == -ENOENT)
+			err = parse_event_opt(o, &ps, c);
+		if (err == -ENOENT)
 			err = symbolizer_opts__set_getopt(&o->names, c);
 		if (err == -ENOENT) {
 			/* a value out of range was reported; -ENOENT: not an option of ours */
@@ -673,6 +824,8 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o, bool *help)
 	err = check_combinations(o, &ps);
 	if (!err)
 		err = check_outputs(o, &ps);
+	if (!err)
+		err = check_event(o, &ps);
 cleanup:
 	free(long_opts);
 	return err == -ENOMEM ? err : err ? -EINVAL : 0;
@@ -680,6 +833,7 @@ cleanup:
 
 void record_opts__free(struct record_opts *o)
 {
+	event__free(&o->event);
 	free(o->pids);
 	free(o->tids);
 	outputs__free(o->outs); /* uncommitted files removed */

@@ -90,6 +90,8 @@ double record__summary(struct record *r, const uint64_t *st)
 		.st = st,
 		.mode = o->mode,
 		.freq = o->freq,
+		.event = o->event.spec,
+		.event_period = o->event.period,
 		.nr_cpus = sampler__nr_cpus(r->sampler),
 		.elapsed = r->elapsed,
 		.quiet = o->quiet,
@@ -114,7 +116,7 @@ double record__summary(struct record *r, const uint64_t *st)
 	    r->cpu_at[1].steal >= r->cpu_at[0].steal)
 		sm.steal_pct = 100.0 * (r->cpu_at[1].steal - r->cpu_at[0].steal) /
 			       (r->cpu_at[1].total - r->cpu_at[0].total);
-	if (o->mode != MODE_OFFCPU && !probe__run(PROBE_MAX_RATE, &pr) && pr.value >= 0)
+	if ((o->mode == MODE_CPU || o->mode == MODE_WALL) && !probe__run(PROBE_MAX_RATE, &pr) && pr.value >= 0)
 		sm.max_rate_end = pr.value;
 
 	symbolizer__stats(r->sym, &ss);
@@ -187,7 +189,9 @@ static int write_named(struct record *r)
 {
 	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
 
-	if (r->opts.graph)
+	if (r->opts.graph && r->opts.mode == MODE_EVENT)
+		event__svg_defaults(&r->opts.event, &r->opts.fg);
+	else if (r->opts.graph)
 		fold__svg_defaults(r->opts.mode, &r->opts.fg);
 	return outputs__write(r->opts.outs, &d);
 }

@@ -133,7 +133,7 @@ static int preflight(struct record *r)
 	size_t i, nr_ids = 3;
 	int err;
 
-	if (o->mode != MODE_CPU) {
+	if (o->mode == MODE_OFFCPU || o->mode == MODE_WALL) {
 		need |= PROBE_NEED_OFFCPU;
 		ids[nr_ids++] = PROBE_TP_SWITCH;
 		ids[nr_ids++] = PROBE_TP_WAKEUP;
@@ -176,9 +176,14 @@ static int preflight(struct record *r)
 			return -ESRCH;
 		}
 	}
+	if (o->mode == MODE_EVENT) {
+		err = event__resolve(&r->opts.event, o->pids, o->nr_pids, o->cmd);
+		if (err)
+			return err;
+	}
 	probe__run(PROBE_MAX_RATE, &pr);
 	max_rate = pr.value >= 0 ? pr.value : 100000;
-	if (o->mode != MODE_OFFCPU && o->freq > max_rate) {
+	if ((o->mode == MODE_CPU || o->mode == MODE_WALL) && o->freq > max_rate) {
 		pr_err("-F %ld is above kernel.perf_event_max_sample_rate (%ld)\n", o->freq,
 		       max_rate);
 		pr_hint("lower -F, or raise it: sysctl kernel.perf_event_max_sample_rate=%ld\n",
@@ -213,7 +218,7 @@ uint32_t record__map_entries(const struct record *r, int nr_cpus)
 
 	if (o->max_stacks)
 		return o->max_stacks;
-	if (!o->duration)
+	if (!o->duration || o->mode == MODE_EVENT) /* events: no rate known */
 		return 32768;
 	n = (double)o->freq * o->duration * nr_cpus + 1024;
 	return n < 4096 ? 4096 : n > 65536 ? 65536 : (uint32_t)n;
@@ -286,6 +291,7 @@ static int record_open(struct record *r)
 			.user_only = o->user_only,
 			.kernel_only = o->kernel_only,
 			.unwind_dwarf = o->unwind == UNWIND_DWARF,
+			.event = o->mode == MODE_EVENT ? &o->event : NULL,
 			.only = !o->named,
 		};
 
@@ -298,13 +304,20 @@ static int record_open(struct record *r)
 			.sz = sizeof(oopts),
 			.kind = o->mode == MODE_CPU	 ? OUTPUTS_CPU
 				: o->mode == MODE_OFFCPU ? OUTPUTS_OFFCPU
-							 : OUTPUTS_WALL,
+				: o->mode == MODE_WALL	 ? OUTPUTS_WALL
+							 : OUTPUTS_EVENT,
 			.freq = o->freq,
 			.interval = o->interval > 0,
 			.seconds = o->interval,
 			.lines = o->names.lines,
 			.inline_frames = !o->names.no_inline,
 		};
+		const char *countname;
+
+		if (o->mode == MODE_EVENT) {
+			event__unit(&o->event, &oopts.value_type, &oopts.value_unit, &countname);
+			oopts.period = o->event.period;
+		}
 
 		err = outputs__open(o->outs, &oopts);
 		if (err)
@@ -332,6 +345,7 @@ static int record_open(struct record *r)
 				 .max_depth = r->max_depth,
 				 .fp = o->unwind == UNWIND_FP,
 				 .kwalk = o->unwind == UNWIND_KERNEL,
+				 .ns_values = o->mode == MODE_EVENT && o->latency,
 				 .outs = o->outs };
 	err = fold__init(&r->fold);
 	r->procs = proctab__new();
@@ -410,8 +424,9 @@ static int record_load(struct record *r)
 	struct record_opts *o = &r->opts;
 	struct sampler_opts sopts = {
 		.sz = sizeof(sopts),
-		.oncpu = o->mode != MODE_OFFCPU,
-		.offcpu = o->mode != MODE_CPU,
+		.oncpu = o->mode == MODE_CPU || o->mode == MODE_WALL,
+		.offcpu = o->mode == MODE_OFFCPU || o->mode == MODE_WALL,
+		.event = o->mode == MODE_EVENT ? &o->event : NULL,
 		.freq = o->freq,
 		.min_block_ns = o->min_block_us * 1000,
 		.max_block_ns = o->max_block_us * 1000,
@@ -595,7 +610,11 @@ static int record_run(struct record *r)
 		if (err)
 			goto cleanup;
 	}
-	if (!o->quiet)
+	if (!o->quiet && o->mode == MODE_EVENT)
+		pr_info("scorch: counting stacks at %s in %s%s\n", o->event.spec,
+			o->cmd ? o->cmd[0] : o->all ? "every process" : "the targets",
+			o->duration ? "" : "; Ctrl-C to stop");
+	else if (!o->quiet)
 		pr_info("scorch: sampling %s%s%s\n",
 			o->cmd ? o->cmd[0] : o->all ? "all CPUs" : "the targets",
 			o->mode == MODE_CPU ? "" : o->mode == MODE_OFFCPU ? " off CPU" : " wall-clock",

@@ -79,6 +79,11 @@ struct record_opts {
 	bool capture;	/* a capture (capture_path) */
 	bool named;	/* the named outputs (folded, SVG, HTML, pprof, speedscope): any */
 	struct flamegraph_opts fg;
+	bool freq_given;	 /* -F given */
+	struct event_spec event; /* --event (kind EVENT_NONE: timed sampling) */
+	unsigned int weight_arg; /* --weight ARGn */
+	long period;		 /* --period N (0: not given) */
+	bool latency;		 /* --latency */
 };
 
 /*

@@ -17,6 +17,7 @@
 #include "profiler-private.h"
 #include "oncpu.skel.h"
 #include "offcpu.skel.h"
+#include "event.skel.h"
 
 /* What both skeletons have in common (stacks.bpf.h), seen the same way. */
 /* kernel stacks read back, by id: the same few recur in every process (stack ids name
@@ -48,6 +49,11 @@ struct prog_set {
 struct sampler {
 	struct oncpu_bpf *on;
 	struct offcpu_bpf *off;
+	struct event_bpf *ev; /* record --event: instead of both */
+	/* --event: the -p/-t targets a user probe is placed in (none: every process that
+	 * maps the file, as for a command and its children) */
+	pid_t *probe_ids;
+	int nr_probe_ids;
 	struct prog_set sets[2];
 	int nr_sets;
 	/* one consumer per ring, taken in turn so that none starves another when the
@@ -192,6 +198,45 @@ static void size_kunwind(struct bpf_map *rows, struct bpf_map *procs, const stru
 	bpf_map__set_max_entries(procs, o->unwind_kernel ? o->kunwind_procs : 1);
 }
 
+/* record --event: the event object, with the programs the event needs loaded. */
+static int event_open(struct sampler *s, const struct sampler_opts *opts)
+{
+	const struct event_spec *ev = opts->event;
+	struct event_bpf *skel;
+	int err;
+
+	s->ev = skel = event_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pr_err("cannot open the event BPF object: %s\n", strerror(errno));
+		return err;
+	}
+	SET_COMMON_RODATA(skel, opts);
+	skel->rodata->period_ns = 0;
+	/* software events are counted every Nth by the kernel (sample_period) */
+	skel->rodata->event_period = ev->kind == EVENT_SOFTWARE ? 1 : ev->period;
+	skel->rodata->weight_arg = ev->weight_arg;
+	skel->rodata->entry_walk = ev->kind == EVENT_UPROBE && !ev->add;
+	skel->rodata->self_pid = getpid();
+	bpf_program__set_autoload(skel->progs.event_uprobe,
+				  !ev->latency && (ev->kind == EVENT_UPROBE ||
+						   ev->kind == EVENT_URETPROBE));
+	bpf_program__set_autoload(skel->progs.event_usdt, ev->kind == EVENT_USDT);
+	bpf_program__set_autoload(skel->progs.event_raw_tp, ev->kind == EVENT_TRACEPOINT);
+	bpf_program__set_autoload(skel->progs.event_perf, ev->kind == EVENT_SOFTWARE);
+	bpf_program__set_autoload(skel->progs.event_entry, ev->latency);
+	bpf_program__set_autoload(skel->progs.event_return, ev->latency);
+	bpf_program__set_autoload(skel->progs.event_thread_exit, ev->latency);
+	s->sets[s->nr_sets] = PROG_SET(skel, false);
+	s->sets[s->nr_sets].aging = opts->age_stacks;
+	size_maps(&s->sets[s->nr_sets++], opts);
+	bpf_map__set_max_entries(skel->maps.inside, opts->max_threads ? opts->max_threads : 8192);
+	err = event_bpf__load(skel);
+	if (err)
+		explain_load_error("event", err);
+	return err;
+}
+
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *s;
@@ -224,6 +269,11 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			explain_load_error("on-CPU", err);
 			goto cleanup;
 		}
+	}
+	if (opts->event) {
+		err = event_open(s, opts);
+		if (err)
+			goto cleanup;
 	}
 	if (opts->offcpu) {
 		s->off = offcpu_bpf__open();
@@ -304,6 +354,8 @@ void sampler__free(struct sampler *s)
 		close(s->epfd);
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
+	event_bpf__destroy(s->ev);
+	free(s->probe_ids);
 	free(s);
 }
 
@@ -311,8 +363,16 @@ static int filter_add(struct sampler *s, bool tid, pid_t id)
 {
 	__u32 key = id;
 	__u8 one = 1;
+	pid_t *t;
 	int i;
 
+	if (s->ev && !s->opts.follow_forks) {
+		t = realloc(s->probe_ids, (s->nr_probe_ids + 1) * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->probe_ids = t;
+		s->probe_ids[s->nr_probe_ids++] = id;
+	}
 	for (i = 0; i < s->nr_sets; i++) {
 		struct bpf_map *m = tid ? s->sets[i].tids : s->sets[i].pids;
 
@@ -379,15 +439,13 @@ uint64_t sampler__bad_samples(const struct sampler *s)
 	return s->bad_samples;
 }
 
-static int attach_perf_events(struct sampler *s)
+/*
+ * Opens the perf event @attr on every online CPU and attaches @prog to each. @what names
+ * the event in errors ("a cpu-clock", "the page-faults").
+ */
+static int attach_per_cpu(struct sampler *s, struct bpf_program *prog,
+			  struct perf_event_attr *attr, const char *what)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = s->freq,
-	};
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, fd, err;
 	bool *online;
 
@@ -402,22 +460,22 @@ static int attach_perf_events(struct sampler *s)
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		if (!online[cpu])
 			continue;
-		fd = perf_event_open(&attr, -1, cpu);
+		fd = perf_event_open(attr, -1, cpu);
 		if (fd < 0) {
 			err = -errno;
 			if (err == -ENODEV) /* went offline meanwhile */
 				continue;
-			pr_err("cannot open a cpu-clock perf event on CPU %d: %s\n", cpu,
+			pr_err("cannot open %s perf event on CPU %d: %s\n", what, cpu,
 			       strerror(-err));
 			if (err == -EACCES || err == -EPERM)
 				pr_hint("run as root, or grant CAP_PERFMON (see kernel.perf_event_paranoid)\n");
-			else if (err == -EINVAL)
+			else if (err == -EINVAL && attr->freq)
 				pr_hint("-F %ld may exceed kernel.perf_event_max_sample_rate\n", s->freq);
 			else
 				pr_hint("the kernel needs perf events (CONFIG_PERF_EVENTS)\n");
 			goto cleanup;
 		}
-		s->links[s->nr_links] = bpf_program__attach_perf_event(s->on->progs.oncpu_sample, fd);
+		s->links[s->nr_links] = bpf_program__attach_perf_event(prog, fd);
 		if (!s->links[s->nr_links]) {
 			err = -errno;
 			close(fd);
@@ -434,6 +492,121 @@ static int attach_perf_events(struct sampler *s)
 cleanup:
 	free(online);
 	return err;
+}
+
+static int attach_perf_events(struct sampler *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = s->freq,
+	};
+
+	return attach_per_cpu(s, s->on->progs.oncpu_sample, &attr, "a cpu-clock");
+}
+
+/* The software perf event of --event on every CPU, every Nth event sampled (--period). */
+static int attach_software(struct sampler *s)
+{
+	const struct event_spec *ev = s->opts.event;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = ev->sw_config,
+		.size = sizeof(attr),
+		.sample_period = ev->period ? ev->period : 1,
+	};
+	char what[64];
+
+	snprintf(what, sizeof(what), "the %s", ev->name);
+	return attach_per_cpu(s, s->ev->progs.event_perf, &attr, what);
+}
+
+/* One link of --event: stored, or its failure explained. */
+static int event_link(struct sampler *s, struct bpf_link *link, const char *what)
+{
+	const struct event_spec *ev = s->opts.event;
+	int err = -errno;
+
+	if (!link) {
+		pr_err("cannot attach to %s (--event %s): %s\n", what, ev->spec, strerror(-err));
+		if (err == -ENOENT || err == -EINVAL)
+			pr_hint("the kernel needs uprobes (CONFIG_UPROBE_EVENTS); for a "
+				"tracepoint, check its name with 'scorch list-events'\n");
+		else
+			pr_hint("rerun with -v to see libbpf's messages\n");
+		return err;
+	}
+	s->links[s->nr_links] = link;
+	s->pfds[s->nr_links++] = -1;
+	return 0;
+}
+
+/*
+ * A uprobe, uretprobe or USDT probe of --event in each -p/-t target, so that the kernel
+ * places its breakpoint in their memory only (a probe on libc's malloc would otherwise
+ * trap in every process of the system, the BPF filter dropping the others' hits), or
+ * in every process that maps the file when there is none.
+ */
+static int attach_user_probe(struct sampler *s, struct bpf_program *prog, bool retprobe,
+			     const char *what)
+{
+	const struct event_spec *ev = s->opts.event;
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .retprobe = retprobe);
+	int i, n = s->nr_probe_ids ? s->nr_probe_ids : 1, err = 0;
+	struct bpf_link *link;
+	pid_t pid;
+
+	for (i = 0; i < n && !err; i++) {
+		pid = s->nr_probe_ids ? s->probe_ids[i] : -1;
+		if (ev->kind == EVENT_USDT)
+			link = bpf_program__attach_usdt(prog, pid, ev->path, ev->symbol, ev->name,
+							NULL);
+		else
+			link = bpf_program__attach_uprobe_opts(prog, pid, ev->path, ev->offset,
+							       &uopts);
+		err = event_link(s, link, what);
+	}
+	return err;
+}
+
+/* --event: the probe, raw tracepoint or software events, after the exit programs. */
+static int attach_event(struct sampler *s)
+{
+	const struct event_spec *ev = s->opts.event;
+	struct event_bpf *skel = s->ev;
+	int err;
+
+	switch (ev->kind) {
+	case EVENT_UPROBE:
+	case EVENT_URETPROBE:
+		if (ev->latency) {
+			/* the exit first, then the return, then the entry: every call entered
+			 * is seen to its end */
+			err = event_link(s, bpf_program__attach(skel->progs.event_thread_exit),
+					 "sched_process_exit");
+			if (!err)
+				err = attach_user_probe(s, skel->progs.event_return, true,
+							"the function's return");
+			if (!err)
+				err = attach_user_probe(s, skel->progs.event_entry, false,
+							"the function's entry");
+			return err;
+		}
+		return attach_user_probe(s, skel->progs.event_uprobe,
+					 ev->kind == EVENT_URETPROBE, "the uprobe");
+	case EVENT_USDT:
+		return attach_user_probe(s, skel->progs.event_usdt, false, "the USDT probe");
+	case EVENT_TRACEPOINT:
+		return event_link(s, bpf_program__attach_raw_tracepoint(skel->progs.event_raw_tp,
+									ev->name),
+				  "the raw tracepoint");
+	case EVENT_SOFTWARE:
+		return attach_software(s);
+	default:
+		return -EINVAL;
+	}
 }
 
 static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *name)
@@ -455,9 +628,10 @@ int sampler__attach(struct sampler *s)
 
 	if (nr_cpus < 0)
 		return nr_cpus;
-	/* a perf event per CPU, sched_wakeup and sched_switch */
-	s->links = calloc(nr_cpus + 2, sizeof(*s->links));
-	s->pfds = calloc(nr_cpus + 2, sizeof(*s->pfds));
+	/* a perf event per CPU, sched_wakeup and sched_switch; or --event's links: a
+	 * perf event per CPU, or the thread exit and two probes per target */
+	s->links = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->links));
+	s->pfds = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->pfds));
 	if (!s->links || !s->pfds) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -486,6 +660,8 @@ int sampler__attach(struct sampler *s)
 	}
 	if (!err && s->on)
 		err = attach_perf_events(s);
+	if (!err && s->ev)
+		err = attach_event(s);
 cleanup:
 	if (err)
 		sampler__detach(s);
@@ -968,6 +1144,8 @@ void sampler__end_at(struct sampler *s, uint64_t ns)
 		s->on->bss->stop_at_ns = ns;
 	if (s->off)
 		s->off->bss->stop_at_ns = ns;
+	if (s->ev)
+		s->ev->bss->stop_at_ns = ns;
 }
 
 uint64_t sampler__stop(struct sampler *s)
@@ -980,6 +1158,8 @@ uint64_t sampler__stop(struct sampler *s)
 		s->on->bss->stopped = true;
 	if (s->off)
 		s->off->bss->stopped = true;
+	if (s->ev)
+		s->ev->bss->stopped = true;
 	/* past the programs' own deadline, they stopped there */
 	now = timing__now_ns();
 	stop = s->end_at_ns && now > s->end_at_ns ? s->end_at_ns : now;
@@ -1079,6 +1259,41 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 	return err;
 }
 
+/* --latency: calls still open at the end count until then, under their entry's stacks. */
+static int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx)
+{
+	int fd = bpf_map__fd(s->ev->maps.inside), sfd = bpf_map__fd(s->ev->maps.stacks);
+	struct stack_trace *user = NULL, *kernel = NULL;
+	struct latency_slot slot;
+	__u32 tid, next, *prev = NULL;
+	uint64_t now_ns = end_ns(s);
+	int err = 0;
+
+	user = malloc(sizeof(*user));
+	kernel = malloc(sizeof(*kernel));
+	if (!user || !kernel) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
+		tid = next;
+		prev = &tid;
+		/* copies (--unwind dwarf): their stacks are in user space (sampler__open_interval) */
+		if (bpf_map_lookup_elem(fd, &tid, &slot) || !slot.ts || slot.ts > now_ns ||
+		    (slot.key.flags & KEY_OFFCPU_COPY))
+			continue;
+		if ((slot.key.user_stack && lookup_stack(sfd, slot.key.user_stack, user)) ||
+		    (slot.key.kernel_stack && lookup_stack(sfd, slot.key.kernel_stack, kernel)))
+			continue;
+		err = cb(ctx, false, &slot.key, now_ns - slot.ts,
+			 slot.key.user_stack ? user : NULL, slot.key.kernel_stack ? kernel : NULL);
+	}
+cleanup:
+	free(user);
+	free(kernel);
+	return err;
+}
+
 int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top)
 {
 	struct stack_top v = {.key = key, .top = top};
@@ -1127,9 +1342,20 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 			   uint64_t *runq)
 {
 	struct offcpu_start *st;
+	struct latency_slot slot;
 	uint64_t now_ns;
 	int err = 0;
 
+	if (s->ev) {
+		/* --latency --unwind dwarf: a call still open */
+		now_ns = end_ns(s);
+		if (bpf_map_lookup_elem(bpf_map__fd(s->ev->maps.inside), &tid, &slot) ||
+		    slot.ts != ts || !(slot.key.flags & KEY_OFFCPU_COPY) || ts > now_ns)
+			return -ENOENT;
+		*delta = now_ns - ts;
+		*runq = 0;
+		return 0;
+	}
 	if (!s->off)
 		return -ENOENT;
 	st = malloc(sizeof(*st));
@@ -1165,6 +1391,8 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 
 	if (!err && s->off)
 		err = drain_open_intervals(s, cb, ctx);
+	if (!err && s->ev && s->opts.event->latency)
+		err = drain_open_calls(s, cb, ctx);
 	return err;
 }
 

@@ -35,7 +35,7 @@ static void missed_periods(const struct summary *sm)
 	bool throttled = sm->max_rate_end > 0 && sm->max_rate_end < sm->freq;
 	bool steal = sm->steal_pct >= 1.0;
 
-	if (sm->mode == MODE_OFFCPU)
+	if (sm->mode == MODE_OFFCPU || sm->mode == MODE_EVENT)
 		return;
 	if (sm->verbose && (missed || tail))
 		pr_warn("missed periods: %" PRIu64 " sample periods passed unsampled while the "
@@ -98,7 +98,11 @@ static void captured(const struct summary *sm, double lost_pct)
 	size_t stacks = sm->stacks_written + folded__nr_stacks(sm->fold->folded);
 	double off_s = sm->fold->offcpu_ns / 1e9;
 
-	if (sm->mode == MODE_CPU)
+	if (sm->mode == MODE_EVENT)
+		pr_warn("%" PRIu64 " events%s at %s in %.2f s: %zu stacks, %.2f%% lost\n",
+			st[STAT_SAMPLES], sm->event_period > 1 ? " counted" : "", sm->event,
+			sm->elapsed, stacks, lost_pct);
+	else if (sm->mode == MODE_CPU)
 		pr_warn("%" PRIu64 " samples in %.2f s at %ld Hz on %d CPUs: %zu stacks, %.2f%% "
 			"lost\n",
 			st[STAT_SAMPLES], sm->elapsed, sm->freq, sm->nr_cpus, stacks, lost_pct);
@@ -138,14 +142,23 @@ double summary__counts(const struct summary *sm)
 			lost_details(sm, lost);
 		return lost_pct;
 	}
-	if (sm->mode != MODE_OFFCPU)
+	if (sm->mode == MODE_EVENT)
+		pr_warn("%" PRIu64 " events%s at %s in %.2f s: %" PRIu64 " counted in %zu stacks\n",
+			st[STAT_SAMPLES], sm->event_period > 1 ? " (one in --period)" : "", sm->event,
+			sm->elapsed, st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
+			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
+	if (sm->mode == MODE_EVENT && st[STAT_CALLS_ABANDONED])
+		pr_warn("--latency: %" PRIu64 " calls left without returning (longjmp, an exception "
+			"unwound through them): not counted\n",
+			st[STAT_CALLS_ABANDONED]);
+	else if (sm->mode != MODE_OFFCPU)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
 			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
 			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
 	missed_periods(sm);
-	if (sm->mode != MODE_CPU)
+	if (sm->mode == MODE_OFFCPU || sm->mode == MODE_WALL)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64
 			" intervals counted (%.3f s off CPU, %.3f s of it on a runqueue: after a "
 			"preemption, or after the wakeup of %" PRIu64 " blocked ones), %" PRIu64
@@ -185,7 +198,7 @@ static void details_verbose(const struct summary *sm)
 		pr_warn("truncated stacks: %" PRIu64 " user, %" PRIu64
 			" kernel %s deeper than %u frames (marked [truncated])\n",
 			f->truncated_user, f->truncated_kernel,
-			sm->mode == MODE_CPU ? "samples" : "microseconds", f->max_depth);
+			sm->mode == MODE_CPU ? "samples" : sm->mode == MODE_EVENT ? "counts" : "microseconds", f->max_depth);
 	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
 		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
 			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);

@@ -44,6 +44,7 @@
  */
 
 struct symbolizer;
+struct strset;
 
 /*
  * JIT resolver for user addresses in anonymous executable memory or in no mapping,
@@ -374,5 +375,36 @@ struct symbolizer_stats {
 	uint64_t files_mismatched;  /* imported files refused: another build-id */
 };
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+/*
+ * Probes (record --event, list-events).
+ *
+ * symbolize__functions(): every function symbol (STT_FUNC, STT_GNU_IFUNC; defined, in an
+ * executable segment) of the ELF file @path, opened as given, from .symtab and .dynsym
+ * (a name at an address once). @name is the symbol as written, @demangled its C++, Rust
+ * or D demangling with parameters and @short_name without them, as frames are named
+ * (both NULL when not mangled), all interned in @strs;
+ * @offset is the file offset of @addr, where a uprobe is placed. *@out is malloc'ed
+ * (the caller frees it). Returns 0, -ENOENT/-EACCES (open), -ENOEXEC (not ELF),
+ * -EINVAL (unreadable tables), -ENOMEM.
+ *
+ * symbolize__usdt_notes(): the SystemTap SDT notes (.note.stapsdt) of @path, as
+ * symbolize__functions() reads, with strings interned in @strs. Same returns.
+ */
+struct symbolize_func {
+	const char *name;
+	const char *demangled, *short_name;
+	uint64_t addr, size, offset;
+};
+int symbolize__functions(const char *path, struct strset *strs, struct symbolize_func **out,
+			 size_t *nr);
+
+struct symbolize_usdt {
+	const char *provider, *name;
+	const char *args; /* the note's argument string ("8@%rdi -4@%esi"), or NULL */
+	uint64_t pc, semaphore;
+};
+int symbolize__usdt_notes(const char *path, struct strset *strs, struct symbolize_usdt **out,
+			  size_t *nr);
 
 #endif /* SCORCH_SYMBOLIZE_H */

@@ -28,14 +28,18 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 	struct capture_writer *w = capture_writer__new(fp, 0);
 	struct capture_record recs[] = {
 		{.type = CAPTURE_META,
-		 .meta = {.mode = CAPTURE_MODE_CPU,
+		 .meta = {.mode = CAPTURE_MODE_EVENT,
 			  .freq = 99,
 			  .start_ns = 1,
 			  .max_depth = 127,
 			  .host = "box",
 			  .kernel = "6.1.0",
 			  .version = "0.1.0",
-			  .clock = "monotonic"}},
+			  .clock = "monotonic",
+			  .event = "uprobe:libc.so.6:malloc",
+			  .event_weight = 1,
+			  .event_flags = CAPTURE_EVENT_LATENCY,
+			  .event_period = 100}},
 		{.type = CAPTURE_PROC, .proc = {.pid = 42, .gen = 7, .comm = "split"}},
 		{.type = CAPTURE_MAPPING,
 		 .map = {.pid = 42,
@@ -138,6 +142,10 @@ static void test_round_trip(void)
 			CHECK_STR(rec.meta.host, "box");
 			CHECK_STR(rec.meta.kernel, "6.1.0");
 			CHECK_STR(rec.meta.clock, "monotonic");
+			CHECK(rec.meta.mode == CAPTURE_MODE_EVENT);
+			CHECK_STR(rec.meta.event, "uprobe:libc.so.6:malloc");
+			CHECK(rec.meta.event_weight == 1 && rec.meta.event_period == 100 &&
+			      rec.meta.event_flags == CAPTURE_EVENT_LATENCY);
 			break;
 		case CAPTURE_PROC:
 			CHECK(rec.proc.pid == 42 && rec.proc.gen == 7);

@@ -9,6 +9,8 @@
  *   - a memfd opened by path with symbolizer__elf(), which parses it again through libelf
  *     on the descriptor and indexes its DWARF (functions, inline chains, lines, zlib and
  *     zstd sections), looked up at the symbols found above and at fixed addresses.
+ * The memfd also goes through the probe side: symbolize__functions() and
+ * symbolize__usdt_notes() (record --event, list-events).
  * Separate debug files are looked for in an empty directory (and, for a debuglink, in "/"
  * where the memfd appears to live: the regular files there never match the CRC).
  */
@@ -75,6 +77,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	addrs[nr++] = 0x400180;
 
 	fuzz__memfd("fuzz-elf", data, size, path, sizeof(path));
+	if (strs) {
+		struct symbolize_func *fns = NULL;
+		struct symbolize_usdt *notes = NULL;
+		size_t nr_fns = 0, nr_notes = 0;
+
+		if (!symbolize__functions(path, strs, &fns, &nr_fns))
+			for (i = 0; i < nr_fns; i++)
+				if (!fns[i].name || (fns[i].demangled && !fns[i].short_name))
+					abort(); /* the contract: every function named */
+		if (!symbolize__usdt_notes(path, strs, &notes, &nr_notes))
+			for (i = 0; i < nr_notes; i++)
+				if (!notes[i].provider || !notes[i].name)
+					abort();
+		free(fns);
+		free(notes);
+	}
 	o.debug_root = debug_root();
 	s = symbolizer__new(&o);
 	if (!s)

@@ -9,7 +9,8 @@
 # __libc_start_call_main (a main thread's, below main) or start_thread (another
 # thread's): libc's frames are named even in stripped programs. Shares are of the
 # samples of the workload's own command, weighted by samples.
-# usage: bench/reach-bench.sh     (root; perf, sqlite3, xz-utils, zstd, gcc, python3)
+# usage: bench/reach-bench.sh [WORKLOAD...]   (default: all five; root; perf, sqlite3,
+#   xz-utils, zstd, gcc, python3)
 set -eu
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -56,7 +57,9 @@ pct() { awk -v r="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * r / t : 0 }'; 
 
 printf '| workload | scorch kernel | scorch dwarf | scorch fp | perf --call-graph dwarf |\n'
 printf '| --- | ---: | ---: | ---: | ---: |\n'
-for w in sqlite3 python3 xz zstd cc1; do
+[ $# -gt 0 ] || set -- sqlite3 python3 xz zstd cc1
+for w in "$@"; do
+	[ -n "${cmds[$w]:-}" ] || die "unknown workload '$w'" "one of: sqlite3 python3 xz zstd cc1"
 	row="| $w"
 	for u in kernel dwarf fp; do
 		eval "$scorch record -F 999 --unwind $u -o s.folded -- ${cmds[$w]}" >/dev/null 2>s.err ||

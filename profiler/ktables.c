@@ -33,7 +33,7 @@ struct kfile {
 struct ktables {
 	int rows_fd, procs_fd;
 	uint32_t cap, used;
-	struct hashmap files; /* hash of key -> struct kfile * */
+	struct hashmap files;	   /* hash of key -> struct kfile * */
 	struct kunwind_proc *proc; /* scratch: the entry being built */
 	struct ktables_stats st;
 };
@@ -142,7 +142,8 @@ static struct kfile *kfile_get(struct ktables *kt, char *key, bool *is_new)
 }
 
 /* Compiles the file open on @fd into rows after the last ones, for @f. */
-static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, struct unwind_ktable_stats *ks)
+static void kfile_compile(struct ktables *kt, struct kfile *f, int fd,
+			  struct unwind_ktable_stats *ks)
 {
 	struct unwind_krow *rows = NULL;
 	size_t nr = 0;
@@ -169,8 +170,8 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, struct un
 }
 
 /* The rows of the file of FILE mapping @m of (@pid, @gen), compiled now if new. */
-static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid,
-			       uint64_t gen, const struct symbolizer_mapping *m)
+static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			       const struct symbolizer_mapping *m)
 {
 	struct unwind_ktable_stats ks;
 	struct kfile *f;
@@ -222,7 +223,7 @@ int ktables__preload(struct ktables *kt, const char *path)
 }
 
 int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
-			uint64_t entry_gen)
+		       uint64_t entry_gen)
 {
 	struct symbolizer_mapping *maps = NULL, m;
 	struct kunwind_proc *p = kt->proc;

@@ -653,7 +653,8 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 			return -EINVAL;
 		}
 		pr_err("--stack-size and --ring-size need --unwind dwarf off CPU\n");
-		pr_hint("--unwind auto walks stacks in the kernel in offcpu and wall modes; add --unwind dwarf\n");
+		pr_hint("--unwind auto walks stacks in the kernel in offcpu and wall modes; add "
+			"--unwind dwarf\n");
 		return -EINVAL;
 	}
 	if (o->unwind == UNWIND_KERNEL && o->mode == MODE_EVENT) {

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -385,10 +387,55 @@ static int add_libc_path(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 0;
 }
 
+/* The libraries @path names in DT_NEEDED, where the loader looks by default: compiled
+ * too (sqlite3's libsqlite3). 0 or -ENOMEM. */
+static int preload_needed(struct record *r, const char *path)
+{
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+					    "/lib64", "/usr/lib64", "/lib", "/usr/lib" };
+	char lib[PATH_MAX];
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+	Elf_Data *d;
+	Elf *elf;
+	size_t i, k;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn)) && err != -ENOMEM) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag != DT_NULL && i < 4096; i++) {
+			const char *name = dyn.d_tag == DT_NEEDED ? elf_strptr(elf, sh.sh_link, dyn.d_un.d_val) : NULL;
+
+			/* the C library and the loader are compiled already */
+			if (!name || strchr(name, '/') || !strncmp(name, "libc.so", 7))
+				continue;
+			for (k = 0; k < ARRAY_SIZE(dirs); k++) {
+				snprintf(lib, sizeof(lib), "%s/%s", dirs[k], name);
+				if (!access(lib, R_OK)) {
+					err = ktables__preload(r->kt, lib);
+					break;
+				}
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err == -ENOMEM ? err : 0;
+}
+
 /*
- * --unwind kernel: the files nearly every process maps (the C library, the loader) and
- * the command's program, compiled before sampling: a process mapping them is walked
- * with their rows as soon as it is announced, not after they are compiled. 0, -ENOMEM.
+ * --unwind kernel: the files nearly every process maps (the C library, the loader), the
+ * command's program and the libraries it needs, compiled before sampling: a process
+ * mapping them is walked with their rows as soon as it is announced, not after they are
+ * compiled. 0, -ENOMEM.
  */
 static int preload_tables(struct record *r)
 {
@@ -415,6 +462,8 @@ static int preload_tables(struct record *r)
 	for (i = 0; i < 3 && err != -ENOMEM; i++)
 		if (paths[i][0])
 			err = ktables__preload(r->kt, paths[i]);
+	if (err != -ENOMEM && paths[2][0])
+		err = preload_needed(r, paths[2]);
 	return err == -ENOMEM ? err : 0;
 }
 

@@ -1195,9 +1195,15 @@ static uint64_t open_whole(const struct offcpu_start *st, uint64_t now_ns)
 
 void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd)
 {
-	struct bpf_map *rows = s->on ? s->on->maps.kunwind_rows : s->off ? s->off->maps.kunwind_rows : NULL;
-	struct bpf_map *procs =
-		s->on ? s->on->maps.kunwind_procs : s->off ? s->off->maps.kunwind_procs : NULL;
+	struct bpf_map *rows = NULL, *procs = NULL;
+
+	if (s->on) {
+		rows = s->on->maps.kunwind_rows;
+		procs = s->on->maps.kunwind_procs;
+	} else if (s->off) {
+		rows = s->off->maps.kunwind_rows;
+		procs = s->off->maps.kunwind_procs;
+	}
 
 	*rows_fd = rows && s->opts.unwind_kernel ? bpf_map__fd(rows) : -1;
 	*procs_fd = procs && s->opts.unwind_kernel ? bpf_map__fd(procs) : -1;

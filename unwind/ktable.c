@@ -10,8 +10,8 @@
 #include "unwind-private.h"
 
 /* The .plt's CFA expression (GCC, binutils): rsp + 8, + 8 once (rip & 15) >= N. */
-static const uint8_t plt_expr_head[] = { 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a };
-static const uint8_t plt_expr_tail[] = { 0x2a, 0x33, 0x24, 0x22 };
+static const uint8_t plt_expr_head[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a};
+static const uint8_t plt_expr_tail[] = {0x2a, 0x33, 0x24, 0x22};
 
 struct build {
 	const struct ufile *f;
@@ -28,7 +28,8 @@ static int plt_threshold(const struct ufile *f, const struct rule *r)
 	uint8_t lit;
 
 	if (r->len != sizeof(plt_expr_head) + 1 + sizeof(plt_expr_tail) ||
-	    (uint64_t)r->off + r->len > f->eh_len || memcmp(e, plt_expr_head, sizeof(plt_expr_head)) ||
+	    (uint64_t)r->off + r->len > f->eh_len ||
+	    memcmp(e, plt_expr_head, sizeof(plt_expr_head)) ||
 	    memcmp(e + sizeof(plt_expr_head) + 1, plt_expr_tail, sizeof(plt_expr_tail)))
 		return 0;
 	lit = e[sizeof(plt_expr_head)];
@@ -37,7 +38,7 @@ static int plt_threshold(const struct ufile *f, const struct rule *r)
 
 struct unwind_krow ktable__krow(const struct ufile *f, const struct row_state *st, bool signal)
 {
-	struct unwind_krow k = { .cfa = UNWIND_KROW_INVALID };
+	struct unwind_krow k = {.cfa = UNWIND_KROW_INVALID};
 	const struct rule *ra = &st->r[R_RA], *rbp = &st->r[R_RBP];
 	int n;
 
@@ -114,7 +115,7 @@ static int on_row(void *ctx, uint64_t pc, const struct row_state *st, bool signa
 	if (!st) {
 		/* the FDE's end: a gap until the next one begins (dropped if it begins here) */
 		b->st->fdes++;
-		return add_row(b, pc, (struct unwind_krow){ .cfa = UNWIND_KROW_INVALID });
+		return add_row(b, pc, (struct unwind_krow){.cfa = UNWIND_KROW_INVALID});
 	}
 	k = ktable__krow(b->f, st, signal);
 	if (k.cfa == UNWIND_KROW_INVALID)
@@ -140,7 +141,8 @@ static void read_build_id(Elf *elf, struct unwind_ktable_stats *st)
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
 			    nh.n_descsz <= sizeof(st->build_id)) {
-				memcpy(st->build_id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				memcpy(st->build_id, (const char *)d->d_buf + desc_off,
+				       nh.n_descsz);
 				st->build_id_len = nh.n_descsz;
 				break;
 			}
@@ -152,7 +154,7 @@ int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, siz
 			 struct unwind_ktable_stats *st)
 {
 	struct ufile f = {};
-	struct build b = { .f = &f, .max = max_rows, .st = st };
+	struct build b = {.f = &f, .max = max_rows, .st = st};
 	Elf *elf;
 	int err;
 

@@ -76,18 +76,20 @@ static void check_file(const char *path, bool required)
 		err = cfi__row(&f, pc, &r);
 		if (err) {
 			/* no FDE (a gap) or one that cannot be read: nothing to follow */
-			CHECK(k && k->cfa == UNWIND_KROW_INVALID, "%s: pc %#llx outside FDEs has rule %d",
-			      path, (unsigned long long)pc, k ? k->cfa : -1);
+			CHECK(k && k->cfa == UNWIND_KROW_INVALID,
+			      "%s: pc %#llx outside FDEs has rule %d", path, (unsigned long long)pc,
+			      k ? k->cfa : -1);
 			uncovered++;
 			continue;
 		}
 		want = ktable__krow(&f, &r.st, r.signal);
 		CHECK(k && k->cfa == want.cfa && k->cfa_off == want.cfa_off && k->rbp == want.rbp &&
 			      k->rbp_off == want.rbp_off,
-		      "%s: pc %#llx: row at %#x (cfa %d%+d rbp %d%+d), the FDE says cfa %d%+d rbp %d%+d",
-		      path, (unsigned long long)pc, k ? k->pc : 0, k ? k->cfa : -1, k ? k->cfa_off : 0,
-		      k ? k->rbp : -1, k ? k->rbp_off : 0, want.cfa, want.cfa_off, want.rbp,
-		      want.rbp_off);
+		      "%s: pc %#llx: row at %#x (cfa %d%+d rbp %d%+d), the FDE says cfa %d%+d rbp "
+		      "%d%+d",
+		      path, (unsigned long long)pc, k ? k->pc : 0, k ? k->cfa : -1,
+		      k ? k->cfa_off : 0, k ? k->rbp : -1, k ? k->rbp_off : 0, want.cfa,
+		      want.cfa_off, want.rbp, want.rbp_off);
 		checked++;
 		if (failures > 20)
 			break;

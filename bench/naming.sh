@@ -76,7 +76,7 @@ if command -v javac >/dev/null && command -v java >/dev/null; then
 	javac -d . "$root/tests/workloads/jit/Hot.java"
 	jvm=(java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit
 		-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,Hot::hot -cp . Hot 4)
-	"${jvm[@]}" >jvm.out &
+	"${jvm[@]}" >jvm.out 2>&1 &
 	jpid=$!
 	timeout 30 bash -c 'until grep -q ready jvm.out 2>/dev/null; do sleep 0.1; done' ||
 		die "java: the JVM did not get ready" "check java -version" 
@@ -85,7 +85,7 @@ if command -v javac >/dev/null && command -v java >/dev/null; then
 	wait "$jpid" || true
 	$scorch report s.scorch -o s.folded 2>s.err || die "java: scorch report failed: $(tail -n 3 s.err)"
 	rm -f "/tmp/perf-$jpid.map"
-	"${jvm[@]}" >jvm.out &
+	"${jvm[@]}" >jvm.out 2>&1 &
 	jpid=$!
 	timeout 30 bash -c 'until grep -q ready jvm.out 2>/dev/null; do sleep 0.1; done' ||
 		die "java: the JVM did not get ready" "check java -version" 

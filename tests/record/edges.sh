@@ -42,7 +42,18 @@ run() {
 	echo go >&7
 	read -r -t 30 line <&8 || fail "$mode: no lifetime from the short thread"
 	SHORT_US=${line#short }
-	wait "$REC" || fail "$mode: record failed: $(cat "$TMP/$mode.err")"
+	local rc=0 lost unended
+	wait "$REC" || rc=$?
+	# exit 3 (over 5 % lost) is accepted only when every loss is an interval whose
+	# switch-in the kernel never traced (the sched_switch tracepoint itself shows two
+	# switch-outs of a thread in a row now and then: bpftrace sees them too); with ~90
+	# intervals in 3 s, 5 of them pass 5 %
+	if [ "$rc" = 3 ]; then
+		lost=$(sed -n 's/^scorch: lost: \([0-9]*\) of .*/\1/p' "$TMP/$mode.err")
+		unended=$(sed -n 's/^scorch: lost: \([0-9]*\) off-CPU intervals without a switch-in.*/\1/p' "$TMP/$mode.err")
+		[ -n "$lost" ] && [ "$lost" = "$unended" ] && rc=0
+	fi
+	[ "$rc" = 0 ] || fail "$mode: record failed ($rc): $(grep -v '^debug: \|^libbpf: ' "$TMP/$mode.err")"
 	wait "$cat_pid"
 	exec 7>&- 9<&-
 	wait "$WL" || true

@@ -10,7 +10,10 @@
 # - offcpu mode, a command (its first waits, before its tables load, are walked by
 #   frame pointers): >= 95 % of the time blocked in libc's nanosleep and read keeps
 #   its caller and reaches main, the shares within 3 points of the workload's own
-#   measurements, the total within 5 %.
+#   measurements, the total within 5 %;
+# - recursion 1..200 deep: the walk stops at 127 frames, those stacks begin with
+#   [truncated] and the summary counts the walks ended at the depth limit; every other
+#   sample reaches main.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -83,4 +86,20 @@ awk -v ss="$ss" -v sp="$sp" -v ts="$ts" -v tp="$tp" 'BEGIN {
 	printf "wait_sleep share %.1f%% (truth %.1f%%); blocked total %.3f of the truth\n", share, tshare, ratio
 	exit (share < tshare - 3 || share > tshare + 3 || ratio < 0.95 || ratio > 1.05)
 }' || fail "the kernel-walked off-CPU profile is not true"
+# the depth limit: recursion 1..200 deep
+"$SCORCH" record -v --unwind kernel -F 999 -o "$TMP/deep.folded" -- "$SPLIT_NOFP" --seconds 2 \
+	--recurse 200 2>"$TMP/err" || fail "deep record failed: $(grep -v '^debug' "$TMP/err")"
+comm=$(basename "$SPLIT_NOFP")
+total=$(comm_total "$TMP/deep.folded" "$comm")
+trunc=$(awk -v c="$comm" '{ n = split($0, a, ";"); if (a[1] == c && a[2] == "[truncated]") t += $NF } END { print t + 0 }' "$TMP/deep.folded")
+m=$(frame_total "$TMP/deep.folded" "$comm" main)
+depth=$(sed -n 's/.* at bad registers, \([0-9]*\) at the depth limit.*/\1/p' "$TMP/err")
+# the first samples, before the tables, are frame-pointer walks: cut at 127 too; and a
+# complete stack of exactly 127 frames (recursion 121 deep: 1 in 200) looks cut
+early=$(sed -n 's/.*; \([0-9]*\) stacks of processes without tables yet.*/\1/p' "$TMP/err")
+echo "deep: $total samples, [truncated] $trunc, reaching main $m, walks at the depth limit ${depth:-?}, ${early:-?} before the tables"
+[ "$trunc" -gt 0 ] || fail "no stack marked [truncated]"
+[ -n "$depth" ] && [ $((depth + ${early:-0} + total / 100)) -ge "$trunc" ] ||
+	fail "the depth limit is not counted (${depth:-none} + ${early:-0} < $trunc)"
+[ $((trunc + m)) -ge $((total * 98 / 100)) ] || fail "deep stacks neither complete nor marked [truncated]"
 echo PASS

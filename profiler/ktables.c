@@ -145,6 +145,7 @@ static struct kfile *kfile_get(struct ktables *kt, char *key, bool *is_new)
 static void kfile_compile(struct ktables *kt, struct kfile *f, int fd,
 			  struct unwind_ktable_stats *ks)
 {
+	double t0 = timing__now();
 	struct unwind_krow *rows = NULL;
 	size_t nr = 0;
 	int err;
@@ -166,6 +167,7 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd,
 	} else if (nr) {
 		kt->st.files_unreadable++;
 	}
+	kt->st.build_s += timing__now() - t0;
 	free(rows);
 }
 

@@ -466,6 +466,7 @@ struct ktables_stats {
 	uint64_t rows_invalid;	   /* rows of rules the walk cannot follow (FP steps there) */
 	uint64_t maps_dropped;	   /* mappings past KUNWIND_MAX_MAPS of an image */
 	uint64_t procs_full;	   /* images not entered: map "kunwind_procs" full */
+	double build_s;		   /* compiling files and writing their rows */
 };
 
 struct ktables;

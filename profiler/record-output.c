@@ -62,11 +62,13 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 			walks, st[STAT_KU_OUTERMOST], st[STAT_KU_END_NO_INFO], st[STAT_KU_END_READ],
 			st[STAT_KU_END_BAD], st[STAT_KU_END_DEPTH], st[STAT_KU_FP_STEPS],
 			st[STAT_KU_NO_PROC]);
-		pr_warn("unwind kernel: tables of %" PRIu64 " files, %" PRIu64 " of %" PRIu64
-			" rows (%.1f MiB; %" PRIu64 " rules walked by frame pointer), for %" PRIu64
+		pr_warn("unwind kernel: tables of %" PRIu64 " files (compiled in %.0f ms), %" PRIu64
+			" of %" PRIu64 " rows (%.1f MiB; %" PRIu64
+			" rules walked by frame pointer), for %" PRIu64
 			" process images; %" PRIu64 " files without .eh_frame, %" PRIu64
 			" unreadable, %" PRIu64 " mappings past %d per image\n",
-			ks.files, ks.rows, ks.rows_cap, ks.rows * sizeof(struct kunwind_row) / 1048576.0,
+			ks.files, ks.build_s * 1e3, ks.rows, ks.rows_cap,
+			ks.rows * sizeof(struct kunwind_row) / 1048576.0,
 			ks.rows_invalid, ks.images, ks.files_no_cfi, ks.files_unreadable,
 			ks.maps_dropped, KUNWIND_MAX_MAPS);
 	}

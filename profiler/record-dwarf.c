@@ -330,13 +330,15 @@ void record__report_unwind(struct record *r, const uint64_t *st)
 		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
 		us.ends[UNWIND_END_DEPTH], r->max_depth, us.ends[UNWIND_END_NO_INFO],
 		us.ends[UNWIND_END_ERROR], r->dw.skipped);
-	pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
-		" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
-		" dropped when unused; %" PRIu64 " files without .eh_frame_hdr (%" PRIu64
-		" with only .debug_frame: frame pointers used), %" PRIu64 " unreadable\n",
-		us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
-		us.table_bytes / 1048576.0, us.files_evicted, us.files_no_cfi, us.files_debug_frame,
-		us.files_unreadable);
+	/* no file read (no sample in user code): no line of zeros */
+	if (us.files_loaded || us.files_no_cfi || us.files_unreadable)
+			pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
+			" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
+			" dropped when unused; %" PRIu64 " files without .eh_frame_hdr (%" PRIu64
+			" with only .debug_frame: frame pointers used), %" PRIu64 " unreadable\n",
+			us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
+			us.table_bytes / 1048576.0, us.files_evicted, us.files_no_cfi, us.files_debug_frame,
+			us.files_unreadable);
 	if (st[STAT_STACK_TOP] || r->dw.tops_set || r->dw.tops_forgotten || r->dw.tops_cut)
 		pr_warn("unwind dwarf: %" PRIu64 " copies ended at their thread's known stack top (%" PRIu64
 			" tops learned from complete walks, %" PRIu64

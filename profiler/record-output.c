@@ -53,7 +53,7 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 	uint64_t walks = st[STAT_KU_WALKS];
 
 	ktables__stats(r->kt, &ks);
-	if (r->opts.verbose) {
+	if (r->opts.verbose && (walks || st[STAT_KU_NO_PROC]))
 		pr_warn("unwind kernel: %" PRIu64 " walks with tables: %" PRIu64 " complete, %" PRIu64
 			" ended without a rule or frame pointer, %" PRIu64 " at unreadable stack, %" PRIu64
 			" at bad registers, %" PRIu64 " at the depth limit; %" PRIu64
@@ -62,6 +62,7 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 			walks, st[STAT_KU_OUTERMOST], st[STAT_KU_END_NO_INFO], st[STAT_KU_END_READ],
 			st[STAT_KU_END_BAD], st[STAT_KU_END_DEPTH], st[STAT_KU_FP_STEPS],
 			st[STAT_KU_NO_PROC]);
+	if (r->opts.verbose) {
 		pr_warn("unwind kernel: tables of %" PRIu64 " files (compiled in %.0f ms), %" PRIu64
 			" of %" PRIu64 " rows (%.1f MiB; %" PRIu64
 			" rules walked by frame pointer), for %" PRIu64

@@ -46,10 +46,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (getenv("HITS_CPU")) {
+		const char *v = getenv("HITS_CPU");
+		char *end;
+		long cpu = strtol(v, &end, 10);
 		cpu_set_t set;
 
+		if (end == v || *end || cpu < 0 || cpu >= CPU_SETSIZE) {
+			fprintf(stderr, "hits: HITS_CPU=%s is not a CPU number\n", v);
+			return 2;
+		}
 		CPU_ZERO(&set);
-		CPU_SET(atoi(getenv("HITS_CPU")), &set);
+		CPU_SET((int)cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set))
 			perror("hits: sched_setaffinity");
 	}

@@ -120,7 +120,7 @@ void event__svg_defaults(struct event_spec *ev, struct flamegraph_opts *fg);
 void event__unit(const struct event_spec *ev, const char **type, const char **unit,
 		 const char **countname);
 
-/* ---- sampler.c: the on-CPU BPF program's lifecycle ---- */
+/* ---- sampler.c, sampler-drain.c, sampler-interval.c: the BPF programs' lifecycle ---- */
 
 struct sampler;
 

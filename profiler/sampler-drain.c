@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/* profiler: the sampler's counts and stacks read back, passed on and deleted; its counters. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "common.h"
+#include "profiler-private.h"
+#include "sampler-private.h"
+
+int lookup_stack(int fd, __u64 id, struct stack_trace *st)
+{
+	if (bpf_map_lookup_elem(fd, &id, st))
+		return -errno;
+	if (st->nr > SCORCH_MAX_STACK_DEPTH)
+		return -EINVAL;
+	return 0;
+}
+
+/* The sum of the @nr_cpus per-CPU slots of one value in @pcpu. */
+static __u64 percpu_sum(const __u64 *pcpu, int nr_cpus)
+{
+	__u64 sum = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		sum += pcpu[cpu];
+	return sum;
+}
+
+/*
+ * Reads every (key, value) of the counts map @fd into arrays grown as needed: in
+ * batches (one syscall per batch) where the kernel supports it, else key by key.
+ * Entries added meanwhile may or may not be seen. Returns 0 or -errno.
+ */
+static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 batch_max = 4096, count;
+	size_t cap = 0, n = 0;
+	struct count_key *k = NULL, *kt, batch_key, next, last;
+	bool have_last = false;
+	__u64 *v = NULL, *vt;
+	bool batch = true, done = false;
+	int err = 0;
+
+	while (!done) {
+		if (cap - n < batch_max) {
+			cap = cap ? cap * 2 : 8192;
+			kt = realloc(k, cap * sizeof(*k));
+			if (kt)
+				k = kt;
+			vt = realloc(v, cap * sizeof(*v));
+			if (vt)
+				v = vt;
+			if (!kt || !vt) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+		}
+		if (batch) {
+			count = batch_max;
+			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n,
+						   v + n, &count, &opts);
+			if (!err || err == -ENOENT) {
+				n += count;
+				done = err == -ENOENT;
+				err = 0;
+				continue;
+			}
+			if (n || (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP))
+				goto cleanup;
+			batch = false; /* no batch operations: walk key by key */
+			err = 0;
+		}
+		if (bpf_map_get_next_key(fd, have_last ? &last : NULL, &next)) {
+			if (errno != ENOENT)
+				err = -errno;
+			break;
+		}
+		last = next;
+		have_last = true;
+		k[n] = next;
+		if (!bpf_map_lookup_elem(fd, &k[n], &v[n]))
+			n++;
+	}
+cleanup:
+	if (err) {
+		pr_err("cannot read the BPF counts map: %s\n", strerror(-err));
+		free(k);
+		free(v);
+		return err;
+	}
+	*keys = k;
+	*vals = v;
+	*nr = n;
+	return 0;
+}
+
+/* lookup_stack() of a kernel stack, through @ps's cache when it has one. */
+static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct stack_trace *st)
+{
+	struct kstack_slot *slot = ps->kcache ? &ps->kcache[id % KSTACK_CACHE_SLOTS] : NULL;
+	int err;
+
+	if (slot && slot->id == id) {
+		st->nr = slot->st.nr;
+		memcpy(st->ips, slot->st.ips, st->nr * sizeof(st->ips[0]));
+		return 0;
+	}
+	err = lookup_stack(fd, id, st);
+	if (!err && slot) {
+		slot->id = id;
+		slot->st.nr = st->nr;
+		memcpy(slot->st.ips, st->ips, st->nr * sizeof(st->ips[0]));
+	}
+	return err;
+}
+
+/* Reads back the stacks of @key and calls @cb; unreadable stacks add to *lost. */
+static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 value,
+		     sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
+		     struct stack_trace *kernel)
+{
+	int stacks_fd = bpf_map__fd(ps->stacks);
+
+	if ((key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
+	    (key->kernel_stack && lookup_kernel_stack(ps, stacks_fd, key->kernel_stack, kernel))) {
+		*lost += value;
+		return 0;
+	}
+	return cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
+		  key->kernel_stack ? kernel : NULL);
+}
+
+/*
+ * Deletes the keys @keys[0..n) whose values were read (sampler__reap() @final): in one
+ * call where the kernel can. Returns how many were deleted (0 without batch deletes).
+ */
+static size_t delete_read(int fd, struct count_key *keys, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = n;
+
+	if (!n || n > UINT32_MAX)
+		return 0;
+	if (bpf_map_delete_batch(fd, keys, &count, &opts))
+		return count <= n ? count : 0;
+	return n;
+}
+
+/* Deletes the stacks @ids[0..n) from the stack map @fd; returns how many were deleted. */
+static size_t delete_stacks(int fd, const __u64 *ids, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = n; /* n <= the map's entries */
+	size_t i, nr_deleted = 0;
+
+	if (!n || !bpf_map_delete_batch(fd, ids, &count, &opts))
+		return n;
+	/* one stack missing (unreadable, counted lost, or deleted by a reap) stopped the
+	 * batch after @count, or no batch deletes (@count not written): the rest one by one */
+	for (i = 0; i < n; i++)
+		nr_deleted += !bpf_map_delete_elem(fd, &ids[i]);
+	return MIN(n, (count < n ? count : 0) + nr_deleted);
+}
+
+/*
+ * After a reap: deletes from the stack map @fd the user stacks @gone[0..nr_gone) of the
+ * keys taken but those a key left in the map uses (@kept[0..nr_kept): reap__unused()),
+ * so that the stacks of exited processes (each one's own under ASLR) do not fill the
+ * map. Kernel stacks stay: shared by every process, and cached by id. A live process
+ * whose sample stores one of the same stacks between the read and the delete finds it
+ * there, and its key's stack is then gone when read back: counted as lost, never named
+ * wrong (a stack is stored again when not found). Returns how many were deleted.
+ */
+static size_t forget_stacks(int fd, const __u64 *kept, size_t nr_kept, __u64 *gone, size_t nr_gone)
+{
+	return delete_stacks(fd, gone, reap__unused(kept, nr_kept, gone, nr_gone));
+}
+
+/* Notes that a key taken in this interval used stack @id (0: none). */
+static void used_add(struct prog_set *ps, __u64 id)
+{
+	__u64 *u;
+	size_t cap;
+
+	if (!id || ps->used_lost)
+		return;
+	if (ps->nr_used == ps->cap_used) {
+		cap = ps->cap_used ? 2 * ps->cap_used : 1024;
+		u = realloc(ps->used, cap * sizeof(*u));
+		if (!u) {
+			ps->used_lost = true; /* this interval deletes nothing */
+			return;
+		}
+		ps->used = u;
+		ps->cap_used = cap;
+	}
+	ps->used[ps->nr_used++] = id;
+}
+
+/*
+ * Passes counts of @ps to @cb: every one as read (@select NULL: the final drain),
+ * or those @select picks, each taken out of the map atomically, so a count added
+ * after the read is taken too and none is lost or passed twice; with @final (their
+ * counts no longer change) the values read are kept and the keys deleted in one call,
+ * and the user stacks no key left uses are deleted too (forget_stacks(), counted into
+ * *@nr_forgot).
+ */
+static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final,
+		       sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
+		       struct stack_trace *kernel, size_t *nr_taken, size_t *nr_forgot)
+{
+	int fd = bpf_map__fd(ps->counts);
+	struct count_key *keys = NULL;
+	__u64 *vals = NULL, *kept = NULL, *gone = NULL, value;
+	size_t i, n = 0, nr_sel = 0, nr_deleted = 0, nr_kept = 0, nr_gone = 0;
+	int err;
+
+	if (!ps->kcache)
+		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
+	err = read_counts(fd, &keys, &vals, &n);
+	if (!err && select && final) {
+		/* the stacks of the keys left, and of those taken (none: no stack deleted) */
+		kept = malloc((2 * n + 1) * sizeof(*kept));
+		gone = malloc((n + 1) * sizeof(*gone));
+		/* the selected first, in place (their values with them) */
+		for (i = 0; i < n; i++) {
+			if (!select(ctx, &keys[i])) {
+				if (kept && keys[i].user_stack)
+					kept[nr_kept++] = keys[i].user_stack;
+				if (kept && keys[i].kernel_stack)
+					kept[nr_kept++] = keys[i].kernel_stack;
+				continue;
+			}
+			keys[nr_sel] = keys[i];
+			vals[nr_sel++] = vals[i];
+		}
+		n = nr_sel;
+		nr_deleted = delete_read(fd, keys, n);
+	}
+	for (i = 0; i < n && !err; i++) {
+		value = vals[i];
+		if (select && i >= nr_deleted) {
+			if ((!final && !select(ctx, &keys[i])) ||
+			    bpf_map_lookup_and_delete_elem(fd, &keys[i], &value))
+				continue;
+		}
+		(*nr_taken)++;
+		if (gone && keys[i].user_stack)
+			gone[nr_gone++] = keys[i].user_stack;
+		if (ps->aging) {
+			used_add(ps, keys[i].user_stack);
+			used_add(ps, keys[i].kernel_stack);
+		}
+		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
+	}
+	if (!err && kept && gone)
+		*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), kept, nr_kept, gone, nr_gone);
+	free(kept);
+	free(gone);
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* take_counts() over every program set, with the stack buffers it needs. */
+static int take_all(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
+		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken,
+		    size_t *nr_forgot)
+{
+	struct stack_trace *user = NULL, *kernel = NULL;
+	int err = 0, i;
+
+	*nr_taken = 0;
+	*nr_forgot = 0;
+	user = malloc(sizeof(*user));
+	kernel = malloc(sizeof(*kernel));
+	if (!user || !kernel) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < s->nr_sets && !err; i++)
+		err = take_counts(&s->sets[i], select, final, cb, ctx,
+				  s->sets[i].offcpu ? lost_ns : lost, user, kernel, nr_taken,
+				  nr_forgot);
+cleanup:
+	free(user);
+	free(kernel);
+	return err;
+}
+
+int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
+		  void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_reaped,
+		  size_t *nr_forgot)
+{
+	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped, nr_forgot);
+}
+
+/*
+ * sampler__age_stacks() for one program set: deletes the stacks used in the last interval
+ * and not in this one, and keeps this one's for the next.
+ */
+static size_t age_set(struct prog_set *ps)
+{
+	int fd = bpf_map__fd(ps->counts);
+	struct count_key key, next, *prev = NULL;
+	size_t i, nr_now, nr_old, nr_deleted = 0, cap;
+	__u64 *swap;
+
+	/* keys added since the counts were read (while they were symbolized): theirs stay */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		used_add(ps, key.user_stack);
+		used_add(ps, key.kernel_stack);
+	}
+	if (errno != ENOENT)
+		ps->used_lost = true; /* not all read: delete nothing */
+	/* this interval's, each once: the next one's last interval */
+	nr_now = reap__sort_unique(ps->used, ps->nr_used);
+	if (!ps->used_lost) {
+		nr_old = reap__unused(ps->used, nr_now, ps->used_prev, ps->nr_used_prev);
+		nr_deleted = delete_stacks(bpf_map__fd(ps->stacks), ps->used_prev, nr_old);
+		/* an id may come back with other contents (a collision's probe): not cached */
+		for (i = 0; ps->kcache && i < nr_old; i++) {
+			struct kstack_slot *slot =
+				&ps->kcache[ps->used_prev[i] % KSTACK_CACHE_SLOTS];
+
+			if (slot->id == ps->used_prev[i])
+				slot->id = 0;
+		}
+	}
+	swap = ps->used_prev;
+	cap = ps->cap_prev;
+	ps->used_prev = ps->used;
+	ps->cap_prev = ps->cap_used;
+	/* stacks this interval used but not all noted: none is deleted at the next */
+	ps->nr_used_prev = ps->used_lost ? 0 : nr_now;
+	ps->used = swap;
+	ps->cap_used = cap;
+	ps->nr_used = 0;
+	ps->used_lost = false;
+	return nr_deleted;
+}
+
+int sampler__age_stacks(struct sampler *s, size_t *nr_deleted)
+{
+	int i;
+
+	*nr_deleted = 0;
+	for (i = 0; i < s->nr_sets; i++)
+		if (s->sets[i].aging)
+			*nr_deleted += age_set(&s->sets[i]);
+	return 0;
+}
+
+int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
+		   uint64_t *lost_ns)
+{
+	size_t nr, nr_forgot;
+	int err = take_all(s, NULL, false, cb, ctx, lost, lost_ns, &nr, &nr_forgot);
+
+	if (!err && s->off)
+		err = drain_open_intervals(s, cb, ctx);
+	if (!err && s->ev && s->opts.event->latency)
+		err = drain_open_calls(s, cb, ctx);
+	return err;
+}
+
+/* Counter @k of every program set, each summed over the CPUs, added to *@val. */
+static void stat_sum(struct sampler *s, __u32 k, __u64 *vals, int nr_cpus, uint64_t *val)
+{
+	int i;
+
+	for (i = 0; i < s->nr_sets; i++) {
+		if (!bpf_map_lookup_elem(bpf_map__fd(s->sets[i].stats), &k, vals))
+			*val += percpu_sum(vals, nr_cpus);
+	}
+}
+
+int sampler__stats(struct sampler *s, uint64_t *stats)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	__u64 *vals;
+	__u32 k;
+
+	if (nr_cpus < 0)
+		return nr_cpus;
+	memset(stats, 0, sizeof(*stats) * SCORCH_NR_STATS);
+	vals = calloc(nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < SCORCH_NR_STATS; k++)
+		stat_sum(s, k, vals, nr_cpus, &stats[k]);
+	free(vals);
+	return 0;
+}
+
+int sampler__stat(struct sampler *s, enum scorch_stat k, uint64_t *val)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	*val = 0;
+	if (nr_cpus < 0)
+		return nr_cpus;
+	vals = calloc(nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	stat_sum(s, k, vals, nr_cpus, val);
+	free(vals);
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* profiler: the sampler's state, shared by sampler.c (open, attach, rings),
+ * sampler-drain.c (counts and stacks) and sampler-interval.c (intervals still open). */
+#ifndef SCORCH_SAMPLER_PRIVATE_H
+#define SCORCH_SAMPLER_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+#include "profiler-private.h"
+
+struct bpf_link;
+struct bpf_map;
+struct bpf_program;
+struct ring_buffer;
+struct oncpu_bpf;
+struct offcpu_bpf;
+struct event_bpf;
+
+/* What both skeletons have in common (stacks.bpf.h), seen the same way. */
+/* kernel stacks read back, by id: the same few recur in every process (stack ids name
+ * their contents, and the stack map never drops a kernel stack, so an id's kernel stack
+ * never changes: forget_stacks() deletes user stacks only) */
+#define KSTACK_CACHE_SLOTS 256
+#define SAMPLER_MAX_RINGS 4 /* per set: process notifications, sample records */
+
+struct kstack_slot {
+	__u64 id; /* 0: empty */
+	struct stack_trace st;
+};
+
+struct prog_set {
+	struct bpf_map *stacks, *counts, *pids, *tids, *procs, *events, *stats, *samples, *bufs,
+		*tops;
+	struct kstack_slot *kcache; /* KSTACK_CACHE_SLOTS, allocated at the first reap */
+	/* sampler_opts.age_stacks: the stack ids of the keys taken in this interval and in
+	 * the last one (sampler__age_stacks()); @used_lost: one could not be kept */
+	__u64 *used, *used_prev;
+	size_t nr_used, cap_used, nr_used_prev, cap_prev;
+	bool used_lost;
+	struct bpf_program *fork, *exit;
+	struct bpf_link *fork_link, *exit_link;
+	bool offcpu;
+	bool aging; /* sampler_opts.age_stacks */
+};
+
+struct sampler {
+	struct oncpu_bpf *on;
+	struct offcpu_bpf *off;
+	struct event_bpf *ev; /* record --event: instead of both */
+	/* --event: the -p/-t targets a user probe is placed in (none: every process that
+	 * maps the file, as for a command and its children) */
+	pid_t *probe_ids;
+	int nr_probe_ids;
+	struct prog_set sets[2];
+	int nr_sets;
+	/* one consumer per ring, taken in turn so that none starves another when the
+	 * budget of sampler__consume() runs out; @epfd polls them all */
+	struct ring_buffer *rbs[SAMPLER_MAX_RINGS];
+	int nr_rbs, next_rb, epfd;
+	uint64_t deadline_ns; /* sampler__consume(): stop after the record past it (0: never) */
+	bool discard;	      /* sampler__discard(): count sample records, pass none */
+	uint64_t discarded;
+	uint64_t stop_ns; /* sampler__stop(), on the stop thread: CLOCK_MONOTONIC ns; 0: sampling */
+	uint64_t end_at_ns; /* sampler__end_at(): the programs' own deadline; 0: none */
+	struct bpf_link **links; /* perf events and sched_switch */
+	int *pfds;
+	int nr_links;
+	int nr_attached; /* CPUs sampled, kept after detach for the summary */
+	long freq;
+	struct sampler_opts opts;
+	sampler_event_fn event_cb;
+	sampler_sample_fn sample_cb;
+	void *event_ctx;
+	uint64_t bad_samples;
+};
+
+/* sampler-drain.c: reads stack @id of the stack map @fd into @st. 0, -errno, -EINVAL (too deep). */
+int lookup_stack(int fd, __u64 id, struct stack_trace *st);
+
+/* sampler-interval.c, for sampler__drain(): the off-CPU intervals and --latency calls still
+ * open, passed to @cb as they stand at the stop. 0, a negative @cb return, or -ENOMEM. */
+int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx);
+int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx);
+
+#endif /* SCORCH_SAMPLER_PRIVATE_H */

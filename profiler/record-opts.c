@@ -18,7 +18,8 @@
 
 #define MAX_OUTPUTS 16
 
-void record_opts__usage(FILE *out)
+/* The command line, what record does, its modes and events. */
+static void usage_modes(FILE *out)
 {
 	fprintf(out,
 		"usage: scorch record [options] [-- command [args...]]\n"
@@ -71,7 +72,13 @@ void record_opts__usage(FILE *out)
 		"                             nested or recursive call counts in its outermost,\n"
 		"                             a thread exiting inside counts to its exit, calls\n"
 		"                             open at the end to the end\n"
-		"\n"
+		"\n");
+}
+
+/* What is sampled, for how long, and where the outputs go. */
+static void usage_targets(FILE *out)
+{
+	fprintf(out,
 		"targets (default: the whole system):\n"
 		"  -p, --pid PID[,PID...]     processes (all their threads)\n"
 		"  -t, --tid TID[,TID...]     threads\n"
@@ -111,7 +118,14 @@ void record_opts__usage(FILE *out)
 		"                             frequency x duration x CPUs within 4096..65536;\n"
 		"                             32768 without -d); in scorch at most 262144\n"
 		"                             named stacks, then [stack table full]\n"
-		"\n"
+		"\n",
+		DEFAULT_FREQ);
+}
+
+/* The off-CPU options and how user stacks are unwound. */
+static void usage_unwinding(FILE *out)
+{
+	fprintf(out,
 		"off-CPU options (offcpu and wall modes):\n"
 		"      --min-block USEC       ignore blocks shorter than USEC microseconds\n"
 		"      --max-block USEC       ignore blocks longer than USEC microseconds\n"
@@ -146,32 +160,13 @@ void record_opts__usage(FILE *out)
 		"      --ring-size BYTES      ring buffer for the copies, per BPF program (a\n"
 		"                             power of 2, 4096..1 GiB; default: 0.25 s of\n"
 		"                             records, 1..64 MiB); a full ring loses samples\n"
-		"\n"
-		"names:\n"
-		"      --lines                name frames 'func (file.c:123)' (DWARF line tables)\n"
-		"      --no-demangle          keep C++/Rust/D symbols mangled\n"
-		"      --params               keep C++/D parameter lists (dropped by default)\n"
-		"      --no-inline            no DWARF inline frames (shown by default, suffixed _[i])\n"
-		"\n"
-		"      --timing               print how long start-up (load, attach, the wait\n"
-		"                             for kallsyms, read beside the load) and each\n"
-		"                             phase from the end of the recording to the output\n"
-		"                             on disk (stop, last reads, drain and symbolize,\n"
-		"                             render or sort and write) took\n"
-		"  -q, --quiet                no summary on standard error, warnings only (not\n"
-		"                             with -v)\n"
-		"  -v, --verbose              the full summary and debug messages; -vv: libbpf's load log too\n"
-		"  -h, --help                 this help\n"
-		"\n"
-		"A capture (-o FILE.scorch) keeps the counts with raw addresses, the mappings\n"
-		"of the processes (with build-ids) and the kernel and JIT symbols they need;\n"
-		"user frames are named later by 'scorch report FILE.scorch', here or on\n"
-		"another machine that has the binaries (docs/capture-format.md).\n"
-		"\n"
-		"An output ending in .svg is an interactive flame graph, in .html a profile\n"
-		"viewer; these options of 'scorch flamegraph' (flamegraph.pl's) apply to them:\n",
-		DEFAULT_FREQ, DEFAULT_STACK_SIZE);
-	flamegraph__print_options_help(out);
+		"\n",
+		DEFAULT_STACK_SIZE);
+}
+
+/* The summary, the exit status and the examples. */
+static void usage_end(FILE *out)
+{
 	fprintf(out,
 		"\n"
 		"At the end, two lines on standard error: what was captured (samples, stacks,\n"
@@ -200,7 +195,6 @@ void record_opts__usage(FILE *out)
 		"  sudo scorch record -p 1234 -d 10 -o cpu.svg -o cpu.pb.gz -o cpu.json\n"
 		"  go tool pprof -top cpu.pb.gz\n"
 		"  sudo scorch record -p 1234 -d 60 --interval 5 -o cpu.svg  # cpu-0001.svg ...\n"
-
 		"  sudo scorch record --mode offcpu --unwind dwarf -p 1234 -d 5 -o off.folded\n"
 		"  sudo scorch record --unwind fp -a -d 5 -o cpu.folded  # no stack copies\n"
 		"  sudo scorch record --event uprobe:libc.so.6:malloc --weight ARG1 -o mem.svg -- ./prog\n"
@@ -209,6 +203,38 @@ void record_opts__usage(FILE *out)
 		"  sudo scorch record --event uprobe:./server:handle --latency -p 1234 -d 10 -o lat.svg\n"
 		"  sudo scorch record --unwind dwarf --latency -o gc.svg \\\n"
 		"      --event uprobe:libgphobos.so:Gcx.fullcollect -- ./dprog  # D GC pauses\n");
+}
+
+/* --help: the sections in the order the user reads them; the naming and flame-graph
+ * options are printed by the libraries that declare them. */
+void record_opts__usage(FILE *out)
+{
+	usage_modes(out);
+	usage_targets(out);
+	usage_unwinding(out);
+	fprintf(out, "names:\n");
+	symbolizer__print_options_help(out);
+	fprintf(out,
+		"\n"
+		"      --timing               print how long start-up (load, attach, the wait\n"
+		"                             for kallsyms, read beside the load) and each\n"
+		"                             phase from the end of the recording to the output\n"
+		"                             on disk (stop, last reads, drain and symbolize,\n"
+		"                             render or sort and write) took\n"
+		"  -q, --quiet                no summary on standard error, warnings only (not\n"
+		"                             with -v)\n"
+		"  -v, --verbose              the full summary and debug messages; -vv: libbpf's load log too\n"
+		"  -h, --help                 this help\n"
+		"\n"
+		"A capture (-o FILE.scorch) keeps the counts with raw addresses, the mappings\n"
+		"of the processes (with build-ids) and the kernel and JIT symbols they need;\n"
+		"user frames are named later by 'scorch report FILE.scorch', here or on\n"
+		"another machine that has the binaries (docs/capture-format.md).\n"
+		"\n"
+		"An output ending in .svg is an interactive flame graph, in .html a profile\n"
+		"viewer; these options of 'scorch flamegraph' (flamegraph.pl's) apply to them:\n");
+	flamegraph__print_options_help(out);
+	usage_end(out);
 }
 
 static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)

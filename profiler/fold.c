@@ -140,6 +140,37 @@ static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace
 	return err;
 }
 
+/*
+ * The Python frame of @user's words @i (its code object) and @i + 1 (its position),
+ * named by f->py; the position word alone (seen first, from the root) is skipped.
+ */
+static int add_python_frame(struct fold *f, size_t *n, const struct count_key *key,
+			    const struct stack_trace *user, int i)
+{
+	uint64_t w = user->ips[i], pos = 0;
+	struct frame fr;
+	int err;
+
+	if (w & PY_WORD_POS)
+		return 0;
+	if (i + 1 < (int)user->nr && (user->ips[i + 1] & (PY_WORD | PY_WORD_POS)) ==
+						 (PY_WORD | PY_WORD_POS))
+		pos = user->ips[i + 1];
+	if (!f->py || !pos) {
+		memset(&fr, 0, sizeof(fr));
+		fr.name = "[unknown python]";
+		fr.kind = FRAME_UNKNOWN;
+	} else {
+		err = pycodes__frame(f->py, key->pid, key->gen, w, pos, &fr);
+		if (err)
+			return err;
+	}
+	err = push_frame(f, n, fr.name);
+	if (!err && f->outs)
+		err = outputs__stack_user(f->outs, f->sym, key->pid, key->gen, w, &fr, 1);
+	return err;
+}
+
 /* Counts a stack cut at a junk address after the frame at @ip (its file, if any). */
 static void count_cut(struct fold *f, const struct count_key *key, uint64_t ip, uint64_t count,
 		      bool offcpu)
@@ -208,6 +239,8 @@ static int walk_end(struct fold *f, const struct count_key *key, const struct st
 
 	*cut = false;
 	for (i = 1; i < (int)user->nr; i++) {
+		if (user->ips[i] & PY_WORD)
+			continue; /* a Python frame's: no address */
 		if (symbolizer__mapping_gen(f->sym, key->pid, key->gen, user->ips[i], &m) ==
 		    -ENOENT) {
 			*cut = true;
@@ -270,6 +303,10 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		for (i = nr - 1; i >= 0 && !err; i--) {
 			if (lost_proc) {
 				err = push_marker(f, &n, "[unknown]");
+				continue;
+			}
+			if (user->ips[i] & PY_WORD) {
+				err = add_python_frame(f, &n, key, user, i);
 				continue;
 			}
 			k = symbolizer__user_gen(f->sym, key->pid, key->gen, user->ips[i], i > 0,

@@ -23,22 +23,30 @@
 #include "unwind.h"
 
 _Static_assert(sizeof(struct kunwind_row) == sizeof(struct unwind_krow), "one row layout");
+_Static_assert(PYW_CODE == PY_WORD && PYW_POS == PY_WORD_POS && PYW_LASTI_NONE == PY_LASTI_NONE &&
+		       PYL_NONE == PY_NONE && (int)PYL_RUN_SHIM == (int)PY_RUN_SHIM,
+	       "one Python word layout");
 
 /* A file's rows: [lo, hi) of the map; hi == lo: none (no CFI, too big, unreadable). */
 struct kfile {
 	char *key;
 	uint32_t lo, hi;
+	int py_err; /* python__file(): 0 when it is a CPython interpreter */
+	struct python_file py;
 };
 
 struct ktables {
 	int rows_fd, procs_fd;
+	struct pycodes *py; /* CPython processes' code objects; NULL: no Python frames */
+	pid_t py_warned;    /* the last process told its interpreter could not be walked */
 	uint32_t cap, used;
 	struct hashmap files;	   /* hash of key -> struct kfile * */
 	struct kunwind_proc *proc; /* scratch: the entry being built */
 	struct ktables_stats st;
 };
 
-int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out)
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py,
+		 struct ktables **out)
 {
 	struct ktables *kt = calloc(1, sizeof(*kt));
 
@@ -48,6 +56,7 @@ int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out)
 	}
 	kt->rows_fd = rows_fd;
 	kt->procs_fd = procs_fd;
+	kt->py = py;
 	kt->cap = cap;
 	kt->st.rows_cap = cap;
 	*out = kt;
@@ -141,14 +150,19 @@ static struct kfile *kfile_get(struct ktables *kt, char *key, bool *is_new)
 	return f;
 }
 
-/* Compiles the file open on @fd into rows after the last ones, for @f. */
-static void kfile_compile(struct ktables *kt, struct kfile *f, int fd,
+/* Compiles the file open on @fd (@path) into rows after the last ones, for @f. */
+static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, const char *path,
 			  struct unwind_ktable_stats *ks)
 {
 	double t0 = timing__now();
 	struct unwind_krow *rows = NULL;
 	size_t nr = 0;
 	int err;
+
+	f->py_err = kt->py ? python__file(fd, path, &f->py) : -ENOENT;
+	if (f->py_err == -EPROTONOSUPPORT)
+		pr_debug("%s: CPython 3.%u: no layout known, its frames stay native\n",
+			 path ? path : f->key, f->py.minor);
 
 	err = unwind_ktable__build(fd, kt->cap - kt->used, &rows, &nr, ks);
 	if (err == -ENOENT) {
@@ -191,7 +205,7 @@ static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t
 		kt->st.files_unreadable++;
 		return f;
 	}
-	kfile_compile(kt, f, fd, &ks);
+	kfile_compile(kt, f, fd, m->path, &ks);
 	close(fd);
 	return f;
 }
@@ -219,9 +233,58 @@ int ktables__preload(struct ktables *kt, const char *path)
 	key = hex_key(ks.build_id, ks.build_id_len);
 	f = key ? kfile_get(kt, key, &is_new) : NULL;
 	if (f && is_new)
-		kfile_compile(kt, f, fd, &ks);
+		kfile_compile(kt, f, fd, path, &ks);
 	close(fd);
 	return f ? 0 : -ENOMEM;
+}
+
+/*
+ * The Python part of @p, for the interpreter file @f mapped at @m in @pid: the layout
+ * of its version, once the running process shows it has it. A process whose memory
+ * does not match is told once (its stacks stay native); one not initialized yet is
+ * walked (the walk finds no thread state until it is).
+ */
+static void python_entry(struct ktables *kt, pid_t pid, const struct kfile *f,
+			 const struct symbolizer_mapping *m, struct kunwind_proc *p)
+{
+	const struct python_layout *l = python__layout(f->py.minor);
+	uint32_t specific = python__glibc_specific();
+	uint64_t runtime = f->py.runtime + m->bias;
+	int err;
+
+	if (!l || p->py.tss_key)
+		return;
+	err = python__check(pid, l, runtime, specific);
+	if (err && err != -EAGAIN) {
+		if (err == -EPROTO && kt->py_warned != pid) {
+			kt->py_warned = pid;
+			pr_warn("process %d: CPython 3.%u's memory is not laid out as expected: "
+				"its Python frames are not shown\n",
+				pid, f->py.minor);
+			pr_hint("a CPython 3.10-3.13 built for x86-64 with glibc and a GIL is "
+				"expected; its native frames are shown\n");
+		}
+		kt->st.py_refused++;
+		return;
+	}
+	if (pycodes__add_process(kt->py, pid, l, f->py.code_type ? f->py.code_type + m->bias : 0))
+		return;
+	p->py = (struct kunwind_python){
+		.tss_key = runtime + l->rt_tss_key,
+		.specific = (__u16)specific,
+		.ts_cframe = l->ts_cframe,
+		.ts_frame = l->ts_frame,
+		.cf_frame = l->cf_frame,
+		.cf_prev = l->cf_prev,
+		.fr_code = l->fr_code,
+		.fr_prev = l->fr_prev,
+		.fr_instr = l->fr_instr,
+		.fr_flag = l->fr_flag,
+		.co_code = l->co_code,
+		.co_guard = l->co_guard,
+		.run = (__u8)l->run,
+	};
+	kt->st.py_procs++;
 }
 
 int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
@@ -250,6 +313,8 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 			err = -ENOMEM;
 			goto cleanup;
 		}
+		if (!f->py_err && kt->py)
+			python_entry(kt, pid, f, &m, p);
 		if (f->hi == f->lo)
 			continue;
 		if (p->nr == KUNWIND_MAX_MAPS) {

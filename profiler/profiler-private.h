@@ -466,12 +466,18 @@ struct ktables_stats {
 	uint64_t rows_invalid;	   /* rows of rules the walk cannot follow (FP steps there) */
 	uint64_t maps_dropped;	   /* mappings past KUNWIND_MAX_MAPS of an image */
 	uint64_t procs_full;	   /* images not entered: map "kunwind_procs" full */
+	uint64_t py_procs;	   /* images whose Python frames are walked */
+	uint64_t py_refused;	   /* CPython images whose memory was not as expected */
 	double build_s;		   /* compiling files and writing their rows */
 };
 
 struct ktables;
-/* Tables in the maps @rows_fd (@cap entries) and @procs_fd. 0 or -ENOMEM. */
-int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out);
+/*
+ * Tables in the maps @rows_fd (@cap entries) and @procs_fd; with @py, CPython processes
+ * get their Python frames walked too, their code objects named by @py. 0 or -ENOMEM.
+ */
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py,
+		 struct ktables **out);
 void ktables__free(struct ktables *kt);
 /*
  * Gives the BPF walk the tables of every executable file mapping of the snapshot of
@@ -561,6 +567,7 @@ struct fold {
 	bool fp;		/* user stacks walked by frame pointers in the kernel */
 	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
 	bool ns_values;		/* on-CPU set values are nanoseconds, named in microseconds */
+	struct pycodes *py;	/* names of Python frames (PY_WORD words); NULL: none */
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */

@@ -526,7 +526,11 @@ static int record_load(struct record *r)
 		int rows_fd, procs_fd;
 
 		sampler__kunwind_fds(r->sampler, &rows_fd, &procs_fd);
-		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, &r->kt);
+		r->py = pycodes__new(o->names.lines);
+		if (!r->py)
+			return -ENOMEM;
+		r->fold.py = r->py;
+		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, r->py, &r->kt);
 		if (!err)
 			err = preload_tables(r);
 		if (err)
@@ -731,6 +735,7 @@ int cmd_record(int argc, char **argv)
 	symbolizer__free(r.sym);
 	perfmaps__free(r.pm);
 	fold__release(&r.fold);
+	pycodes__free(r.py);
 	proctab__free(r.procs);
 	free(r.pidfds);
 	free(r.gone);

@@ -266,6 +266,7 @@ struct record {
 	bool write_failed; /* an output could not be written: the summary still follows */
 	bool cut_intervals; /* --interval, offcpu: open waits are cut at each boundary */
 	struct ktables *kt; /* --unwind kernel: the tables in the BPF maps (ktables.c) */
+	struct pycodes *py; /* --unwind kernel: CPython code objects' names */
 	bool partial;	   /* more than PARTIAL_LOSS_PCT of the samples were lost */
 };
 

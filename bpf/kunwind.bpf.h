@@ -487,6 +487,14 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 	return 0;
 }
 
+/* Whether image (@pid, @gen) runs CPython with a layout the walk knows. */
+static __always_inline bool kunwind_has_python(__u32 pid, __u64 gen)
+{
+	struct kunwind_proc *proc = bpf_map_lookup_elem(&kunwind_procs, &pid);
+
+	return proc && (!proc->gen || proc->gen == gen) && proc->py.tss_key;
+}
+
 /*
  * Walks the user stack of the current task (a user thread of image @pid, @gen) into
  * @out, with its Python frames in place of the eval loop's native frames when the

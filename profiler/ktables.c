@@ -31,13 +31,16 @@ _Static_assert(PYW_CODE == PY_WORD && PYW_POS == PY_WORD_POS && PYW_LASTI_NONE =
 struct kfile {
 	char *key;
 	uint32_t lo, hi;
-	int py_err; /* python__file(): 0 when it is a CPython interpreter */
+	bool compiled;	 /* rows compiled (or found none) */
+	bool py_checked; /* python__file() asked */
+	int py_err;	 /* python__file(): 0 when it is a CPython interpreter */
 	struct python_file py;
 };
 
 struct ktables {
 	int rows_fd, procs_fd;
 	struct pycodes *py; /* CPython processes' code objects; NULL: no Python frames */
+	bool python_only;   /* entries for CPython processes only (the others are copied) */
 	pid_t py_warned;    /* the last process told its interpreter could not be walked */
 	uint32_t cap, used;
 	struct hashmap files;	   /* hash of key -> struct kfile * */
@@ -45,7 +48,7 @@ struct ktables {
 	struct ktables_stats st;
 };
 
-int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py,
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py, bool python_only,
 		 struct ktables **out)
 {
 	struct ktables *kt = calloc(1, sizeof(*kt));
@@ -57,6 +60,7 @@ int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py,
 	kt->rows_fd = rows_fd;
 	kt->procs_fd = procs_fd;
 	kt->py = py;
+	kt->python_only = py && python_only;
 	kt->cap = cap;
 	kt->st.rows_cap = cap;
 	*out = kt;
@@ -159,10 +163,7 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, const cha
 	size_t nr = 0;
 	int err;
 
-	f->py_err = kt->py ? python__file(fd, path, &f->py) : -ENOENT;
-	if (f->py_err == -EPROTONOSUPPORT)
-		pr_debug("%s: CPython 3.%u: no layout known, its frames stay native\n",
-			 path ? path : f->key, f->py.minor);
+	f->compiled = true;
 
 	err = unwind_ktable__build(fd, kt->cap - kt->used, &rows, &nr, ks);
 	if (err == -ENOENT) {
@@ -185,9 +186,22 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, const cha
 	free(rows);
 }
 
-/* The rows of the file of FILE mapping @m of (@pid, @gen), compiled now if new. */
-static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
-			       const struct symbolizer_mapping *m)
+/* Whether the file open on @fd (@path) is a CPython interpreter, for @f. */
+static void kfile_python(struct ktables *kt, struct kfile *f, int fd, const char *path)
+{
+	f->py_checked = true;
+	f->py_err = kt->py ? python__file(fd, path, &f->py) : -ENOENT;
+	if (f->py_err == -EPROTONOSUPPORT)
+		pr_debug("%s: CPython 3.%u: no layout known, its frames stay native\n",
+			 path ? path : f->key, f->py.minor);
+}
+
+/*
+ * The file of FILE mapping @m of (@pid, @gen), asked whether it is CPython, and with
+ * @compile its rows compiled, when not done before.
+ */
+static struct kfile *file_get(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			      const struct symbolizer_mapping *m, bool compile)
 {
 	struct unwind_ktable_stats ks;
 	struct kfile *f;
@@ -198,14 +212,22 @@ static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t
 	if (!key)
 		return NULL;
 	f = kfile_get(kt, key, &is_new);
-	if (!f || !is_new)
+	if (!f || (f->py_checked && (f->compiled || !compile)))
 		return f;
 	fd = symbolizer__open_mapping_gen(sym, pid, gen, m->start);
 	if (fd < 0) {
-		kt->st.files_unreadable++;
+		f->py_checked = true;
+		f->py_err = -ENOENT;
+		if (compile && !f->compiled) {
+			f->compiled = true;
+			kt->st.files_unreadable++;
+		}
 		return f;
 	}
-	kfile_compile(kt, f, fd, m->path, &ks);
+	if (!f->py_checked)
+		kfile_python(kt, f, fd, m->path);
+	if (compile && !f->compiled)
+		kfile_compile(kt, f, fd, m->path, &ks);
 	close(fd);
 	return f;
 }
@@ -232,7 +254,9 @@ int ktables__preload(struct ktables *kt, const char *path)
 	}
 	key = hex_key(ks.build_id, ks.build_id_len);
 	f = key ? kfile_get(kt, key, &is_new) : NULL;
-	if (f && is_new)
+	if (f && !f->py_checked)
+		kfile_python(kt, f, fd, path);
+	if (f && !f->compiled)
 		kfile_compile(kt, f, fd, path, &ks);
 	close(fd);
 	return f ? 0 : -ENOMEM;
@@ -299,6 +323,23 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 	err = symbolizer__mappings_gen(sym, pid, gen, &maps, &n);
 	if (err)
 		return err;
+	/* only CPython processes: the others' stacks are copied to scorch */
+	for (i = 0; kt->python_only && i < n; i++) {
+		struct kfile *f;
+
+		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
+		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+			continue;
+		f = file_get(kt, sym, pid, gen, &m, false);
+		if (!f) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (!f->py_err)
+			break;
+	}
+	if (kt->python_only && i == n)
+		goto cleanup;
 	memset(p, 0, sizeof(*p));
 	p->gen = entry_gen;
 	/* sorted by start already */
@@ -308,7 +349,7 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
 		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
 			continue;
-		f = file_rows(kt, sym, pid, gen, &m);
+		f = file_get(kt, sym, pid, gen, &m, true);
 		if (!f) {
 			err = -ENOMEM;
 			goto cleanup;

@@ -145,6 +145,9 @@ struct sampler_opts {
 	/* --unwind kernel: user stacks walked in BPF with tables (ktables.c) of
 	 * @kunwind_rows rows, for up to @kunwind_procs process images at once */
 	bool unwind_kernel;
+	/* --unwind dwarf (auto, on CPU): CPython processes walked in the kernel all the same,
+	 * for their Python frames (ktables.c enters only them) */
+	bool python_walk;
 	uint32_t kunwind_rows;
 	uint32_t kunwind_procs;
 	/* offcpu only */
@@ -474,9 +477,11 @@ struct ktables_stats {
 struct ktables;
 /*
  * Tables in the maps @rows_fd (@cap entries) and @procs_fd; with @py, CPython processes
- * get their Python frames walked too, their code objects named by @py. 0 or -ENOMEM.
+ * get their Python frames walked too, their code objects named by @py, and with
+ * @python_only they alone get entries (--unwind auto on CPU: the others are copied).
+ * 0 or -ENOMEM.
  */
-int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py,
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py, bool python_only,
 		 struct ktables **out);
 void ktables__free(struct ktables *kt);
 /*

@@ -690,6 +690,8 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 	}
 	o->unwind_auto = o->unwind == UNWIND_AUTO;
 	o->unwind = resolve_unwind(o);
+	/* CPython's frames are read at the sample, beside a kernel walk of its stack */
+	o->python_walk = o->unwind_auto && o->unwind == UNWIND_DWARF && o->mode == MODE_CPU;
 	if (ps->stack_opt && o->unwind != UNWIND_DWARF) {
 		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
 		pr_hint("add --unwind dwarf, or drop them\n");

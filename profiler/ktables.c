@@ -276,7 +276,7 @@ static void python_entry(struct ktables *kt, pid_t pid, const struct kfile *f,
 	uint64_t runtime = f->py.runtime + m->bias;
 	int err;
 
-	if (!l || p->py.tss_key)
+	if (!l || (p && p->py.tss_key))
 		return;
 	err = python__check(pid, l, runtime, specific);
 	if (err && err != -EAGAIN) {
@@ -291,7 +291,9 @@ static void python_entry(struct ktables *kt, pid_t pid, const struct kfile *f,
 		kt->st.py_refused++;
 		return;
 	}
-	if (pycodes__add_process(kt->py, pid, l, f->py.code_type ? f->py.code_type + m->bias : 0))
+	if (pycodes__add_process(kt->py, pid, l, runtime,
+				 f->py.code_type ? f->py.code_type + m->bias : 0) ||
+	    !p)
 		return;
 	p->py = (struct kunwind_python){
 		.tss_key = runtime + l->rt_tss_key,
@@ -373,6 +375,37 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 	}
 	kt->st.images++;
 cleanup:
+	free(maps);
+	return err;
+}
+
+int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen)
+{
+	struct symbolizer_mapping *maps = NULL, m;
+	size_t n = 0, i;
+	int err;
+
+	if (!kt->py)
+		return 0;
+	err = symbolizer__mappings_gen(sym, pid, gen, &maps, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct kfile *f;
+
+		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
+		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+			continue;
+		f = file_get(kt, sym, pid, gen, &m, false);
+		if (!f) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!f->py_err) {
+			python_entry(kt, pid, f, &m, NULL);
+			break;
+		}
+	}
 	free(maps);
 	return err;
 }

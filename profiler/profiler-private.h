@@ -498,6 +498,11 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
  * 0, -ENOENT (no build-id: found by it only), -ENOMEM, -errno.
  */
 int ktables__preload(struct ktables *kt, const char *path);
+/*
+ * Whether the snapshot of (@pid, @gen) runs CPython: if so its code objects can be named
+ * from now on (a thread read at the start), without an entry for the walk. 0, -ENOMEM.
+ */
+int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen);
 /* The image (@pid, @gen) is released: its entry goes (its files' rows stay). */
 void ktables__forget(struct ktables *kt, pid_t pid, uint64_t gen);
 void ktables__stats(const struct ktables *kt, struct ktables_stats *st);

@@ -30,7 +30,7 @@ static const struct python_layout layouts[] = {
 	{
 		.minor = 10,
 		.rt_interp_head = 32, .rt_tss_key = 584 + 4, .in_threads = 8,
-		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 176,
+		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 176, .ts_native_tid = PYL_NONE,
 		.ts_cframe = 48, .ts_frame = 24, .cf_frame = PYL_NONE, .cf_prev = 8,
 		.fr_code = 32, .fr_prev = 24, .fr_instr = 96, .fr_flag = PYL_NONE,
 		.run = PYL_RUN_ONE,
@@ -41,7 +41,7 @@ static const struct python_layout layouts[] = {
 	{
 		.minor = 11,
 		.rt_interp_head = 40, .rt_tss_key = 592 + 4, .in_threads = 16,
-		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 152,
+		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 152, .ts_native_tid = 160,
 		.ts_cframe = 56, .ts_frame = PYL_NONE, .cf_frame = 8, .cf_prev = 16,
 		.fr_code = 32, .fr_prev = 48, .fr_instr = 56, .fr_flag = 68,
 		.run = PYL_RUN_ENTRY,
@@ -52,7 +52,7 @@ static const struct python_layout layouts[] = {
 	{
 		.minor = 12,
 		.rt_interp_head = 40, .rt_tss_key = 1544 + 4, .in_threads = 72,
-		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 136,
+		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 136, .ts_native_tid = 144,
 		.ts_cframe = 56, .ts_frame = PYL_NONE, .cf_frame = 0, .cf_prev = 8,
 		.fr_code = 0, .fr_prev = 8, .fr_instr = 56, .fr_flag = 70,
 		.run = PYL_RUN_SHIM,
@@ -63,7 +63,7 @@ static const struct python_layout layouts[] = {
 	{
 		.minor = 13,
 		.rt_interp_head = 632, .rt_tss_key = 2160 + 4, .in_threads = 7344,
-		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 152,
+		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 152, .ts_native_tid = 160,
 		.ts_cframe = PYL_NONE, .ts_frame = 72, .cf_frame = PYL_NONE, .cf_prev = PYL_NONE,
 		.fr_code = 0, .fr_prev = 8, .fr_instr = 56, .fr_flag = 70,
 		.run = PYL_RUN_SHIM,
@@ -234,6 +234,7 @@ int python__check(pid_t pid, const struct python_layout *l, uint64_t runtime, ui
 struct pyproc {
 	pid_t pid;
 	const struct python_layout *l;
+	uint64_t runtime;   /* runtime address of _PyRuntime */
 	uint64_t code_type; /* runtime address of PyCode_Type, 0: unknown */
 };
 
@@ -306,19 +307,20 @@ static struct pyproc *proc_find(const struct pycodes *pc, pid_t pid)
 }
 
 int pycodes__add_process(struct pycodes *pc, pid_t pid, const struct python_layout *l,
-			 uint64_t code_type)
+			 uint64_t runtime, uint64_t code_type)
 {
 	struct pyproc *p = proc_find(pc, pid);
 
 	if (p) {
 		p->l = l;
+		p->runtime = runtime;
 		p->code_type = code_type;
 		return 0;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*p = (struct pyproc){.pid = pid, .l = l, .code_type = code_type};
+	*p = (struct pyproc){.pid = pid, .l = l, .runtime = runtime, .code_type = code_type};
 	if (hashmap__insert(&pc->procs, hash__u64((uint64_t)pid), (uintptr_t)p)) {
 		free(p);
 		return -ENOMEM;
@@ -668,4 +670,157 @@ void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st)
 		*st = pc->st;
 	else
 		memset(st, 0, sizeof(*st));
+}
+
+/* ---- a blocked thread's chain, read from user space ---- */
+
+/* The PyThreadState of thread @tid of @p (3.11+: native_thread_id). 0 or -errno. */
+static int thread_state(const struct pyproc *p, pid_t tid, uint64_t *out)
+{
+	const struct python_layout *l = p->l;
+	uint64_t interp, ts, id;
+	int err, i;
+
+	if (l->ts_native_tid == PYL_NONE)
+		return -EOPNOTSUPP;
+	if ((err = read_u64(p->pid, p->runtime + l->rt_interp_head, &interp)))
+		return err;
+	for (; interp; ) {
+		if ((err = read_u64(p->pid, interp + l->in_threads, &ts)))
+			return err;
+		for (i = 0; ts && i < 4096; i++) {
+			if ((err = read_u64(p->pid, ts + l->ts_native_tid, &id)))
+				return err;
+			if (id == (uint64_t)tid) {
+				*out = ts;
+				return 0;
+			}
+			if ((err = read_u64(p->pid, ts + l->ts_next, &ts)))
+				return err;
+		}
+		/* subinterpreters: the interpreter's next, its first field */
+		if (read_u64(p->pid, interp, &interp))
+			break;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The chain of thread @tid's interpreter frames, as the BPF walk collects it
+ * (bpf/kunwind.bpf.h py_collect_frame(): the same words and run markers).
+ */
+int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid,
+			  struct python_chain *out)
+{
+	const struct python_layout *l;
+	uint64_t ts, cframe = 0, frame = 0;
+	struct pyproc *p = proc_find(pc, pid);
+	size_t run_start = 0, i;
+	int err;
+
+	out->nr = 0;
+	if (!p)
+		return -ENOENT;
+	l = p->l;
+	if ((err = thread_state(p, tid, &ts)))
+		return err;
+	if (l->ts_cframe != PYL_NONE && (err = read_u64(pid, ts + l->ts_cframe, &cframe)))
+		return err;
+	if (l->cf_frame != PYL_NONE)
+		err = cframe ? read_u64(pid, cframe + l->cf_frame, &frame) : -ENOENT;
+	else
+		err = read_u64(pid, ts + l->ts_frame, &frame);
+	if (err)
+		return err;
+	for (i = 0; frame && out->nr < PYTHON_CHAIN_MAX && i < 2 * PYTHON_CHAIN_MAX; i++) {
+		uint8_t chunk[104];
+		uint64_t code = 0, prev = 0, instr = 0, g = 0;
+		uint32_t lasti, guard;
+		uint8_t flag = 0;
+		size_t k;
+
+		if (read_mem(pid, frame, chunk, sizeof(chunk)))
+			break;
+		memcpy(&code, chunk + l->fr_code, 8);
+		memcpy(&prev, chunk + l->fr_prev, 8);
+		memcpy(&instr, chunk + l->fr_instr, 8);
+		if (l->fr_flag != PYL_NONE)
+			flag = chunk[l->fr_flag];
+		if (l->run == PYL_RUN_SHIM && flag == 3) {
+			for (k = run_start; k < out->nr; k++)
+				out->marker[k] = frame;
+			run_start = out->nr;
+			frame = prev == frame ? 0 : prev;
+			continue;
+		}
+		if (!code || code >= 0x800000000000ULL)
+			break;
+		if (l->co_code == PYL_NONE) {
+			lasti = (uint32_t)instr;
+		} else {
+			uint64_t base = code + l->co_code;
+
+			lasti = instr >= base && instr - base < 2ull * PYW_LASTI_NONE
+					? (uint32_t)((instr - base) / 2)
+					: PYW_LASTI_NONE;
+		}
+		if (lasti > PYW_LASTI_NONE)
+			lasti = PYW_LASTI_NONE;
+		read_u64(pid, code + l->co_guard, &g);
+		guard = fold_guard(g);
+		k = out->nr++;
+		out->code[k] = PYW_CODE | code;
+		out->pos[k] = PYW_CODE | PYW_POS | (uint64_t)lasti << 32 | guard;
+		out->marker[k] = l->run == PYL_RUN_SHIM ? 0 : cframe;
+		pycodes__note(pc, pid, gen, code, guard);
+		if ((l->run == PYL_RUN_ENTRY && flag) || l->run == PYL_RUN_ONE) {
+			uint64_t up = 0;
+
+			if (cframe)
+				read_u64(pid, cframe + l->cf_prev, &up);
+			cframe = up;
+		}
+		frame = prev == frame ? 0 : prev;
+	}
+	return 0;
+}
+
+/* Puts Python frame @j of @py in @out at *@o (two words), if it fits. */
+static void put_frame(const struct python_chain *py, size_t j, uint64_t *out, size_t cap, size_t *o)
+{
+	if (*o + 2 > cap)
+		return;
+	out[(*o)++] = py->code[j];
+	out[(*o)++] = py->pos[j];
+}
+
+size_t python__splice(const uint64_t *ips, const uint64_t *sps, size_t n,
+		      const struct python_chain *py, uint64_t *out, size_t cap, size_t *unmatched)
+{
+	size_t i, j = 0, o = 0;
+	uint64_t m;
+
+	*unmatched = 0;
+	for (i = 0; i < n && o < cap; i++) {
+		/* a run whose activation was passed unseen: before this frame */
+		while (j < py->nr && (m = py->marker[j]) && m < sps[i]) {
+			(*unmatched)++;
+			for (; j < py->nr && py->marker[j] == m; j++)
+				put_frame(py, j, out, cap, &o);
+		}
+		m = j < py->nr ? py->marker[j] : 0;
+		if (m && i + 1 < n && m >= sps[i] && m < sps[i + 1]) {
+			/* this activation ran that run: the run takes its place */
+			for (; j < py->nr && py->marker[j] == m; j++)
+				put_frame(py, j, out, cap, &o);
+			continue;
+		}
+		if (o < cap)
+			out[o++] = ips[i];
+	}
+	if (j < py->nr)
+		(*unmatched)++;
+	for (; j < py->nr; j++)
+		put_frame(py, j, out, cap, &o);
+	return o;
 }

@@ -443,6 +443,7 @@ struct python_layout {
 	unsigned int minor;
 	/* _PyRuntimeState, PyInterpreterState, PyThreadState: found and checked in user space */
 	uint16_t rt_interp_head, rt_tss_key, in_threads, ts_next, ts_interp, ts_thread_id;
+	uint16_t ts_native_tid; /* PYL_NONE: 3.10 keeps no thread id of the kernel's */
 	/* walked in BPF (struct kunwind_python) */
 	uint16_t ts_cframe, ts_frame, cf_frame, cf_prev;
 	uint16_t fr_code, fr_prev, fr_instr, fr_flag;
@@ -478,10 +479,31 @@ struct pycodes;
 struct pycodes *pycodes__new(bool lines);
 void pycodes__free(struct pycodes *pc);
 int pycodes__add_process(struct pycodes *pc, pid_t pid, const struct python_layout *l,
-			 uint64_t code_type);
+			 uint64_t runtime, uint64_t code_type);
 int pycodes__note(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t addr, uint32_t guard);
 int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_word,
 		   uint64_t pos_word, struct frame *out);
 void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st);
+
+/*
+ * A thread's Python frames read from user space (a thread blocked when the recording
+ * begins: the BPF walk never saw it switch out), and their splice into its native
+ * stack. pycodes__thread_chain(): thread @tid of process @pid (3.11+; image @gen, whose
+ * code objects are read now), innermost first, as two stack words each (bpf/profile.h PY_WORD) with the C-stack marker of
+ * each run; 0, -ENOENT (no thread state), -EOPNOTSUPP (3.10), -errno. python__splice():
+ * the native stack @ips, whose frame i's stack is [@sps[i], @sps[i + 1]), with each run
+ * in place of the native frame whose stack holds its marker; runs held by no frame go
+ * where the walk passed them, or at the root end (counted in *@unmatched). Returns the
+ * words written, at most @cap.
+ */
+#define PYTHON_CHAIN_MAX 56
+struct python_chain {
+	size_t nr;
+	uint64_t code[PYTHON_CHAIN_MAX], pos[PYTHON_CHAIN_MAX], marker[PYTHON_CHAIN_MAX];
+};
+int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid,
+			  struct python_chain *out);
+size_t python__splice(const uint64_t *ips, const uint64_t *sps, size_t n,
+		      const struct python_chain *py, uint64_t *out, size_t cap, size_t *unmatched);
 
 #endif /* SCORCH_SYMBOLIZE_H */

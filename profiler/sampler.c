@@ -44,6 +44,12 @@ struct prog_set {
 	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
 	bool aging; /* sampler_opts.age_stacks */
+	/* offwake: map "wake_counts" (NULL in the other modes), and the waker of the key
+	 * being passed to a sampler_drain_fn (sampler__waker()) with its stacks */
+	struct bpf_map *wake_counts;
+	const struct waker *waker;
+	struct stack_trace *wuser, *wkernel;
+	bool have_wuser, have_wkernel;
 };
 
 struct sampler {
@@ -308,6 +314,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		}
 		/* run by sampler__cut_intervals() only: never attached */
 		bpf_program__set_autoload(s->off->progs.offcpu_cut, opts->cut_intervals);
+		s->off->rodata->offwake = opts->offwake;
+		bpf_program__set_autoload(s->off->progs.offwake_waking, opts->offwake);
 		if (opts->credit_missed && s->on) {
 			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
 			s->off->rodata->mark_switches = true;
@@ -321,7 +329,14 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		}
 		s->sets[s->nr_sets] = PROG_SET(s->off, true);
 		s->sets[s->nr_sets].aging = opts->age_stacks;
-		size_maps(&s->sets[s->nr_sets++], opts);
+		size_maps(&s->sets[s->nr_sets], opts);
+		/* offwake: its blocked parts, as many keys as "counts" may hold */
+		bpf_map__set_max_entries(s->off->maps.wake_counts,
+					 opts->offwake ? bpf_map__max_entries(s->off->maps.counts)
+						       : 1);
+		if (opts->offwake)
+			s->sets[s->nr_sets].wake_counts = s->off->maps.wake_counts;
+		s->nr_sets++;
 		/* about 2 KiB per thread off CPU at once, preallocated as above */
 		bpf_map__set_max_entries(s->off->maps.start,
 					 opts->max_threads ? opts->max_threads : 8192);
@@ -345,6 +360,8 @@ void sampler__free(struct sampler *s)
 	sampler__detach(s);
 	for (int i = 0; i < s->nr_sets; i++) {
 		free(s->sets[i].kcache);
+		free(s->sets[i].wuser);
+		free(s->sets[i].wkernel);
 		free(s->sets[i].used);
 		free(s->sets[i].used_prev);
 	}
@@ -628,7 +645,7 @@ int sampler__attach(struct sampler *s)
 
 	if (nr_cpus < 0)
 		return nr_cpus;
-	/* a perf event per CPU, sched_wakeup and sched_switch; or --event's links: a
+	/* a perf event per CPU, sched_waking, sched_wakeup and sched_switch; or --event's links: a
 	 * perf event per CPU, or the thread exit and two probes per target */
 	s->links = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->links));
 	s->pfds = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->pfds));
@@ -646,6 +663,12 @@ int sampler__attach(struct sampler *s)
 			err = attach_tracepoint(ps->exit, &ps->exit_link, "sched_process_exit");
 	}
 	/* wakeups first: every interval sched_switch opens has its wakeup seen */
+	if (!err && s->off && s->opts.offwake) {
+		err = attach_tracepoint(s->off->progs.offwake_waking, &s->links[s->nr_links],
+					"sched_waking");
+		if (!err)
+			s->pfds[s->nr_links++] = -1;
+	}
 	if (!err && s->off) {
 		err = attach_tracepoint(s->off->progs.offcpu_wakeup, &s->links[s->nr_links],
 					"sched_wakeup");
@@ -810,16 +833,52 @@ static __u64 percpu_sum(const __u64 *pcpu, int nr_cpus)
 }
 
 /*
- * Reads every (key, value) of the counts map @fd into arrays grown as needed: in
- * batches (one syscall per batch) where the kernel supports it, else key by key.
- * Entries added meanwhile may or may not be seen. Returns 0 or -errno.
+ * The maps of counts a program set has: "counts" (struct count_key), and in offwake mode
+ * "wake_counts" (struct wake_key, the blocked thread's count_key first). Both are read,
+ * taken and aged by the same code, by key size.
  */
-static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr)
+#define MAX_COUNT_MAPS 2
+
+static int count_maps(const struct prog_set *ps, struct bpf_map **maps, size_t *ksz)
+{
+	int n = 0;
+
+	maps[n] = ps->counts;
+	ksz[n++] = sizeof(struct count_key);
+	if (ps->wake_counts) {
+		maps[n] = ps->wake_counts;
+		ksz[n++] = sizeof(struct wake_key);
+	}
+	return n;
+}
+
+/* Key @i of an array of keys of @ksz bytes, each a count_key first. */
+static struct count_key *key_at(void *keys, size_t i, size_t ksz)
+{
+	return (struct count_key *)((char *)keys + i * ksz);
+}
+
+/* The waker of a key of @ksz bytes, or NULL (a count_key, or a key with no waker). */
+static const struct waker *key_waker(const struct count_key *key, size_t ksz)
+{
+	if (ksz != sizeof(struct wake_key) || !(key->flags & KEY_WAKER))
+		return NULL;
+	return &((const struct wake_key *)key)->waker;
+}
+
+/*
+ * Reads every (key, value) of the counts map @fd, with keys of @ksz bytes (<= sizeof(struct
+ * wake_key)), into arrays grown as needed: in batches (one syscall per batch) where the
+ * kernel supports it, else key by key. Entries added meanwhile may or may not be seen.
+ * Returns 0 or -errno.
+ */
+static int read_counts(int fd, size_t ksz, void **keys, __u64 **vals, size_t *nr)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 batch_max = 4096, count;
 	size_t cap = 0, n = 0;
-	struct count_key *k = NULL, *kt, batch_key, next, last;
+	struct wake_key batch_key, next, last;
+	char *k = NULL, *kt;
 	bool have_last = false;
 	__u64 *v = NULL, *vt;
 	bool batch = true, done = false;
@@ -828,7 +887,7 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 	while (!done) {
 		if (cap - n < batch_max) {
 			cap = cap ? cap * 2 : 8192;
-			kt = realloc(k, cap * sizeof(*k));
+			kt = realloc(k, cap * ksz);
 			if (kt)
 				k = kt;
 			vt = realloc(v, cap * sizeof(*v));
@@ -841,8 +900,8 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 		}
 		if (batch) {
 			count = batch_max;
-			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n,
-						   v + n, &count, &opts);
+			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key,
+						   k + n * ksz, v + n, &count, &opts);
 			if (!err || err == -ENOENT) {
 				n += count;
 				done = err == -ENOENT;
@@ -859,10 +918,10 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 				err = -errno;
 			break;
 		}
-		last = next;
+		memcpy(&last, &next, ksz);
 		have_last = true;
-		k[n] = next;
-		if (!bpf_map_lookup_elem(fd, &k[n], &v[n]))
+		memcpy(k + n * ksz, &next, ksz);
+		if (!bpf_map_lookup_elem(fd, k + n * ksz, &v[n]))
 			n++;
 	}
 cleanup:
@@ -898,27 +957,63 @@ static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct sta
 	return err;
 }
 
-/* Reads back the stacks of @key and calls @cb; unreadable stacks add to *lost. */
-static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 value,
-		     sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
-		     struct stack_trace *kernel)
+/*
+ * offwake: reads the stacks of waker @w (NULL: none) for sampler__waker() and makes it
+ * the one passed. 0, -ENOENT when a stack is gone (deleted by a reap or an aging),
+ * -ENOMEM.
+ */
+static int waker_set(struct prog_set *ps, const struct waker *w)
 {
-	int stacks_fd = bpf_map__fd(ps->stacks);
+	int fd = bpf_map__fd(ps->stacks);
 
-	if ((key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
+	ps->waker = NULL;
+	ps->have_wuser = ps->have_wkernel = false;
+	if (!w)
+		return 0;
+	if (!ps->wuser)
+		ps->wuser = malloc(sizeof(*ps->wuser));
+	if (!ps->wkernel)
+		ps->wkernel = malloc(sizeof(*ps->wkernel));
+	if (!ps->wuser || !ps->wkernel)
+		return -ENOMEM;
+	if ((w->user_stack && lookup_stack(fd, w->user_stack, ps->wuser)) ||
+	    (w->kernel_stack && lookup_kernel_stack(ps, fd, w->kernel_stack, ps->wkernel)))
+		return -ENOENT;
+	ps->have_wuser = w->user_stack != 0;
+	ps->have_wkernel = w->kernel_stack != 0;
+	ps->waker = w;
+	return 0;
+}
+
+/*
+ * Reads back the stacks of @key (and of its waker @w, or NULL) and calls @cb; unreadable
+ * stacks add to *lost.
+ */
+static int drain_one(struct prog_set *ps, const struct count_key *key, const struct waker *w,
+		     __u64 value, sampler_drain_fn cb, void *ctx, uint64_t *lost,
+		     struct stack_trace *user, struct stack_trace *kernel)
+{
+	int stacks_fd = bpf_map__fd(ps->stacks), err;
+
+	err = waker_set(ps, w);
+	if (err == -ENOENT || (key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
 	    (key->kernel_stack && lookup_kernel_stack(ps, stacks_fd, key->kernel_stack, kernel))) {
 		*lost += value;
 		return 0;
 	}
-	return cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
-		  key->kernel_stack ? kernel : NULL);
+	if (err)
+		return err;
+	err = cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
+		 key->kernel_stack ? kernel : NULL);
+	ps->waker = NULL;
+	return err;
 }
 
 /*
  * Deletes the keys @keys[0..n) whose values were read (sampler__reap() @final): in one
  * call where the kernel can. Returns how many were deleted (0 without batch deletes).
  */
-static size_t delete_read(int fd, struct count_key *keys, size_t n)
+static size_t delete_read(int fd, void *keys, size_t n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 count = n;
@@ -981,61 +1076,91 @@ static void used_add(struct prog_set *ps, __u64 id)
 	ps->used[ps->nr_used++] = id;
 }
 
-/*
- * Passes counts of @ps to @cb: every one as read (@select NULL: the final drain),
- * or those @select picks, each taken out of the map atomically, so a count added
- * after the read is taken too and none is lost or passed twice; with @final (their
- * counts no longer change) the values read are kept and the keys deleted in one call,
- * and the user stacks no key left uses are deleted too (forget_stacks(), counted into
- * *@nr_forgot).
- */
-static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final,
-		       sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
-		       struct stack_trace *kernel, size_t *nr_taken, size_t *nr_forgot)
+/* Does @select pick @key, or (offwake) its waker @w's process image? A key woken by a
+ * process that exited no longer changes either: its waker is named before it is released. */
+static bool selected(sampler_select_fn select, void *ctx, const struct count_key *key,
+		     const struct waker *w)
 {
-	int fd = bpf_map__fd(ps->counts);
-	struct count_key *keys = NULL;
+	struct count_key wkey = {};
+
+	if (select(ctx, key))
+		return true;
+	if (!w || (w->flags & WAKER_KTHREAD))
+		return false;
+	wkey.pid = w->pid;
+	wkey.gen = w->gen;
+	return select(ctx, &wkey);
+}
+
+/*
+ * Passes counts of the map @map of @ps (keys of @ksz bytes) to @cb: every one as read
+ * (@select NULL: the final drain), or those @select picks, each taken out of the map
+ * atomically, so a count added after the read is taken too and none is lost or passed
+ * twice; with @final (their counts no longer change) the values read are kept and the
+ * keys deleted in one call, and the user stacks no key left uses are deleted too
+ * (forget_stacks(), counted into *@nr_forgot).
+ */
+static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
+		       sampler_select_fn select, bool final, sampler_drain_fn cb, void *ctx,
+		       uint64_t *lost, struct stack_trace *user, struct stack_trace *kernel,
+		       size_t *nr_taken, size_t *nr_forgot)
+{
+	int fd = bpf_map__fd(map);
+	void *keys = NULL;
+	struct count_key *key;
+	const struct waker *w;
 	__u64 *vals = NULL, *kept = NULL, *gone = NULL, value;
 	size_t i, n = 0, nr_sel = 0, nr_deleted = 0, nr_kept = 0, nr_gone = 0;
 	int err;
 
 	if (!ps->kcache)
 		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
-	err = read_counts(fd, &keys, &vals, &n);
+	err = read_counts(fd, ksz, &keys, &vals, &n);
 	if (!err && select && final) {
 		/* the stacks of the keys left, and of those taken (none: no stack deleted) */
-		kept = malloc((2 * n + 1) * sizeof(*kept));
+		kept = malloc((3 * n + 1) * sizeof(*kept));
 		gone = malloc((n + 1) * sizeof(*gone));
 		/* the selected first, in place (their values with them) */
 		for (i = 0; i < n; i++) {
-			if (!select(ctx, &keys[i])) {
-				if (kept && keys[i].user_stack)
-					kept[nr_kept++] = keys[i].user_stack;
-				if (kept && keys[i].kernel_stack)
-					kept[nr_kept++] = keys[i].kernel_stack;
+			key = key_at(keys, i, ksz);
+			w = key_waker(key, ksz);
+			if (!selected(select, ctx, key, w)) {
+				if (kept && key->user_stack)
+					kept[nr_kept++] = key->user_stack;
+				if (kept && key->kernel_stack)
+					kept[nr_kept++] = key->kernel_stack;
+				/* a waker's user stack (its kernel stack stays anyway) */
+				if (kept && w && w->user_stack)
+					kept[nr_kept++] = w->user_stack;
 				continue;
 			}
-			keys[nr_sel] = keys[i];
+			memmove(key_at(keys, nr_sel, ksz), key, ksz);
 			vals[nr_sel++] = vals[i];
 		}
 		n = nr_sel;
 		nr_deleted = delete_read(fd, keys, n);
 	}
 	for (i = 0; i < n && !err; i++) {
+		key = key_at(keys, i, ksz);
+		w = key_waker(key, ksz);
 		value = vals[i];
 		if (select && i >= nr_deleted) {
-			if ((!final && !select(ctx, &keys[i])) ||
-			    bpf_map_lookup_and_delete_elem(fd, &keys[i], &value))
+			if ((!final && !selected(select, ctx, key, w)) ||
+			    bpf_map_lookup_and_delete_elem(fd, key, &value))
 				continue;
 		}
 		(*nr_taken)++;
-		if (gone && keys[i].user_stack)
-			gone[nr_gone++] = keys[i].user_stack;
+		if (gone && key->user_stack)
+			gone[nr_gone++] = key->user_stack;
 		if (ps->aging) {
-			used_add(ps, keys[i].user_stack);
-			used_add(ps, keys[i].kernel_stack);
+			used_add(ps, key->user_stack);
+			used_add(ps, key->kernel_stack);
+			if (w) {
+				used_add(ps, w->user_stack);
+				used_add(ps, w->kernel_stack);
+			}
 		}
-		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
+		err = drain_one(ps, key, w, value, cb, ctx, lost, user, kernel);
 	}
 	if (!err && kept && gone)
 		*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), kept, nr_kept, gone, nr_gone);
@@ -1062,10 +1187,16 @@ static int take_all(struct sampler *s, sampler_select_fn select, bool final, sam
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < s->nr_sets && !err; i++)
-		err = take_counts(&s->sets[i], select, final, cb, ctx,
-				  s->sets[i].offcpu ? lost_ns : lost, user, kernel, nr_taken,
-				  nr_forgot);
+	for (i = 0; i < s->nr_sets && !err; i++) {
+		struct bpf_map *maps[MAX_COUNT_MAPS];
+		size_t ksz[MAX_COUNT_MAPS];
+		int m, nr_maps = count_maps(&s->sets[i], maps, ksz);
+
+		for (m = 0; m < nr_maps && !err; m++)
+			err = take_counts(&s->sets[i], maps[m], ksz[m], select, final, cb, ctx,
+					  s->sets[i].offcpu ? lost_ns : lost, user, kernel,
+					  nr_taken, nr_forgot);
+	}
 cleanup:
 	free(user);
 	free(kernel);
@@ -1079,26 +1210,42 @@ int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampl
 	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped, nr_forgot);
 }
 
+/* Notes the stacks of every key now in the counts map @fd (keys of @ksz bytes) as used. */
+static void note_keys(struct prog_set *ps, int fd, size_t ksz)
+{
+	struct wake_key key, next;
+	const struct waker *w;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		memcpy(&key, &next, ksz);
+		prev = &key;
+		used_add(ps, key.key.user_stack);
+		used_add(ps, key.key.kernel_stack);
+		w = key_waker(&key.key, ksz);
+		if (w) {
+			used_add(ps, w->user_stack);
+			used_add(ps, w->kernel_stack);
+		}
+	}
+	if (errno != ENOENT)
+		ps->used_lost = true; /* not all read: delete nothing */
+}
+
 /*
  * sampler__age_stacks() for one program set: deletes the stacks used in the last interval
  * and not in this one, and keeps this one's for the next.
  */
 static size_t age_set(struct prog_set *ps)
 {
-	int fd = bpf_map__fd(ps->counts);
-	struct count_key key, next, *prev = NULL;
-	size_t i, nr_now, nr_old, nr_deleted = 0, cap;
+	struct bpf_map *maps[MAX_COUNT_MAPS];
+	size_t i, nr_now, nr_old, nr_deleted = 0, cap, ksz[MAX_COUNT_MAPS];
+	int m, nr_maps = count_maps(ps, maps, ksz);
 	__u64 *swap;
 
 	/* keys added since the counts were read (while they were symbolized): theirs stay */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		used_add(ps, key.user_stack);
-		used_add(ps, key.kernel_stack);
-	}
-	if (errno != ENOENT)
-		ps->used_lost = true; /* not all read: delete nothing */
+	for (m = 0; m < nr_maps; m++)
+		note_keys(ps, bpf_map__fd(maps[m]), ksz[m]);
 	/* this interval's, each once: the next one's last interval */
 	nr_now = reap__sort_unique(ps->used, ps->nr_used);
 	if (!ps->used_lost) {
@@ -1223,6 +1370,52 @@ int sampler__cut_intervals(struct sampler *s, uint64_t at_ns)
 	return err ? -errno : 0;
 }
 
+/* The program set of the off-CPU program, or NULL. */
+static struct prog_set *off_set(struct sampler *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_sets; i++)
+		if (s->sets[i].offcpu)
+			return &s->sets[i];
+	return NULL;
+}
+
+/*
+ * offwake: the blocked part @value of the open interval @st at @now_ns to @cb, under its
+ * waker as the BPF program's switch-in would (wake_count_add()): the sched_waking since
+ * its last switch-in, else KEY_NO_WAKER (not woken yet, or its waker's stacks gone).
+ */
+static int open_waker(struct sampler *s, const struct offcpu_start *st, uint64_t now_ns,
+		      uint64_t value, sampler_drain_fn cb, void *ctx)
+{
+	struct prog_set *ps = off_set(s);
+	struct wake_key wk = {.key = st->key};
+	bool woken = st->waking && st->waking > st->last_in && st->waking <= now_ns;
+	int err;
+
+	if (!ps)
+		return -ENOENT;
+	if (woken && (st->waker.kernel_stack || (st->waker.flags & KEY_KERNEL_MISSED))) {
+		wk.key.flags |= KEY_WAKER;
+		wk.waker = st->waker;
+	} else {
+		wk.key.flags |= KEY_NO_WAKER;
+	}
+	err = waker_set(ps, key_waker(&wk.key, sizeof(wk)));
+	if (err == -ENOENT) {
+		/* its stacks are gone */
+		wk.key.flags = (wk.key.flags & ~KEY_WAKER) | KEY_NO_WAKER;
+		err = 0;
+	}
+	if (err)
+		return err;
+	err = cb(ctx, true, &wk.key, value, st->user.nr ? &st->user : NULL,
+		 st->kernel.nr ? &st->kernel : NULL);
+	ps->waker = NULL;
+	return err;
+}
+
 /* Threads still off CPU: their interval ends now, or at the stop. */
 static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
@@ -1250,7 +1443,9 @@ static int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ct
 		    st->user.nr > SCORCH_MAX_STACK_DEPTH || st->kernel.nr > SCORCH_MAX_STACK_DEPTH)
 			continue;
 		key = st->key;
-		if (delta > runq)
+		if (delta > runq && s->opts.offwake && !(key.flags & KEY_RUNQUEUE))
+			err = open_waker(s, st, now_ns, delta - runq, cb, ctx);
+		else if (delta > runq)
 			err = cb(ctx, true, &key, delta - runq, st->user.nr ? &st->user : NULL,
 				 st->kernel.nr ? &st->kernel : NULL);
 		/* woken, not switched in yet */
@@ -1298,6 +1493,21 @@ cleanup:
 	free(user);
 	free(kernel);
 	return err;
+}
+
+int sampler__waker(struct sampler *s, const struct waker **w, const struct stack_trace **user,
+		   const struct stack_trace **kernel)
+{
+	struct prog_set *ps = off_set(s);
+
+	*w = NULL;
+	*user = *kernel = NULL;
+	if (!ps || !ps->waker)
+		return -ENOENT;
+	*w = ps->waker;
+	*user = ps->have_wuser ? ps->wuser : NULL;
+	*kernel = ps->have_wkernel ? ps->wkernel : NULL;
+	return 0;
 }
 
 int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top)

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# record --mode offwake on workloads whose wakers are known by construction
+# (tests/workloads/wake.c):
+# - pipe ping-pong: at least 95 % of the consumer's blocked time (its lines without
+#   [runqueue]) lies under consume;...read...;--;...write...;produce;...;ww-producer;
+# - a mutex handed to a waiter by three holders in the schedule a a a b c c, each
+#   holding it 2 ms: the waiter's blocked time by waker comm is 3:1:2 (50 %, 16.7 %,
+#   33.3 %) within 3 points;
+# - a 2 ms sleeper: at least 95 % of its blocked time is woken by the timer interrupt
+#   (hrtimer_wakeup under the interrupt's entry, then [irq]), never dropped; its total
+#   off-CPU time equals that of --mode offcpu recording the same run within 2 % (an
+#   offcpu recording of the offwake recording of the workload: both see the sleeper's
+#   whole life; on a loaded machine two runs differ by more, in their runqueue waits).
+# Every folded line of a blocked interval holds exactly one "--" frame.
+set -eu
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# record NAME MODE WORKLOAD: the folded file $TMP/NAME.folded
+record() {
+	"$SCORCH" record -v --mode "$2" -o "$TMP/$1.folded" -- "$WAKE" "$3" \
+		>"$TMP/$1.out" 2>"$TMP/$1.err" || fail "$1: record failed: $(cat "$TMP/$1.err")"
+	check_folded "$TMP/$1.folded"
+	grep -q '^done$' "$TMP/$1.out" || fail "$1: the workload did not finish"
+}
+
+# blocked COMM FILE [REGEX]: COMM's time not on a runqueue, and the part matching REGEX
+blocked() {
+	awk -v c="$1" -v re="${3:-^$}" '{
+		line = $0; cnt = $NF; sub(/ [0-9]+$/, "", line)
+		if (index(line, c ";") != 1 || line ~ /;\[runqueue\]$/) next
+		t += cnt
+		if (re != "^$" && line ~ re) m += cnt
+	} END { print t + 0, m + 0 }' "$2"
+}
+
+record pingpong offwake pingpong
+read -r total under <<<"$(blocked ww-consumer "$TMP/pingpong.folded" \
+	';consume;.*read[^;]*;.*;--;.*write[^;]*;.*;produce;.*;ww-producer$')"
+echo "pingpong: consumer blocked $total us, $under us under consume...read...--...write...produce"
+[ "$total" -gt 0 ] || fail "pingpong: no blocked time of ww-consumer"
+awk -v t="$total" -v u="$under" 'BEGIN { exit !(u >= 0.95 * t) }' ||
+	fail "pingpong: only $under of $total us of the consumer's blocked time name the producer's write"
+awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = gsub(/;--;/, "&", line)
+	if (line ~ /;\[runqueue\]$/ ? n != 0 : n != 1) { print; bad = 1 } } END { exit bad }' \
+	"$TMP/pingpong.folded" || fail "pingpong: a line without exactly one -- frame"
+
+record mutex offwake mutex
+awk '{
+	line = $0; cnt = $NF; sub(/ [0-9]+$/, "", line)
+	if (index(line, "ww-waiter;") != 1 || line ~ /;\[runqueue\]$/) next
+	n = split(line, f, ";"); t[f[n]] += cnt; s += cnt
+} END {
+	want["ww-a"] = 50; want["ww-b"] = 100 / 6; want["ww-c"] = 100 / 3
+	for (w in want) {
+		got = s ? 100 * t[w] / s : 0
+		printf "mutex: woken by %s %.1f%% (by construction %.1f%%)\n", w, got, want[w]
+		if (got < want[w] - 3 || got > want[w] + 3) bad = 1
+	}
+	exit bad
+}' "$TMP/mutex.folded" || fail "mutex: the waker shares are not 3:1:2 within 3 points"
+
+"$SCORCH" record -v --mode offcpu -o "$TMP/timer-offcpu.folded" -- \
+	"$SCORCH" record -v --mode offwake -o "$TMP/timer.folded" -- "$WAKE" timer \
+	>"$TMP/timer.out" 2>"$TMP/timer.err" || fail "timer: record failed: $(cat "$TMP/timer.err")"
+check_folded "$TMP/timer.folded"
+check_folded "$TMP/timer-offcpu.folded"
+grep -q '^done$' "$TMP/timer.out" || fail "timer: the workload did not finish"
+read -r total irq <<<"$(blocked ww-sleeper "$TMP/timer.folded" ';hrtimer_wakeup_\[k\];.*;\[irq\]$')"
+echo "timer: sleeper blocked $total us, $irq us woken by the timer interrupt"
+[ "$total" -gt 0 ] || fail "timer: no blocked time of ww-sleeper"
+awk -v t="$total" -v u="$irq" 'BEGIN { exit !(u >= 0.95 * t) }' ||
+	fail "timer: only $irq of $total us of the sleeper's blocked time are the timer's"
+wake_all=$(comm_total "$TMP/timer.folded" ww-sleeper)
+off_all=$(comm_total "$TMP/timer-offcpu.folded" ww-sleeper)
+echo "timer: sleeper off CPU $wake_all us (offwake), $off_all us (offcpu)"
+awk -v a="$wake_all" -v b="$off_all" 'BEGIN { exit !(b > 0 && a >= 0.98 * b && a <= 1.02 * b) }' ||
+	fail "timer: offwake's total $wake_all us is not offcpu's $off_all us within 2 %"
+grep -q 'wakers:' "$TMP/timer.err" || fail "timer: -v names no waker counters"
+echo PASS

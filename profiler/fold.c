@@ -270,6 +270,7 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 	err = push_marker(f, n, FOLD_WAKER_SEP);
 	if (err)
 		return err;
+	f->waker_is_task = false;
 	if ((key->flags & KEY_NO_WAKER) || !w) {
 		f->nowaker_us += f->last_count;
 		return push_marker(f, n, FOLD_WAKER_UNKNOWN);
@@ -308,6 +309,7 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 	}
 	if (err)
 		return err;
+	f->waker_is_task = !ctxname;
 	if (ctxname) {
 		f->irq_waker_us += f->last_count;
 		return push_marker(f, n, ctxname);
@@ -438,7 +440,12 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		err = push_marker(f, &n, FG_FRAME_RUNQUEUE);
 	else if (!err && offcpu && f->mode == MODE_WALL)
 		err = push_marker(f, &n, FG_FRAME_OFFCPU);
-	if (!err && f->outs)
+	if (!err && f->outs && (key->flags & (KEY_WAKER | KEY_NO_WAKER)))
+		/* the top frame names the waker: its comm, [irq], [unknown waker]... */
+		err = outputs__stack_end_waker(f->outs, key->pid, f->frames[0],
+					       f->waker_is_task ? f->waker->pid : 0,
+					       f->frames[n - 1], count);
+	else if (!err && f->outs)
 		err = outputs__stack_end(f->outs, key->pid, f->frames[0], count);
 	if (err)
 		return err;

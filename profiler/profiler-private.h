@@ -597,6 +597,7 @@ struct fold {
 	/* offwake: blocked us under a waker, under [unknown waker], woken in an interrupt */
 	uint64_t waker_us, nowaker_us, irq_waker_us;
 	uint64_t last_count; /* the count of the stack being folded */
+	bool waker_is_task;  /* its waker is a task (not an interrupt, not none) */
 	/*
 	 * User stacks whose walk reached an address outside every executable mapping (a
 	 * frame pointer register used for data: the caller's code has none), cut there
@@ -912,6 +913,10 @@ int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, ui
 			uint64_t ip, const struct frame *fr, int k);
 int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k);
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count);
+/* outputs__stack_end() of an off-wake stack: pprof labels waker_pid (0: none) and
+ * waker_comm (NULL: none) too. */
+int outputs__stack_end_waker(struct outputs *o, uint32_t pid, const char *comm, uint32_t waker_pid,
+			     const char *waker_comm, uint64_t count);
 /* Stacks left out of the profile (a frame it could not hold). */
 uint64_t outputs__skipped(const struct outputs *o);
 

@@ -17,12 +17,14 @@ set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-# record NAME MODE WORKLOAD: the folded file $TMP/NAME.folded
+# record NAME MODE WORKLOAD [-o FILE...]: the folded file $TMP/NAME.folded
 record() {
-	"$SCORCH" record -v --mode "$2" -o "$TMP/$1.folded" -- "$WAKE" "$3" \
-		>"$TMP/$1.out" 2>"$TMP/$1.err" || fail "$1: record failed: $(cat "$TMP/$1.err")"
-	check_folded "$TMP/$1.folded"
-	grep -q '^done$' "$TMP/$1.out" || fail "$1: the workload did not finish"
+	local name=$1 mode=$2 what=$3
+	shift 3
+	"$SCORCH" record -v --mode "$mode" -o "$TMP/$name.folded" "$@" -- "$WAKE" "$what" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err" || fail "$name: record failed: $(cat "$TMP/$name.err")"
+	check_folded "$TMP/$name.folded"
+	grep -q '^done$' "$TMP/$name.out" || fail "$name: the workload did not finish"
 }
 
 # blocked COMM FILE [REGEX]: COMM's time not on a runqueue, and the part matching REGEX
@@ -35,7 +37,16 @@ blocked() {
 	} END { print t + 0, m + 0 }' "$2"
 }
 
-record pingpong offwake pingpong
+# refused: no capture, no --unwind dwarf
+"$SCORCH" record --mode offwake -o "$TMP/x.scorch" -- true 2>"$TMP/err" &&
+	fail "--mode offwake wrote a capture"
+grep -q 'offwake writes no capture' "$TMP/err" || fail "capture refused without the reason: $(cat "$TMP/err")"
+"$SCORCH" record --mode offwake --unwind dwarf -o "$TMP/x.folded" -- true 2>"$TMP/err" &&
+	fail "--mode offwake took --unwind dwarf"
+grep -q '^hint:' "$TMP/err" || fail "--unwind dwarf refused without a hint"
+
+record pingpong offwake pingpong -o "$TMP/pingpong.pb.gz" -o "$TMP/pingpong.json" \
+	-o "$TMP/pingpong.svg"
 read -r total under <<<"$(blocked ww-consumer "$TMP/pingpong.folded" \
 	';consume;.*read[^;]*;.*;--;.*write[^;]*;.*;produce;.*;ww-producer$')"
 echo "pingpong: consumer blocked $total us, $under us under consume...read...--...write...produce"
@@ -45,6 +56,25 @@ awk -v t="$total" -v u="$under" 'BEGIN { exit !(u >= 0.95 * t) }' ||
 awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = gsub(/;--;/, "&", line)
 	if (line ~ /;\[runqueue\]$/ ? n != 0 : n != 1) { print; bad = 1 } } END { exit bad }' \
 	"$TMP/pingpong.folded" || fail "pingpong: a line without exactly one -- frame"
+# the other outputs: the same stacks, the waker as pprof labels, its frames blue in the SVG
+if command -v go >/dev/null; then
+	HOME="$TMP" GOCACHE="$TMP/gocache" go tool pprof -tags "$TMP/pingpong.pb.gz" \
+		>"$TMP/tags" 2>&1 || fail "go tool pprof -tags: $(cat "$TMP/tags")"
+	grep -q 'waker_comm:' "$TMP/tags" && grep -q ': ww-producer$' "$TMP/tags" &&
+		grep -q 'waker_pid:' "$TMP/tags" ||
+		fail "pprof: no waker_comm ww-producer / waker_pid labels: $(cat "$TMP/tags")"
+elif [ "${CI:-}" = true ]; then
+	fail "go (golang-go) is missing: run scripts/setup.sh"
+fi
+python3 - "$TMP/pingpong.json" <<'PY' || fail "speedscope: the waker's frames are missing"
+import json, sys
+names = {f["name"] for f in json.load(open(sys.argv[1]))["shared"]["frames"]}
+sys.exit(0 if {"--", "try_to_wake_up", "produce", "consume"} <= names else 1)
+PY
+grep -q 'fill="rgb(160,160,160)"' "$TMP/pingpong.svg" || fail "svg: the -- frame is not grey"
+grep -o '<title>produce ([^<]*</title><rect[^>]*fill="rgb([0-9]*,[0-9]*,[0-9]*)' \
+	"$TMP/pingpong.svg" | grep -q 'fill="rgb(\([0-9]*\),\1,' ||
+	fail "svg: the waker's frame produce is not blue (wakeup palette)"
 
 record mutex offwake mutex
 awk '{

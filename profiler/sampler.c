@@ -839,6 +839,9 @@ static __u64 percpu_sum(const __u64 *pcpu, int nr_cpus)
  */
 #define MAX_COUNT_MAPS 2
 
+_Static_assert(sizeof(struct count_key) == 48,
+	       "count_key keeps its size in every mode: offwake's waker is in wake_key only");
+
 static int count_maps(const struct prog_set *ps, struct bpf_map **maps, size_t *ksz)
 {
 	int n = 0;

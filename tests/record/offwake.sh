@@ -16,7 +16,10 @@
 #   whole life; on a loaded machine two runs differ by more, in their runqueue waits).
 # - a process asleep through the whole recording: its wait has no wakeup seen and is
 #   kept under --;[unknown waker], the whole window, and counted by -v.
-# Every folded line of a blocked interval holds exactly one "--" frame.
+# - the waker's user stack is walked by the kernel walk (the default): the producer's
+#   reaches its thread's outermost frame __clone3, which --unwind fp does not.
+# Every folded line of a blocked interval holds exactly one "--" frame. Refused: a
+# capture, --unwind dwarf, --interval.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -41,13 +44,17 @@ blocked() {
 	} END { print t + 0, m + 0 }' "$2"
 }
 
-# refused: no capture, no --unwind dwarf
+# refused: no capture, no --unwind dwarf, no --interval
 "$SCORCH" record --mode offwake -o "$TMP/x.scorch" -- true 2>"$TMP/err" &&
 	fail "--mode offwake wrote a capture"
 grep -q 'offwake writes no capture' "$TMP/err" || fail "capture refused without the reason: $(cat "$TMP/err")"
 "$SCORCH" record --mode offwake --unwind dwarf -o "$TMP/x.folded" -- true 2>"$TMP/err" &&
 	fail "--mode offwake took --unwind dwarf"
 grep -q '^hint:' "$TMP/err" || fail "--unwind dwarf refused without a hint"
+"$SCORCH" record --mode offwake --interval 1 -o "$TMP/x.folded" -- true 2>"$TMP/err" &&
+	fail "--mode offwake took --interval"
+grep -q 'offwake.*--interval' "$TMP/err" && grep -q '^hint:' "$TMP/err" ||
+	fail "--interval refused without the reason and a hint: $(cat "$TMP/err")"
 
 record pingpong offwake pingpong -o "$TMP/pingpong.pb.gz" -o "$TMP/pingpong.json" \
 	-o "$TMP/pingpong.svg"
@@ -60,6 +67,19 @@ awk -v t="$total" -v u="$under" 'BEGIN { exit !(u >= 0.95 * t) }' ||
 awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = gsub(/;--;/, "&", line)
 	if (line ~ /;\[runqueue\]$/ ? n != 0 : n != 1) { print; bad = 1 } } END { exit bad }' \
 	"$TMP/pingpong.folded" || fail "pingpong: a line without exactly one -- frame"
+# the waker's user stack by the kernel walk (--unwind auto): complete through libc to the
+# thread's outermost frame (__clone3, found by its CFI), which frame pointers never reach
+read -r _ deep <<<"$(blocked ww-consumer "$TMP/pingpong.folded" \
+	';--;.*;produce;producer;start_thread;__clone3;ww-producer$')"
+echo "pingpong: $deep us of it with the waker's user stack walked to __clone3 (kernel walk)"
+awk -v t="$total" -v u="$deep" 'BEGIN { exit !(u >= 0.9 * t) }' ||
+	fail "pingpong: only $deep of $total us have the waker's stack walked to __clone3"
+record pingpong-fp offwake pingpong --unwind fp
+read -r fptotal fpdeep <<<"$(blocked ww-consumer "$TMP/pingpong-fp.folded" \
+	';--;.*;__clone3;ww-producer$')"
+echo "pingpong --unwind fp: $fpdeep of $fptotal us with the waker's stack to __clone3"
+[ "$fptotal" -gt 0 ] && [ "$fpdeep" -lt "$((fptotal / 2))" ] ||
+	fail "pingpong --unwind fp: the waker's stack reached __clone3 by frame pointers"
 # the other outputs: the same stacks, the waker as pprof labels, its frames blue in the SVG
 if command -v go >/dev/null; then
 	HOME="$TMP" GOCACHE="$TMP/gocache" go tool pprof -tags "$TMP/pingpong.pb.gz" \

@@ -1096,45 +1096,82 @@ static bool selected(sampler_select_fn select, void *ctx, const struct count_key
 }
 
 /*
+ * sampler__reap() @final, over every counts map of a program set: the stacks of the keys
+ * left (@kept) and the user stacks of those taken (@gone), for forget_stacks() once all
+ * the maps were read (a blocked part in "wake_counts" and its runqueue part in "counts"
+ * share their stacks). @failed: one could not be noted, no stack is deleted.
+ */
+struct reap_ids {
+	__u64 *kept, *gone;
+	size_t nr_kept, nr_gone, cap_kept, cap_gone;
+	bool failed;
+};
+
+/* Appends @id (0: none) to @ids[0..*nr), grown as needed; false when out of memory. */
+static bool ids_add(__u64 **ids, size_t *nr, size_t *cap, __u64 id)
+{
+	__u64 *t;
+
+	if (!id)
+		return true;
+	if (*nr == *cap) {
+		t = realloc(*ids, (*cap ? 2 * *cap : 1024) * sizeof(*t));
+		if (!t)
+			return false;
+		*ids = t;
+		*cap = *cap ? 2 * *cap : 1024;
+	}
+	(*ids)[(*nr)++] = id;
+	return true;
+}
+
+static void reap_ids__keep(struct reap_ids *r, __u64 id)
+{
+	if (!ids_add(&r->kept, &r->nr_kept, &r->cap_kept, id))
+		r->failed = true;
+}
+
+static void reap_ids__forget(struct reap_ids *r, __u64 id)
+{
+	if (!ids_add(&r->gone, &r->nr_gone, &r->cap_gone, id))
+		r->failed = true;
+}
+
+/*
  * Passes counts of the map @map of @ps (keys of @ksz bytes) to @cb: every one as read
  * (@select NULL: the final drain), or those @select picks, each taken out of the map
  * atomically, so a count added after the read is taken too and none is lost or passed
  * twice; with @final (their counts no longer change) the values read are kept and the
- * keys deleted in one call, and the user stacks no key left uses are deleted too
- * (forget_stacks(), counted into *@nr_forgot).
+ * keys deleted in one call, and the stacks of the keys left and the user stacks of
+ * those taken are noted in @ids for forget_stacks().
  */
 static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 		       sampler_select_fn select, bool final, sampler_drain_fn cb, void *ctx,
 		       uint64_t *lost, struct stack_trace *user, struct stack_trace *kernel,
-		       size_t *nr_taken, size_t *nr_forgot)
+		       size_t *nr_taken, struct reap_ids *ids)
 {
 	int fd = bpf_map__fd(map);
 	void *keys = NULL;
 	struct count_key *key;
 	const struct waker *w;
-	__u64 *vals = NULL, *kept = NULL, *gone = NULL, value;
-	size_t i, n = 0, nr_sel = 0, nr_deleted = 0, nr_kept = 0, nr_gone = 0;
+	__u64 *vals = NULL, value;
+	size_t i, n = 0, nr_sel = 0, nr_deleted = 0;
 	int err;
 
 	if (!ps->kcache)
 		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
 	err = read_counts(fd, ksz, &keys, &vals, &n);
 	if (!err && select && final) {
-		/* the stacks of the keys left, and of those taken (none: no stack deleted) */
-		kept = malloc((3 * n + 1) * sizeof(*kept));
-		gone = malloc((n + 1) * sizeof(*gone));
 		/* the selected first, in place (their values with them) */
 		for (i = 0; i < n; i++) {
 			key = key_at(keys, i, ksz);
 			w = key_waker(key, ksz);
 			if (!selected(select, ctx, key, w)) {
-				if (kept && key->user_stack)
-					kept[nr_kept++] = key->user_stack;
-				if (kept && key->kernel_stack)
-					kept[nr_kept++] = key->kernel_stack;
+				reap_ids__keep(ids, key->user_stack);
+				reap_ids__keep(ids, key->kernel_stack);
 				/* a waker's user stack (its kernel stack stays anyway) */
-				if (kept && w && w->user_stack)
-					kept[nr_kept++] = w->user_stack;
+				if (w)
+					reap_ids__keep(ids, w->user_stack);
 				continue;
 			}
 			memmove(key_at(keys, nr_sel, ksz), key, ksz);
@@ -1153,8 +1190,12 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 				continue;
 		}
 		(*nr_taken)++;
-		if (gone && key->user_stack)
-			gone[nr_gone++] = key->user_stack;
+		if (select && final) {
+			reap_ids__forget(ids, key->user_stack);
+			/* a waker's too: deleted unless a key left uses it, as the key's are */
+			if (w)
+				reap_ids__forget(ids, w->user_stack);
+		}
 		if (ps->aging) {
 			used_add(ps, key->user_stack);
 			used_add(ps, key->kernel_stack);
@@ -1165,22 +1206,22 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 		}
 		err = drain_one(ps, key, w, value, cb, ctx, lost, user, kernel);
 	}
-	if (!err && kept && gone)
-		*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), kept, nr_kept, gone, nr_gone);
-	free(kept);
-	free(gone);
 	free(keys);
 	free(vals);
 	return err;
 }
 
-/* take_counts() over every program set, with the stack buffers it needs. */
+/* take_counts() over every counts map of every program set, with the buffers it needs;
+ * with @select and @final, the user stacks no key left uses are deleted after each set. */
 static int take_all(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
 		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken,
 		    size_t *nr_forgot)
 {
 	struct stack_trace *user = NULL, *kernel = NULL;
-	int err = 0, i;
+	struct reap_ids ids = {};
+	struct bpf_map *maps[MAX_COUNT_MAPS];
+	size_t ksz[MAX_COUNT_MAPS];
+	int err = 0, i, m, nr_maps;
 
 	*nr_taken = 0;
 	*nr_forgot = 0;
@@ -1191,16 +1232,22 @@ static int take_all(struct sampler *s, sampler_select_fn select, bool final, sam
 		goto cleanup;
 	}
 	for (i = 0; i < s->nr_sets && !err; i++) {
-		struct bpf_map *maps[MAX_COUNT_MAPS];
-		size_t ksz[MAX_COUNT_MAPS];
-		int m, nr_maps = count_maps(&s->sets[i], maps, ksz);
+		struct prog_set *ps = &s->sets[i];
 
+		ids.nr_kept = ids.nr_gone = 0;
+		ids.failed = false;
+		nr_maps = count_maps(ps, maps, ksz);
 		for (m = 0; m < nr_maps && !err; m++)
-			err = take_counts(&s->sets[i], maps[m], ksz[m], select, final, cb, ctx,
-					  s->sets[i].offcpu ? lost_ns : lost, user, kernel,
-					  nr_taken, nr_forgot);
+			err = take_counts(ps, maps[m], ksz[m], select, final, cb, ctx,
+					  ps->offcpu ? lost_ns : lost, user, kernel, nr_taken,
+					  &ids);
+		if (!err && select && final && !ids.failed)
+			*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), ids.kept, ids.nr_kept,
+						    ids.gone, ids.nr_gone);
 	}
 cleanup:
+	free(ids.kept);
+	free(ids.gone);
 	free(user);
 	free(kernel);
 	return err;

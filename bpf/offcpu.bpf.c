@@ -541,7 +541,7 @@ int BPF_PROG(offwake_waking, struct task_struct *p)
 		scratch->nr = n / sizeof(__u64);
 		id = stack_store(scratch);
 		if (!id)
-			return 0; /* counted; the interval goes under [unknown waker] */
+			goto done; /* counted; the interval goes under [unknown waker], lost */
 		w->kernel_stack = id;
 	} else {
 		w->flags |= KEY_KERNEL_MISSED;

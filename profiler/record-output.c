@@ -200,9 +200,9 @@ static int close_capture(struct record *r, const uint64_t *st)
 static int write_named(struct record *r)
 {
 	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
-
 	struct flamegraph_opts dflt;
 
+	/* offwake: its own title and palette, before the off-CPU defaults */
 	if (r->opts.graph && r->opts.offwake) {
 		flamegraph_opts__init(&dflt);
 		if (!r->opts.fg.title)

@@ -25,6 +25,8 @@ const volatile __u32 self_pid = 0;
 /* sched_switch passes prev_state as its 4th argument (kernel 5.18 on; user space reads
  * the tracepoint's arity in the kernel's BTF) */
 const volatile bool has_prev_state = false;
+/* offwake mode: blocked parts are counted in "wake_counts" under (blocked stacks, waker) */
+const volatile bool offwake = false;
 
 /*
  * One slot per matching thread, by TID (sized by user space): ts != 0 while the
@@ -46,6 +48,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_start);
 } start_init SEC(".maps");
+
+/*
+ * offwake: the blocked parts by struct wake_key (sized by user space; one entry in the
+ * other modes, which count in "counts" alone and keep its 48-byte key)
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct wake_key);
+	__type(value, __u64);
+} wake_counts SEC(".maps");
+
+/* offwake: the waker's stacks, walked at sched_waking (too large for the BPF stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+} waker_scratch SEC(".maps");
 
 static __always_inline __u32 task_state(struct task_struct *t)
 {
@@ -211,6 +232,34 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 }
 
 /*
+ * offwake: counts the blocked part @val of @st's interval ending at @now under its waker:
+ * the sched_waking after the thread's last switch-in @last_in, which may precede the
+ * switch-out that opened the interval (a wakeup racing it); else under KEY_NO_WAKER.
+ * Returns false when "wake_counts" is full.
+ */
+static __always_inline bool wake_count_add(struct offcpu_start *st, __u64 last_in, __u64 now,
+					   __u64 val)
+{
+	struct wake_key wk = {};
+	__u64 waking = st->waking;
+
+	wk.key = st->key;
+	if (!waking || waking <= last_in || waking > now) {
+		wk.key.flags |= KEY_NO_WAKER;
+		stat_inc(STAT_WAKE_NONE);
+	} else if (!st->waker.kernel_stack && !(st->waker.flags & KEY_KERNEL_MISSED)) {
+		/* its stacks were not stored */
+		wk.key.flags |= KEY_NO_WAKER;
+		stat_inc(STAT_WAKE_LOST);
+	} else {
+		wk.key.flags |= KEY_WAKER;
+		wk.waker = st->waker;
+		stat_inc(STAT_WAKE_COUNTED);
+	}
+	return count_add_to(&wake_counts, &wk, val);
+}
+
+/*
  * @tid switches in: count the interval if it is kept (--min-block and --max-block judge
  * it whole); stacks are stored only then. A blocked interval woken on the way is
  * counted in two parts: to the wakeup under its key, from there under the same stacks
@@ -219,11 +268,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
 	struct offcpu_start *st = bpf_map_lookup_elem(&start, &tid);
-	__u64 ts, whole, delta, runq = 0;
+	__u64 ts, whole, delta, runq = 0, last_in;
 	bool woken;
 
 	if (!st)
 		return;
+	last_in = st->last_in;
+	if (offwake)
+		st->last_in = now;
 	/* the slot is this switch-in's once @ts is 0: a cut moving @ts to a boundary
 	 * meanwhile makes the first try fail, and the second take the moved @ts */
 	ts = st->ts;
@@ -276,11 +328,17 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 		if (!st->key.user_stack)
 			return;
 	}
-	if (delta > runq && !count_add(&st->key, delta - runq)) {
+	if (delta > runq && offwake && !(st->key.flags & KEY_RUNQUEUE)) {
+		if (!wake_count_add(st, last_in, now, delta - runq)) {
+			stat_inc(STAT_LOST_COUNTS);
+			return;
+		}
+	} else if (delta > runq && !count_add(&st->key, delta - runq)) {
 		stat_inc(STAT_LOST_COUNTS);
 		return;
 	}
 	if (runq) {
+		/* the wait for a CPU is no waker's doing: counted as in offcpu mode */
 		st->key.flags |= KEY_RUNQUEUE;
 		if (!count_add(&st->key, runq)) {
 			stat_inc(STAT_LOST_COUNTS);
@@ -431,6 +489,86 @@ int BPF_PROG(offcpu_cut, __u64 cut)
 	if (stopped)
 		return 0;
 	bpf_for_each_map_elem(&start, cut_one, &c, 0);
+	return 0;
+}
+
+/*
+ * offwake: @p is woken by the current task, or by an interrupt of it (a timer, I/O
+ * completion: user space tells those apart by the kernel stack). sched_waking, not
+ * sched_wakeup: it runs in the waker's context, while a remote wakeup's sched_wakeup
+ * runs on the wakee's CPU in whatever the IPI interrupted (the idle task, mostly). It
+ * fires once per sleep, only when the wakeup succeeds, and may precede the wakee's own
+ * switch-out: the waker is kept in the slot by its time, apart from the interval. The
+ * waker's user stack is walked as the blocked ones are: with the kernel walk's tables
+ * when it is a target that has them, else by frame pointers.
+ */
+SEC("raw_tp/sched_waking")
+int BPF_PROG(offwake_waking, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), zero = 0;
+	struct stack_trace *scratch;
+	struct task_struct *cur;
+	struct offcpu_start *st;
+	struct waker *w;
+	bool kthread, target;
+	__u64 now, id;
+	long n;
+
+	if (!offwake)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (sampling_over(now))
+		return 0;
+	/* only threads that passed the filters have a slot */
+	st = bpf_map_lookup_elem(&start, &tid);
+	if (!st)
+		return 0;
+	scratch = bpf_map_lookup_elem(&waker_scratch, &zero);
+	if (!scratch)
+		return 0;
+	cur = bpf_get_current_task_btf();
+	kthread = cur->flags & PF_KTHREAD;
+	w = &st->waker;
+	st->waking = 0;
+	w->flags = kthread ? WAKER_KTHREAD : 0;
+	w->pid = cur->tgid;
+	w->gen = kthread ? 0 : current_gen(cur);
+	w->user_stack = 0;
+	w->kernel_stack = 0;
+	bpf_get_current_comm(w->comm, sizeof(w->comm));
+	n = bpf_get_stack(ctx, scratch->ips, sizeof(scratch->ips), 0);
+	if (n > 0) {
+		scratch->nr = n / sizeof(__u64);
+		id = stack_store(scratch);
+		if (!id)
+			goto done; /* counted; the interval goes under [unknown waker], lost */
+		w->kernel_stack = id;
+	} else {
+		w->flags |= KEY_KERNEL_MISSED;
+		stat_inc(STAT_KSTACK_ERR);
+	}
+	if (kthread || kernel_only) {
+		w->flags |= KEY_USER_MISSED;
+		goto done;
+	}
+	/* a waker among the targets is symbolized (and has tables) as they are; others
+	 * are not announced: most are whatever task an interrupt came to */
+	target = filter_match(w->pid, cur->pid);
+	if (target && unwind_kernel && kunwind_user(cur, w->pid, w->gen, scratch))
+		n = (long)scratch->nr * 8;
+	else
+		n = bpf_get_stack(ctx, scratch->ips, sizeof(scratch->ips), BPF_F_USER_STACK);
+	if (n > 0) {
+		scratch->nr = n / sizeof(__u64);
+		w->user_stack = stack_store(scratch);
+	}
+	if (w->user_stack && target)
+		announce(cur, w->pid, w->gen);
+	else if (!w->user_stack)
+		w->flags |= KEY_USER_MISSED;
+done:
+	st->waking = now;
+	stat_inc(STAT_WAKERS);
 	return 0;
 }
 

@@ -65,6 +65,11 @@ enum scorch_stat {
 	STAT_PY_CUT,          /* walks cut: a frame unreadable, or more than PY_MAX_FRAMES */
 	/* event --latency */
 	STAT_CALLS_ABANDONED, /* outermost calls left without a return (longjmp, exception) */
+	/* offcpu, offwake mode */
+	STAT_WAKERS,          /* wakers captured at sched_waking of a matching thread */
+	STAT_WAKE_COUNTED,    /* blocked intervals counted under their waker */
+	STAT_WAKE_NONE,       /* blocked intervals with no waker seen: under [unknown waker] */
+	STAT_WAKE_LOST,       /* waker stacks not stored ("stacks" full): under [unknown waker] */
 	SCORCH_NR_STATS,
 };
 
@@ -153,6 +158,8 @@ struct kunwind_proc {
 #define KEY_RUNQUEUE      (1u << 2) /* off CPU runnable (preempted, or woken): waiting for a CPU */
 #define KEY_USER_TRUNCATED (1u << 3) /* user space: unwinding ran past the copied stack */
 #define KEY_OFFCPU_COPY    (1u << 4) /* offcpu slot: the stacks went to ring buffer "samples" */
+#define KEY_WAKER	   (1u << 6) /* offwake: a wake_key whose waker names who woke it */
+#define KEY_NO_WAKER	   (1u << 7) /* offwake: blocked, no wakeup seen: [unknown waker] */
 /* scorch_sample.flags only (never in a count_key): the copy ended at the thread's stack top */
 #define SAMPLE_STACK_TOP (1u << 5)
 
@@ -188,6 +195,32 @@ struct count_key {
 	char comm[SCORCH_COMM_LEN]; /* thread name */
 };
 
+#define WAKER_KTHREAD (1u << 8) /* waker.flags: the waker (or the interrupted task) is a kthread */
+
+/*
+ * offwake mode: the task whose sched_waking woke a thread, its process image and stacks
+ * (ids in "stacks"), and KEY_USER_MISSED / KEY_KERNEL_MISSED / WAKER_KTHREAD for them.
+ */
+struct waker {
+	__u64 gen;
+	__u64 user_stack;
+	__u64 kernel_stack;
+	__u32 pid;
+	__u32 flags;
+	char comm[SCORCH_COMM_LEN];
+};
+
+/*
+ * Key of map "wake_counts" (offwake mode only; the other modes count in "counts" alone):
+ * the blocked part of an interval by the blocked thread's key (flags KEY_WAKER, or
+ * KEY_NO_WAKER with @waker zeroed) and its waker. The value is nanoseconds, as in
+ * "counts", which keeps the runqueue parts.
+ */
+struct wake_key {
+	struct count_key key;
+	struct waker waker;
+};
+
 /*
  * Map "start" of offcpu: a matching thread that switched out, by TID. Its stacks can
  * only be read while it is current, so they are walked at switch-out into this slot;
@@ -202,6 +235,11 @@ struct offcpu_start {
 	__u64 ts;    /* switch-out time, or the last --interval boundary since, ns; 0: on CPU */
 	__u64 wake;  /* its wakeup (sched_wakeup), ns; 0: none yet, or a runqueue interval */
 	__u64 first; /* switch-out time, ns, once the slot is filled; 0 while it is */
+	/* offwake: the thread's last switch-in, and the last sched_waking of it (ns), whose
+	 * @waker woke the interval when it came after @last_in */
+	__u64 last_in;
+	__u64 waking;
+	struct waker waker;
 	struct count_key key; /* stack ids unset */
 	struct stack_trace user;
 	struct stack_trace kernel;

@@ -439,28 +439,35 @@ static __always_inline bool filter_match(__u32 pid, __u32 tid)
 }
 
 /*
- * counts[@key] += @val; returns false when the map is full. Atomic: the programs on
- * other CPUs add to the same keys.
+ * @map[@key] += @val in a map of __u64 counts ("counts", or offwake's "wake_counts");
+ * returns false when the map is full. Atomic: the programs on other CPUs add to the
+ * same keys.
  */
-static __always_inline bool count_add(struct count_key *key, __u64 val)
+static __always_inline bool count_add_to(void *map, const void *key, __u64 val)
 {
-	__u64 *cnt = bpf_map_lookup_elem(&counts, key);
+	__u64 *cnt = bpf_map_lookup_elem(map, key);
 	long err;
 
 	if (!cnt) {
-		err = bpf_map_update_elem(&counts, key, &val, BPF_NOEXIST);
+		err = bpf_map_update_elem(map, key, &val, BPF_NOEXIST);
 		if (!err) {
 			stat_inc(STAT_COUNT_KEYS);
 			return true;
 		}
 		if (err != -EEXIST)
 			return false;
-		cnt = bpf_map_lookup_elem(&counts, key);
+		cnt = bpf_map_lookup_elem(map, key);
 		if (!cnt)
 			return false;
 	}
 	__sync_fetch_and_add(cnt, val);
 	return true;
+}
+
+/* counts[@key] += @val: count_add_to() of map "counts". */
+static __always_inline bool count_add(struct count_key *key, __u64 val)
+{
+	return count_add_to(&counts, key, val);
 }
 
 /* This CPU's sample record (flags and lengths zeroed; kernel_ips stale), or NULL. */

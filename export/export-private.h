@@ -31,6 +31,8 @@ struct psample {
 	uint32_t first_loc, nr_locs; /* into locs[], LEAF first */
 	uint32_t pid;
 	uint32_t comm; /* string index, 0: none */
+	uint32_t waker_pid;  /* off-wake: the waker's process (0: none) */
+	uint32_t waker_comm; /* off-wake: string index of the waker's name, 0: none */
 	int64_t values[PROFILE_MAX_VALUES];
 };
 
@@ -59,7 +61,7 @@ struct profile {
 	struct hashmap sample_idx; /* -> id (1-based) */
 	/* string ids the pprof writer needs, interned by profile__new() */
 	uint32_t vt_type[PROFILE_MAX_VALUES], vt_unit[PROFILE_MAX_VALUES];
-	uint32_t period_type, period_unit, key_pid, key_comm;
+	uint32_t period_type, period_unit, key_pid, key_comm, key_waker_pid, key_waker_comm;
 };
 
 /* Sets *@id to the string index of @s[0..len) (added on first use); 0 for NULL or "".

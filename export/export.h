@@ -106,6 +106,15 @@ int profile__add_name(struct profile *p, const char *name, uint32_t *id);
  */
 int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, const int64_t *values,
 			uint32_t pid, const char *comm);
+/*
+ * profile__add_sample() of an off-wake stack: also woken by process @waker_pid (0:
+ * none, or an interrupt) named @waker_comm (NULL: none; "[irq]", "[unknown waker]"...),
+ * the pprof labels "waker_pid" (number) and "waker_comm" (string). Equal (stack, pid,
+ * comm, waker_pid, waker_comm) merge. Same returns.
+ */
+int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr,
+			      const int64_t *values, uint32_t pid, const char *comm,
+			      uint32_t waker_pid, const char *waker_comm);
 
 /* Sets the profile's start (ns since the epoch) and duration (ns), as pprof writes them. */
 void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos);

@@ -320,7 +320,7 @@ int profile__add_name(struct profile *p, const char *name, uint32_t *id)
 struct sample_key {
 	const uint32_t *locs; /* root first */
 	size_t nr;
-	uint32_t pid, comm;
+	uint32_t pid, comm, waker_pid, waker_comm;
 };
 
 static bool sample_eq(uint64_t val, const void *ctx)
@@ -331,7 +331,8 @@ static bool sample_eq(uint64_t val, const void *ctx)
 	const uint32_t *st = &c->p->stacks[s->first_loc];
 	size_t i;
 
-	if (s->nr_locs != k->nr || s->pid != k->pid || s->comm != k->comm)
+	if (s->nr_locs != k->nr || s->pid != k->pid || s->comm != k->comm ||
+	    s->waker_pid != k->waker_pid || s->waker_comm != k->waker_comm)
 		return false;
 	for (i = 0; i < k->nr; i++) {
 		if (st[i] != k->locs[k->nr - 1 - i])
@@ -352,7 +353,14 @@ static int64_t sat_add(int64_t a, int64_t b)
 int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, const int64_t *values,
 			uint32_t pid, const char *comm)
 {
-	struct sample_key k = {.locs = locs, .nr = nr, .pid = pid};
+	return profile__add_sample_waker(p, locs, nr, values, pid, comm, 0, NULL);
+}
+
+int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr,
+			      const int64_t *values, uint32_t pid, const char *comm,
+			      uint32_t waker_pid, const char *waker_comm)
+{
+	struct sample_key k = {.locs = locs, .nr = nr, .pid = pid, .waker_pid = waker_pid};
 	struct psample *s;
 	uint64_t h;
 	size_t i;
@@ -366,9 +374,18 @@ int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, cons
 			return -EINVAL;
 	}
 	err = str_id(p, comm, &k.comm);
+	if (!err)
+		err = str_id(p, waker_comm, &k.waker_comm);
+	/* the label keys of off-wake profiles only: other profiles stay as they were */
+	if (!err && (waker_pid || k.waker_comm) && !p->key_waker_pid)
+		err = str_id(p, "waker_pid", &p->key_waker_pid);
+	if (!err && (waker_pid || k.waker_comm) && !p->key_waker_comm)
+		err = str_id(p, "waker_comm", &p->key_waker_comm);
 	if (err)
 		return err;
 	h = hash__bytes(locs, nr * sizeof(*locs), ((uint64_t)pid << 32) | k.comm);
+	if (waker_pid || k.waker_comm)
+		h = hash__u64(h ^ (((uint64_t)waker_pid << 32) | k.waker_comm));
 	id = (uint32_t)hashmap__find(&p->sample_idx, h, sample_eq, &(struct key_ctx){p, &k});
 	if (!id) {
 		err = RESERVE(p, samples, 1);
@@ -385,6 +402,8 @@ int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, cons
 			.nr_locs = nr,
 			.pid = pid,
 			.comm = k.comm,
+			.waker_pid = waker_pid,
+			.waker_comm = k.waker_comm,
 		};
 		p->nr_stacks += nr;
 		id = ++p->nr_samples;

@@ -135,7 +135,7 @@ static enum flamegraph_palette pick_palette(enum flamegraph_palette pal, const c
 			return FG_PAL_ORANGE;
 		return FG_PAL_RED;
 	case FG_PAL_WAKEUP:
-		return FG_PAL_AQUA;
+		return annot == FG_ANNOT_WAKER ? FG_PAL_BLUE : FG_PAL_AQUA;
 	case FG_PAL_CHAIN:
 		return annot == 'w' ? FG_PAL_AQUA : FG_PAL_BLUE;
 	default:

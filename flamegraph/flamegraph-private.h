@@ -116,6 +116,8 @@ struct rgb {
 /* Splits a trailing _[k] _[j] _[i] _[w] annotation off @name (*len shortened); returns
  * its letter, or 0. */
 char fg_color__annotation(const char *name, size_t *len);
+/* The annot of a frame above a "--" frame under FG_PAL_WAKEUP (never a name's suffix). */
+#define FG_ANNOT_WAKER 'W'
 /* The colour of frame @s[0..len) (annotation @annot split off) in @o's palette. */
 struct rgb fg_color__frame(const struct flamegraph_opts *o, const char *s, size_t len, char annot);
 /* FG_PAL_WALL: the time-weighted mix of warm, blue and aqua by the on-CPU, off-CPU

@@ -514,8 +514,11 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		name = r->fg->names[f->name];
 		len = r->fg->name_len[f->name];
 		annot = fg_color__annotation(name, &len);
+		/* frames above "--": chain's _[w], or the waker's own hue in wakeup */
 		if (!annot && f->waker && o->colors == FG_PAL_CHAIN)
 			annot = 'w';
+		else if (f->waker && o->colors == FG_PAL_WAKEUP)
+			annot = FG_ANNOT_WAKER;
 	}
 	if (r->diff) {
 		c = fg_color__diff(diff_delta(r, f, width), r->maxdelta);

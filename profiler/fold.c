@@ -250,6 +250,135 @@ static int walk_end(struct fold *f, const struct count_key *key, const struct st
 	return (int)user->nr;
 }
 
+/* Interrupt entries: a wakeup below one ran in whatever task the interrupt came to. */
+static const char *irq_context(const char *name)
+{
+	static const char *const soft[] = {"handle_softirqs", "__do_softirq", "do_softirq",
+					   "run_ksoftirqd"};
+	static const char *const hard[] = {"irq_exit_rcu", "common_interrupt",
+					   "asm_common_interrupt"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(soft); i++)
+		if (!strcmp(name, soft[i]))
+			return FOLD_WAKER_SOFTIRQ;
+	if (!strncmp(name, "asm_sysvec_", 11) || !strncmp(name, "sysvec_", 7) ||
+	    !strncmp(name, "__sysvec_", 9))
+		return FOLD_WAKER_IRQ;
+	for (i = 0; i < ARRAY_SIZE(hard); i++)
+		if (!strcmp(name, hard[i]))
+			return FOLD_WAKER_IRQ;
+	return NULL;
+}
+
+/* Reverses @fr[0..k): the waker side is folded leaf to root. */
+static void frames_reverse(struct frame *fr, int k)
+{
+	struct frame t;
+	int i;
+
+	for (i = 0; i < k / 2; i++) {
+		t = fr[i];
+		fr[i] = fr[k - 1 - i];
+		fr[k - 1 - i] = t;
+	}
+}
+
+/*
+ * offwake: "--", then the waker's frames leaf to root (its kernel stack from
+ * try_to_wake_up, then its user stack), then its comm. A wakeup in an interrupt or
+ * softirq is cut at the interrupt's entry and named [irq] or [softirq] instead: the
+ * task interrupted (its comm and user stack) did not wake anyone.
+ */
+static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
+{
+	const struct stack_trace *kernel = f->waker_kernel, *user = f->waker_user;
+	const struct waker *w = f->waker;
+	struct count_key wkey = {};
+	char comm[SCORCH_COMM_LEN + 1];
+	const char *ctxname = NULL;
+	int i, j, k, nr, leaf = 0, end, err;
+	bool cut = false;
+
+	err = push_marker(f, n, FOLD_WAKER_SEP);
+	if (err)
+		return err;
+	f->waker_is_task = false;
+	if ((key->flags & KEY_NO_WAKER) || !w) {
+		f->nowaker_us += f->last_count;
+		return push_marker(f, n, FOLD_WAKER_UNKNOWN);
+	}
+	f->waker_us += f->last_count;
+	wkey.pid = w->pid;
+	wkey.gen = w->gen;
+	if (w->flags & KEY_KERNEL_MISSED) {
+		err = push_marker(f, n, "[missed kernel stack]");
+	} else if (kernel) {
+		end = (int)kernel->nr;
+		/* frames below try_to_wake_up are the tracepoint's and the program's */
+		for (i = 0; i < end; i++) {
+			k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf, 1);
+			if (k > 0 && !strcmp(f->fbuf[0].name, "try_to_wake_up")) {
+				leaf = i;
+				break;
+			}
+		}
+		for (i = leaf; i < end && !err; i++) {
+			k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf,
+					       FOLD_MAX_INLINE);
+			if (k < 0)
+				return k;
+			frames_reverse(f->fbuf, k);
+			for (j = 0; j < k && !err; j++) {
+				err = push_frame(f, n, kernel_name(f, f->fbuf[j].name));
+				if (!ctxname)
+					ctxname = irq_context(f->fbuf[j].name);
+			}
+			if (!err && f->outs)
+				err = outputs__stack_kernel(f->outs, kernel->ips[i], f->fbuf, k);
+			if (ctxname)
+				break;
+		}
+	}
+	if (err)
+		return err;
+	f->waker_is_task = !ctxname;
+	if (ctxname) {
+		f->irq_waker_us += f->last_count;
+		return push_marker(f, n, ctxname);
+	}
+	if (w->flags & WAKER_KTHREAD) {
+		/* no user stack */
+	} else if (w->flags & KEY_USER_MISSED) {
+		err = push_marker(f, n, "[missed user stack]");
+	} else if (user) {
+		nr = f->waker_lost_proc ? (int)user->nr : walk_end(f, &wkey, user, &cut);
+		for (i = 0; i < nr && !err; i++) {
+			if (f->waker_lost_proc) {
+				err = push_marker(f, n, "[unknown]");
+				continue;
+			}
+			k = symbolizer__user_gen(f->sym, wkey.pid, wkey.gen, user->ips[i], i > 0,
+						 f->fbuf, FOLD_MAX_INLINE);
+			if (k < 0)
+				return k;
+			frames_reverse(f->fbuf, k);
+			for (j = 0; j < k && !err; j++)
+				err = push_frame(f, n, user_name(f, &f->fbuf[j]));
+			if (!err && f->outs)
+				err = outputs__stack_user(f->outs, f->sym, wkey.pid, wkey.gen,
+							  user->ips[i], f->fbuf, k);
+		}
+		if (!err && cut)
+			err = push_marker(f, n, "[unknown]");
+	}
+	if (err)
+		return err;
+	memcpy(comm, w->comm, SCORCH_COMM_LEN);
+	comm[SCORCH_COMM_LEN] = '\0';
+	return push_marker(f, n, strset__intern(f->names, comm[0] ? comm : "[unknown]"));
+}
+
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc)
 {
@@ -341,11 +470,19 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		if (!err)
 			err = add_kernel_frames(f, &n, kernel, offcpu);
 	}
-	if (!err && offcpu && key->flags & KEY_RUNQUEUE)
+	f->last_count = count;
+	if (!err && offcpu && (key->flags & (KEY_WAKER | KEY_NO_WAKER)))
+		err = add_waker(f, &n, key);
+	else if (!err && offcpu && key->flags & KEY_RUNQUEUE)
 		err = push_marker(f, &n, FG_FRAME_RUNQUEUE);
 	else if (!err && offcpu && f->mode == MODE_WALL)
 		err = push_marker(f, &n, FG_FRAME_OFFCPU);
-	if (!err && f->outs)
+	if (!err && f->outs && (key->flags & (KEY_WAKER | KEY_NO_WAKER)))
+		/* the top frame names the waker: its comm, [irq], [unknown waker]... */
+		err = outputs__stack_end_waker(f->outs, key->pid, f->frames[0],
+					       f->waker_is_task ? f->waker->pid : 0,
+					       f->frames[n - 1], count);
+	else if (!err && f->outs)
 		err = outputs__stack_end(f->outs, key->pid, f->frames[0], count);
 	if (err)
 		return err;

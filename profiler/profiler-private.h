@@ -157,6 +157,7 @@ struct sampler_opts {
 	bool with_runqueue;      /* count time runnable but waiting for a CPU */
 	bool user_threads_only;
 	bool kernel_threads_only;
+	bool offwake;		 /* blocked time by (blocked stacks, waker) pair: sched_waking */
 	uint32_t max_threads;    /* threads off CPU at once that can be tracked */
 	/* --unwind dwarf: user registers and stack copied to user space per sample */
 	bool unwind_dwarf;
@@ -238,6 +239,13 @@ typedef int (*sampler_drain_fn)(void *ctx, bool offcpu, const struct count_key *
 				const struct stack_trace *kernel);
 int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
 		   uint64_t *lost_ns);
+/*
+ * offwake: inside a sampler_drain_fn called for a key with KEY_WAKER (a blocked part,
+ * counted in map "wake_counts"), the waker and its stacks (leaf first; NULL when
+ * absent), borrowed until the callback returns. 0, or -ENOENT for any other key.
+ */
+int sampler__waker(struct sampler *s, const struct waker **w, const struct stack_trace **user,
+		   const struct stack_trace **kernel);
 
 /*
  * During the recording: takes the counts whose key @select returns true for out
@@ -562,6 +570,11 @@ enum record_mode {
 };
 
 #define FOLD_MAX_INLINE 32
+/* offwake frames: between the blocked and the waker stacks, and for their wakers */
+#define FOLD_WAKER_SEP	   "--"
+#define FOLD_WAKER_UNKNOWN "[unknown waker]"
+#define FOLD_WAKER_IRQ	   "[irq]"
+#define FOLD_WAKER_SOFTIRQ "[softirq]"
 /* distinct named stacks held in memory (folded__set_max_stacks()): at 32 frames about
  * 250 bytes each, 64 MiB at most; beyond, counted under ROOT;[stack table full] */
 #define FOLD_MAX_STACKS (256 * 1024)
@@ -578,6 +591,11 @@ struct fold {
 	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
 	bool ns_values;		/* on-CPU set values are nanoseconds, named in microseconds */
 	struct pycodes *py;	/* names of Python frames (PY_WORD words); NULL: none */
+	/* offwake, set before each fold__add() of a key with KEY_WAKER: the waker, its
+	 * stacks (leaf first, NULL when absent) and whether its process was lost */
+	const struct waker *waker;
+	const struct stack_trace *waker_user, *waker_kernel;
+	bool waker_lost_proc;
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
@@ -593,6 +611,10 @@ struct fold {
 	uint64_t truncated_user, truncated_kernel;
 	uint64_t truncated_copy; /* samples whose unwinding ran past the stack copy */
 	uint64_t noproc_samples, noproc_us; /* of processes whose user frames are [unknown] */
+	/* offwake: blocked us under a waker, under [unknown waker], woken in an interrupt */
+	uint64_t waker_us, nowaker_us, irq_waker_us;
+	uint64_t last_count; /* the count of the stack being folded */
+	bool waker_is_task;  /* its waker is a task (not an interrupt, not none) */
 	/*
 	 * User stacks whose walk reached an address outside every executable mapping (a
 	 * frame pointer register used for data: the caller's code has none), cut there
@@ -908,6 +930,10 @@ int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, ui
 			uint64_t ip, const struct frame *fr, int k);
 int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k);
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count);
+/* outputs__stack_end() of an off-wake stack: pprof labels waker_pid (0: none) and
+ * waker_comm (NULL: none) too. */
+int outputs__stack_end_waker(struct outputs *o, uint32_t pid, const char *comm, uint32_t waker_pid,
+			     const char *waker_comm, uint64_t count);
 /* Stacks left out of the profile (a frame it could not hold). */
 uint64_t outputs__skipped(const struct outputs *o);
 

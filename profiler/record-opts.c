@@ -36,6 +36,11 @@ static void usage_modes(FILE *out)
 		"                             after the wakeup (or a preemption) is counted\n"
 		"                             apart, under the same stack with a [runqueue]\n"
 		"                             frame on top\n"
+		"      --mode offwake         offcpu, with the stack of the task that woke\n"
+		"                             each blocked thread on top of its blocked stack:\n"
+		"                             \"comm;blocked...;--;waker leaf...root;waker_comm\"\n"
+		"                             (wakeups in interrupts end in [irq] or\n"
+		"                             [softirq]; none seen: [unknown waker])\n"
 		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ,\n"
 		"                             and the periods before it that the kernel did not\n"
 		"                             sample while its thread kept the CPU): each\n"
@@ -416,15 +421,19 @@ static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, 
 	switch (c) {
 	case OPT_MODE:
 		ps->mode_opt = true;
+		o->offwake = false;
 		if (!strcmp(optarg, "cpu")) {
 			o->mode = MODE_CPU;
 		} else if (!strcmp(optarg, "offcpu")) {
 			o->mode = MODE_OFFCPU;
+		} else if (!strcmp(optarg, "offwake")) {
+			o->mode = MODE_OFFCPU;
+			o->offwake = true;
 		} else if (!strcmp(optarg, "wall")) {
 			o->mode = MODE_WALL;
 		} else {
 			pr_err("invalid mode '%s'\n", optarg);
-			pr_hint("use --mode cpu, --mode offcpu or --mode wall\n");
+			pr_hint("use --mode cpu, --mode offcpu, --mode offwake or --mode wall\n");
 			return -EINVAL;
 		}
 		return 0;
@@ -690,6 +699,11 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 	}
 	o->unwind_auto = o->unwind == UNWIND_AUTO;
 	o->unwind = resolve_unwind(o);
+	if (o->offwake && o->unwind == UNWIND_DWARF) {
+		pr_err("--mode offwake walks frame pointers only\n");
+		pr_hint("drop --unwind dwarf, or record --mode offcpu\n");
+		return -EINVAL;
+	}
 	/* CPython's frames are read at the sample, beside a kernel walk of its stack */
 	o->python_walk = o->unwind_auto && o->unwind == UNWIND_DWARF && o->mode == MODE_CPU;
 	if (ps->stack_opt && o->unwind != UNWIND_DWARF) {
@@ -781,6 +795,17 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 		pr_err("flame graph options need an SVG or HTML output (-o FILE.svg, FILE.html)\n");
 		pr_hint("add -o FILE.svg or -o FILE.html, or render the folded output with "
 			"'scorch flamegraph'\n");
+		return -EINVAL;
+	}
+	if (o->offwake && o->capture) {
+		pr_err("--mode offwake writes no capture\n");
+		pr_hint("write folded, SVG, pprof or speedscope outputs with -o\n");
+		return -EINVAL;
+	}
+	if (o->offwake && o->interval) {
+		/* a wait open at a boundary has no waker yet: it cannot be split there */
+		pr_err("--mode offwake counts each wait whole when it ends: no --interval\n");
+		pr_hint("record --mode offwake without --interval, or --mode offcpu with it\n");
 		return -EINVAL;
 	}
 	if (o->interval && o->capture) {

@@ -20,6 +20,15 @@ int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint6
 	bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
 	int err = 0;
 
+	r->fold.waker = NULL;
+	if (key->flags & KEY_WAKER) {
+		err = sampler__waker(r->sampler, &r->fold.waker, &r->fold.waker_user,
+				     &r->fold.waker_kernel);
+		if (err)
+			return err;
+		p = proctab__find(r->procs, r->fold.waker->pid, r->fold.waker->gen);
+		r->fold.waker_lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	}
 	if (r->cap)
 		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
 	if (!err && r->opts.named)
@@ -221,7 +230,16 @@ static int close_capture(struct record *r, const uint64_t *st)
 static int write_named(struct record *r)
 {
 	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
+	struct flamegraph_opts dflt;
 
+	/* offwake: its own title and palette, before the off-CPU defaults */
+	if (r->opts.graph && r->opts.offwake) {
+		flamegraph_opts__init(&dflt);
+		if (!r->opts.fg.title)
+			r->opts.fg.title = "Off-Wake Time Flame Graph";
+		if (r->opts.fg.colors == dflt.colors)
+			r->opts.fg.colors = FG_PAL_WAKEUP;
+	}
 	if (r->opts.graph && r->opts.mode == MODE_EVENT)
 		event__svg_defaults(&r->opts.event, &r->opts.fg);
 	else if (r->opts.graph)

@@ -488,6 +488,7 @@ static int record_load(struct record *r)
 		.max_block_ns = o->max_block_us * 1000,
 		.state_mask = o->state_mask,
 		.with_runqueue = true,
+		.offwake = o->offwake,
 		.user_threads_only = o->user_threads_only,
 		.kernel_threads_only = o->kernel_threads_only,
 		.user_only = o->user_only,

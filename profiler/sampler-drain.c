@@ -32,16 +32,55 @@ static __u64 percpu_sum(const __u64 *pcpu, int nr_cpus)
 }
 
 /*
- * Reads every (key, value) of the counts map @fd into arrays grown as needed: in
- * batches (one syscall per batch) where the kernel supports it, else key by key.
- * Entries added meanwhile may or may not be seen. Returns 0 or -errno.
+ * The maps of counts a program set has: "counts" (struct count_key), and in offwake mode
+ * "wake_counts" (struct wake_key, the blocked thread's count_key first). Both are read,
+ * taken and aged by the same code, by key size.
  */
-static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr)
+#define MAX_COUNT_MAPS 2
+
+_Static_assert(sizeof(struct count_key) == 48,
+	       "count_key keeps its size in every mode: offwake's waker is in wake_key only");
+
+static int count_maps(const struct prog_set *ps, struct bpf_map **maps, size_t *ksz)
+{
+	int n = 0;
+
+	maps[n] = ps->counts;
+	ksz[n++] = sizeof(struct count_key);
+	if (ps->wake_counts) {
+		maps[n] = ps->wake_counts;
+		ksz[n++] = sizeof(struct wake_key);
+	}
+	return n;
+}
+
+/* Key @i of an array of keys of @ksz bytes, each a count_key first. */
+static struct count_key *key_at(void *keys, size_t i, size_t ksz)
+{
+	return (struct count_key *)((char *)keys + i * ksz);
+}
+
+/* The waker of a key of @ksz bytes, or NULL (a count_key, or a key with no waker). */
+const struct waker *key_waker(const struct count_key *key, size_t ksz)
+{
+	if (ksz != sizeof(struct wake_key) || !(key->flags & KEY_WAKER))
+		return NULL;
+	return &((const struct wake_key *)key)->waker;
+}
+
+/*
+ * Reads every (key, value) of the counts map @fd, with keys of @ksz bytes (<= sizeof(struct
+ * wake_key)), into arrays grown as needed: in batches (one syscall per batch) where the
+ * kernel supports it, else key by key. Entries added meanwhile may or may not be seen.
+ * Returns 0 or -errno.
+ */
+static int read_counts(int fd, size_t ksz, void **keys, __u64 **vals, size_t *nr)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 batch_max = 4096, count;
 	size_t cap = 0, n = 0;
-	struct count_key *k = NULL, *kt, batch_key, next, last;
+	struct wake_key batch_key, next, last;
+	char *k = NULL, *kt;
 	bool have_last = false;
 	__u64 *v = NULL, *vt;
 	bool batch = true, done = false;
@@ -50,7 +89,7 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 	while (!done) {
 		if (cap - n < batch_max) {
 			cap = cap ? cap * 2 : 8192;
-			kt = realloc(k, cap * sizeof(*k));
+			kt = realloc(k, cap * ksz);
 			if (kt)
 				k = kt;
 			vt = realloc(v, cap * sizeof(*v));
@@ -63,8 +102,8 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 		}
 		if (batch) {
 			count = batch_max;
-			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key, k + n,
-						   v + n, &count, &opts);
+			err = bpf_map_lookup_batch(fd, n ? &batch_key : NULL, &batch_key,
+						   k + n * ksz, v + n, &count, &opts);
 			if (!err || err == -ENOENT) {
 				n += count;
 				done = err == -ENOENT;
@@ -81,10 +120,10 @@ static int read_counts(int fd, struct count_key **keys, __u64 **vals, size_t *nr
 				err = -errno;
 			break;
 		}
-		last = next;
+		memcpy(&last, &next, ksz);
 		have_last = true;
-		k[n] = next;
-		if (!bpf_map_lookup_elem(fd, &k[n], &v[n]))
+		memcpy(k + n * ksz, &next, ksz);
+		if (!bpf_map_lookup_elem(fd, k + n * ksz, &v[n]))
 			n++;
 	}
 cleanup:
@@ -120,27 +159,63 @@ static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct sta
 	return err;
 }
 
-/* Reads back the stacks of @key and calls @cb; unreadable stacks add to *lost. */
-static int drain_one(struct prog_set *ps, const struct count_key *key, __u64 value,
-		     sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
-		     struct stack_trace *kernel)
+/*
+ * offwake: reads the stacks of waker @w (NULL: none) for sampler__waker() and makes it
+ * the one passed. 0, -ENOENT when a stack is gone (deleted by a reap or an aging),
+ * -ENOMEM.
+ */
+int waker_set(struct prog_set *ps, const struct waker *w)
 {
-	int stacks_fd = bpf_map__fd(ps->stacks);
+	int fd = bpf_map__fd(ps->stacks);
 
-	if ((key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
+	ps->waker = NULL;
+	ps->have_wuser = ps->have_wkernel = false;
+	if (!w)
+		return 0;
+	if (!ps->wuser)
+		ps->wuser = malloc(sizeof(*ps->wuser));
+	if (!ps->wkernel)
+		ps->wkernel = malloc(sizeof(*ps->wkernel));
+	if (!ps->wuser || !ps->wkernel)
+		return -ENOMEM;
+	if ((w->user_stack && lookup_stack(fd, w->user_stack, ps->wuser)) ||
+	    (w->kernel_stack && lookup_kernel_stack(ps, fd, w->kernel_stack, ps->wkernel)))
+		return -ENOENT;
+	ps->have_wuser = w->user_stack != 0;
+	ps->have_wkernel = w->kernel_stack != 0;
+	ps->waker = w;
+	return 0;
+}
+
+/*
+ * Reads back the stacks of @key (and of its waker @w, or NULL) and calls @cb; unreadable
+ * stacks add to *lost.
+ */
+static int drain_one(struct prog_set *ps, const struct count_key *key, const struct waker *w,
+		     __u64 value, sampler_drain_fn cb, void *ctx, uint64_t *lost,
+		     struct stack_trace *user, struct stack_trace *kernel)
+{
+	int stacks_fd = bpf_map__fd(ps->stacks), err;
+
+	err = waker_set(ps, w);
+	if (err == -ENOENT || (key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
 	    (key->kernel_stack && lookup_kernel_stack(ps, stacks_fd, key->kernel_stack, kernel))) {
 		*lost += value;
 		return 0;
 	}
-	return cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
-		  key->kernel_stack ? kernel : NULL);
+	if (err)
+		return err;
+	err = cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
+		 key->kernel_stack ? kernel : NULL);
+	ps->waker = NULL;
+	return err;
 }
 
 /*
  * Deletes the keys @keys[0..n) whose values were read (sampler__reap() @final): in one
  * call where the kernel can. Returns how many were deleted (0 without batch deletes).
  */
-static size_t delete_read(int fd, struct count_key *keys, size_t n)
+static size_t delete_read(int fd, void *keys, size_t n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 count = n;
@@ -203,78 +278,149 @@ static void used_add(struct prog_set *ps, __u64 id)
 	ps->used[ps->nr_used++] = id;
 }
 
-/*
- * Passes counts of @ps to @cb: every one as read (@select NULL: the final drain),
- * or those @select picks, each taken out of the map atomically, so a count added
- * after the read is taken too and none is lost or passed twice; with @final (their
- * counts no longer change) the values read are kept and the keys deleted in one call,
- * and the user stacks no key left uses are deleted too (forget_stacks(), counted into
- * *@nr_forgot).
- */
-static int take_counts(struct prog_set *ps, sampler_select_fn select, bool final,
-		       sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack_trace *user,
-		       struct stack_trace *kernel, size_t *nr_taken, size_t *nr_forgot)
+/* Does @select pick @key, or (offwake) its waker @w's process image? A key woken by a
+ * process that exited no longer changes either: its waker is named before it is released. */
+static bool selected(sampler_select_fn select, void *ctx, const struct count_key *key,
+		     const struct waker *w)
 {
-	int fd = bpf_map__fd(ps->counts);
-	struct count_key *keys = NULL;
-	__u64 *vals = NULL, *kept = NULL, *gone = NULL, value;
-	size_t i, n = 0, nr_sel = 0, nr_deleted = 0, nr_kept = 0, nr_gone = 0;
+	struct count_key wkey = {};
+
+	if (select(ctx, key))
+		return true;
+	if (!w || (w->flags & WAKER_KTHREAD))
+		return false;
+	wkey.pid = w->pid;
+	wkey.gen = w->gen;
+	return select(ctx, &wkey);
+}
+
+/*
+ * sampler__reap() @final, over every counts map of a program set: the stacks of the keys
+ * left (@kept) and the user stacks of those taken (@gone), for forget_stacks() once all
+ * the maps were read (a blocked part in "wake_counts" and its runqueue part in "counts"
+ * share their stacks). @failed: one could not be noted, no stack is deleted.
+ */
+struct reap_ids {
+	__u64 *kept, *gone;
+	size_t nr_kept, nr_gone, cap_kept, cap_gone;
+	bool failed;
+};
+
+/* Appends @id (0: none) to @ids[0..*nr), grown as needed; false when out of memory. */
+static bool ids_add(__u64 **ids, size_t *nr, size_t *cap, __u64 id)
+{
+	__u64 *t;
+
+	if (!id)
+		return true;
+	if (*nr == *cap) {
+		t = realloc(*ids, (*cap ? 2 * *cap : 1024) * sizeof(*t));
+		if (!t)
+			return false;
+		*ids = t;
+		*cap = *cap ? 2 * *cap : 1024;
+	}
+	(*ids)[(*nr)++] = id;
+	return true;
+}
+
+static void reap_ids__keep(struct reap_ids *r, __u64 id)
+{
+	if (!ids_add(&r->kept, &r->nr_kept, &r->cap_kept, id))
+		r->failed = true;
+}
+
+static void reap_ids__forget(struct reap_ids *r, __u64 id)
+{
+	if (!ids_add(&r->gone, &r->nr_gone, &r->cap_gone, id))
+		r->failed = true;
+}
+
+/*
+ * Passes counts of the map @map of @ps (keys of @ksz bytes) to @cb: every one as read
+ * (@select NULL: the final drain), or those @select picks, each taken out of the map
+ * atomically, so a count added after the read is taken too and none is lost or passed
+ * twice; with @final (their counts no longer change) the values read are kept and the
+ * keys deleted in one call, and the stacks of the keys left and the user stacks of
+ * those taken are noted in @ids for forget_stacks().
+ */
+static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
+		       sampler_select_fn select, bool final, sampler_drain_fn cb, void *ctx,
+		       uint64_t *lost, struct stack_trace *user, struct stack_trace *kernel,
+		       size_t *nr_taken, struct reap_ids *ids)
+{
+	int fd = bpf_map__fd(map);
+	void *keys = NULL;
+	struct count_key *key;
+	const struct waker *w;
+	__u64 *vals = NULL, value;
+	size_t i, n = 0, nr_sel = 0, nr_deleted = 0;
 	int err;
 
 	if (!ps->kcache)
 		ps->kcache = calloc(KSTACK_CACHE_SLOTS, sizeof(*ps->kcache)); /* NULL: no cache */
-	err = read_counts(fd, &keys, &vals, &n);
+	err = read_counts(fd, ksz, &keys, &vals, &n);
 	if (!err && select && final) {
-		/* the stacks of the keys left, and of those taken (none: no stack deleted) */
-		kept = malloc((2 * n + 1) * sizeof(*kept));
-		gone = malloc((n + 1) * sizeof(*gone));
 		/* the selected first, in place (their values with them) */
 		for (i = 0; i < n; i++) {
-			if (!select(ctx, &keys[i])) {
-				if (kept && keys[i].user_stack)
-					kept[nr_kept++] = keys[i].user_stack;
-				if (kept && keys[i].kernel_stack)
-					kept[nr_kept++] = keys[i].kernel_stack;
+			key = key_at(keys, i, ksz);
+			w = key_waker(key, ksz);
+			if (!selected(select, ctx, key, w)) {
+				reap_ids__keep(ids, key->user_stack);
+				reap_ids__keep(ids, key->kernel_stack);
+				/* a waker's user stack (its kernel stack stays anyway) */
+				if (w)
+					reap_ids__keep(ids, w->user_stack);
 				continue;
 			}
-			keys[nr_sel] = keys[i];
+			memmove(key_at(keys, nr_sel, ksz), key, ksz);
 			vals[nr_sel++] = vals[i];
 		}
 		n = nr_sel;
 		nr_deleted = delete_read(fd, keys, n);
 	}
 	for (i = 0; i < n && !err; i++) {
+		key = key_at(keys, i, ksz);
+		w = key_waker(key, ksz);
 		value = vals[i];
 		if (select && i >= nr_deleted) {
-			if ((!final && !select(ctx, &keys[i])) ||
-			    bpf_map_lookup_and_delete_elem(fd, &keys[i], &value))
+			if ((!final && !selected(select, ctx, key, w)) ||
+			    bpf_map_lookup_and_delete_elem(fd, key, &value))
 				continue;
 		}
 		(*nr_taken)++;
-		if (gone && keys[i].user_stack)
-			gone[nr_gone++] = keys[i].user_stack;
-		if (ps->aging) {
-			used_add(ps, keys[i].user_stack);
-			used_add(ps, keys[i].kernel_stack);
+		if (select && final) {
+			reap_ids__forget(ids, key->user_stack);
+			/* a waker's too: deleted unless a key left uses it, as the key's are */
+			if (w)
+				reap_ids__forget(ids, w->user_stack);
 		}
-		err = drain_one(ps, &keys[i], value, cb, ctx, lost, user, kernel);
+		if (ps->aging) {
+			used_add(ps, key->user_stack);
+			used_add(ps, key->kernel_stack);
+			if (w) {
+				used_add(ps, w->user_stack);
+				used_add(ps, w->kernel_stack);
+			}
+		}
+		err = drain_one(ps, key, w, value, cb, ctx, lost, user, kernel);
 	}
-	if (!err && kept && gone)
-		*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), kept, nr_kept, gone, nr_gone);
-	free(kept);
-	free(gone);
 	free(keys);
 	free(vals);
 	return err;
 }
 
-/* take_counts() over every program set, with the stack buffers it needs. */
+/* take_counts() over every counts map of every program set, with the buffers it needs;
+ * with @select and @final, the user stacks no key left uses are deleted after each set. */
 static int take_all(struct sampler *s, sampler_select_fn select, bool final, sampler_drain_fn cb,
 		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken,
 		    size_t *nr_forgot)
 {
 	struct stack_trace *user = NULL, *kernel = NULL;
-	int err = 0, i;
+	struct reap_ids ids = {};
+	struct bpf_map *maps[MAX_COUNT_MAPS];
+	size_t ksz[MAX_COUNT_MAPS];
+	int err = 0, i, m, nr_maps;
 
 	*nr_taken = 0;
 	*nr_forgot = 0;
@@ -284,11 +430,23 @@ static int take_all(struct sampler *s, sampler_select_fn select, bool final, sam
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < s->nr_sets && !err; i++)
-		err = take_counts(&s->sets[i], select, final, cb, ctx,
-				  s->sets[i].offcpu ? lost_ns : lost, user, kernel, nr_taken,
-				  nr_forgot);
+	for (i = 0; i < s->nr_sets && !err; i++) {
+		struct prog_set *ps = &s->sets[i];
+
+		ids.nr_kept = ids.nr_gone = 0;
+		ids.failed = false;
+		nr_maps = count_maps(ps, maps, ksz);
+		for (m = 0; m < nr_maps && !err; m++)
+			err = take_counts(ps, maps[m], ksz[m], select, final, cb, ctx,
+					  ps->offcpu ? lost_ns : lost, user, kernel, nr_taken,
+					  &ids);
+		if (!err && select && final && !ids.failed)
+			*nr_forgot += forget_stacks(bpf_map__fd(ps->stacks), ids.kept, ids.nr_kept,
+						    ids.gone, ids.nr_gone);
+	}
 cleanup:
+	free(ids.kept);
+	free(ids.gone);
 	free(user);
 	free(kernel);
 	return err;
@@ -301,26 +459,42 @@ int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampl
 	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped, nr_forgot);
 }
 
+/* Notes the stacks of every key now in the counts map @fd (keys of @ksz bytes) as used. */
+static void note_keys(struct prog_set *ps, int fd, size_t ksz)
+{
+	struct wake_key key, next;
+	const struct waker *w;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		memcpy(&key, &next, ksz);
+		prev = &key;
+		used_add(ps, key.key.user_stack);
+		used_add(ps, key.key.kernel_stack);
+		w = key_waker(&key.key, ksz);
+		if (w) {
+			used_add(ps, w->user_stack);
+			used_add(ps, w->kernel_stack);
+		}
+	}
+	if (errno != ENOENT)
+		ps->used_lost = true; /* not all read: delete nothing */
+}
+
 /*
  * sampler__age_stacks() for one program set: deletes the stacks used in the last interval
  * and not in this one, and keeps this one's for the next.
  */
 static size_t age_set(struct prog_set *ps)
 {
-	int fd = bpf_map__fd(ps->counts);
-	struct count_key key, next, *prev = NULL;
-	size_t i, nr_now, nr_old, nr_deleted = 0, cap;
+	struct bpf_map *maps[MAX_COUNT_MAPS];
+	size_t i, nr_now, nr_old, nr_deleted = 0, cap, ksz[MAX_COUNT_MAPS];
+	int m, nr_maps = count_maps(ps, maps, ksz);
 	__u64 *swap;
 
 	/* keys added since the counts were read (while they were symbolized): theirs stay */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		used_add(ps, key.user_stack);
-		used_add(ps, key.kernel_stack);
-	}
-	if (errno != ENOENT)
-		ps->used_lost = true; /* not all read: delete nothing */
+	for (m = 0; m < nr_maps; m++)
+		note_keys(ps, bpf_map__fd(maps[m]), ksz[m]);
 	/* this interval's, each once: the next one's last interval */
 	nr_now = reap__sort_unique(ps->used, ps->nr_used);
 	if (!ps->used_lost) {

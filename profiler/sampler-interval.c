@@ -53,6 +53,51 @@ int sampler__cut_intervals(struct sampler *s, uint64_t at_ns)
 	return err ? -errno : 0;
 }
 
+/* The program set of the off-CPU program, or NULL. */
+static struct prog_set *off_set(struct sampler *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_sets; i++)
+		if (s->sets[i].offcpu)
+			return &s->sets[i];
+	return NULL;
+}
+
+/*
+ * offwake: the blocked part @value of the open interval @st at @now_ns to @cb, under its
+ * waker as the BPF program's switch-in would (wake_count_add()): the sched_waking since
+ * its last switch-in, else KEY_NO_WAKER (not woken yet, or its waker's stacks gone).
+ */
+static int open_waker(struct sampler *s, const struct offcpu_start *st, uint64_t now_ns,
+		      uint64_t value, sampler_drain_fn cb, void *ctx)
+{
+	struct prog_set *ps = off_set(s);
+	struct wake_key wk = {.key = st->key};
+	bool woken = st->waking && st->waking > st->last_in && st->waking <= now_ns;
+	int err;
+
+	if (!ps)
+		return -ENOENT;
+	if (woken && (st->waker.kernel_stack || (st->waker.flags & KEY_KERNEL_MISSED))) {
+		wk.key.flags |= KEY_WAKER;
+		wk.waker = st->waker;
+	} else {
+		wk.key.flags |= KEY_NO_WAKER;
+	}
+	err = waker_set(ps, key_waker(&wk.key, sizeof(wk)));
+	if (err == -ENOENT) {
+		/* its stacks are gone */
+		wk.key.flags = (wk.key.flags & ~KEY_WAKER) | KEY_NO_WAKER;
+		err = 0;
+	}
+	if (err)
+		return err;
+	err = cb(ctx, true, &wk.key, value, st->user.nr ? &st->user : NULL,
+		 st->kernel.nr ? &st->kernel : NULL);
+	ps->waker = NULL;
+	return err;
+}
 /* Threads still off CPU: their interval ends now, or at the stop. */
 int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
@@ -80,7 +125,9 @@ int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 		    st->user.nr > SCORCH_MAX_STACK_DEPTH || st->kernel.nr > SCORCH_MAX_STACK_DEPTH)
 			continue;
 		key = st->key;
-		if (delta > runq)
+		if (delta > runq && s->opts.offwake && !(key.flags & KEY_RUNQUEUE))
+			err = open_waker(s, st, now_ns, delta - runq, cb, ctx);
+		else if (delta > runq)
 			err = cb(ctx, true, &key, delta - runq, st->user.nr ? &st->user : NULL,
 				 st->kernel.nr ? &st->kernel : NULL);
 		/* woken, not switched in yet */
@@ -128,6 +175,21 @@ cleanup:
 	free(user);
 	free(kernel);
 	return err;
+}
+
+int sampler__waker(struct sampler *s, const struct waker **w, const struct stack_trace **user,
+		   const struct stack_trace **kernel)
+{
+	struct prog_set *ps = off_set(s);
+
+	*w = NULL;
+	*user = *kernel = NULL;
+	if (!ps || !ps->waker)
+		return -ENOENT;
+	*w = ps->waker;
+	*user = ps->have_wuser ? ps->wuser : NULL;
+	*kernel = ps->have_wkernel ? ps->wkernel : NULL;
+	return 0;
 }
 
 int sampler__set_stack_top(struct sampler *s, uint32_t tid, uint64_t key, uint64_t top)

@@ -44,6 +44,12 @@ struct prog_set {
 	struct bpf_link *fork_link, *exit_link;
 	bool offcpu;
 	bool aging; /* sampler_opts.age_stacks */
+	/* offwake: map "wake_counts" (NULL in the other modes), and the waker of the key
+	 * being passed to a sampler_drain_fn (sampler__waker()) with its stacks */
+	struct bpf_map *wake_counts;
+	const struct waker *waker;
+	struct stack_trace *wuser, *wkernel;
+	bool have_wuser, have_wkernel;
 };
 
 struct sampler {
@@ -79,6 +85,12 @@ struct sampler {
 
 /* sampler-drain.c: reads stack @id of the stack map @fd into @st. 0, -errno, -EINVAL (too deep). */
 int lookup_stack(int fd, __u64 id, struct stack_trace *st);
+
+/* sampler-drain.c, offwake: the waker of a key of @ksz bytes, or NULL (a count_key, or
+ * a key with no waker); waker_set() reads waker @w's stacks for sampler__waker() and
+ * makes it the one passed: 0, -ENOENT (a stack gone), -ENOMEM. */
+const struct waker *key_waker(const struct count_key *key, size_t ksz);
+int waker_set(struct prog_set *ps, const struct waker *w);
 
 /* sampler-interval.c, for sampler__drain(): the off-CPU intervals and --latency calls still
  * open, passed to @cb as they stand at the stop. 0, a negative @cb return, or -ENOMEM. */

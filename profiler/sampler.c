@@ -254,6 +254,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		}
 		/* run by sampler__cut_intervals() only: never attached */
 		bpf_program__set_autoload(s->off->progs.offcpu_cut, opts->cut_intervals);
+		s->off->rodata->offwake = opts->offwake;
+		bpf_program__set_autoload(s->off->progs.offwake_waking, opts->offwake);
 		if (opts->credit_missed && s->on) {
 			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
 			s->off->rodata->mark_switches = true;
@@ -267,7 +269,14 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		}
 		s->sets[s->nr_sets] = PROG_SET(s->off, true);
 		s->sets[s->nr_sets].aging = opts->age_stacks;
-		size_maps(&s->sets[s->nr_sets++], opts);
+		size_maps(&s->sets[s->nr_sets], opts);
+		/* offwake: its blocked parts, as many keys as "counts" may hold */
+		bpf_map__set_max_entries(s->off->maps.wake_counts,
+					 opts->offwake ? bpf_map__max_entries(s->off->maps.counts)
+						       : 1);
+		if (opts->offwake)
+			s->sets[s->nr_sets].wake_counts = s->off->maps.wake_counts;
+		s->nr_sets++;
 		/* about 2 KiB per thread off CPU at once, preallocated as above */
 		bpf_map__set_max_entries(s->off->maps.start,
 					 opts->max_threads ? opts->max_threads : 8192);
@@ -291,6 +300,8 @@ void sampler__free(struct sampler *s)
 	sampler__detach(s);
 	for (int i = 0; i < s->nr_sets; i++) {
 		free(s->sets[i].kcache);
+		free(s->sets[i].wuser);
+		free(s->sets[i].wkernel);
 		free(s->sets[i].used);
 		free(s->sets[i].used_prev);
 	}
@@ -574,7 +585,7 @@ int sampler__attach(struct sampler *s)
 
 	if (nr_cpus < 0)
 		return nr_cpus;
-	/* a perf event per CPU, sched_wakeup and sched_switch; or --event's links: a
+	/* a perf event per CPU, sched_waking, sched_wakeup and sched_switch; or --event's links: a
 	 * perf event per CPU, or the thread exit and two probes per target */
 	s->links = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->links));
 	s->pfds = calloc(MAX(nr_cpus, 2 * s->nr_probe_ids) + 4, sizeof(*s->pfds));
@@ -592,6 +603,12 @@ int sampler__attach(struct sampler *s)
 			err = attach_tracepoint(ps->exit, &ps->exit_link, "sched_process_exit");
 	}
 	/* wakeups first: every interval sched_switch opens has its wakeup seen */
+	if (!err && s->off && s->opts.offwake) {
+		err = attach_tracepoint(s->off->progs.offwake_waking, &s->links[s->nr_links],
+					"sched_waking");
+		if (!err)
+			s->pfds[s->nr_links++] = -1;
+	}
 	if (!err && s->off) {
 		err = attach_tracepoint(s->off->progs.offcpu_wakeup, &s->links[s->nr_links],
 					"sched_wakeup");

@@ -91,6 +91,12 @@ static void lost_details(const struct summary *sm, uint64_t lost)
 	}
 }
 
+/* offwake: any blocked time folded with its waker side */
+static bool has_wakers(const struct summary *sm)
+{
+	return sm->fold->waker_us || sm->fold->nowaker_us;
+}
+
 /* The first line of a clean run: what was captured, in how many stacks, how much lost. */
 static void captured(const struct summary *sm, double lost_pct)
 {
@@ -137,6 +143,10 @@ double summary__counts(const struct summary *sm)
 			"each interval\n");
 	}
 	if (!sm->verbose) {
+		if (st[STAT_WAKE_LOST])
+			pr_warn("wakers lost: %" PRIu64 " blocked intervals under [unknown waker]"
+				" because their waker's stacks could not be stored\n",
+				st[STAT_WAKE_LOST]);
 		missed_periods(sm);
 		if (lost_pct >= WARN_PCT)
 			lost_details(sm, lost);
@@ -174,6 +184,15 @@ double summary__counts(const struct summary *sm)
 		pr_warn("lost: %" PRIu64 " off-CPU intervals whose switch-in lost its slot to a "
 			"concurrent change\n",
 			st[STAT_OFF_RACED]);
+	if (st[STAT_WAKERS] || has_wakers(sm))
+		pr_warn("wakers: %" PRIu64 " taken at sched_waking; blocked intervals: %" PRIu64
+			" under their waker, %" PRIu64
+			" under [unknown waker] (no wakeup seen), %" PRIu64
+			" whose waker stacks were lost; %.3f s blocked under a waker (%.3f s"
+			" of it woken in an interrupt), %.3f s under [unknown waker]\n",
+			st[STAT_WAKERS], st[STAT_WAKE_COUNTED], st[STAT_WAKE_NONE],
+			st[STAT_WAKE_LOST], sm->fold->waker_us / 1e6, sm->fold->irq_waker_us / 1e6,
+			sm->fold->nowaker_us / 1e6);
 	if (taken)
 		pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost)

@@ -140,37 +140,6 @@ static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace
 	return err;
 }
 
-/*
- * The Python frame of @user's words @i (its code object) and @i + 1 (its position),
- * named by f->py; the position word alone (seen first, from the root) is skipped.
- */
-static int add_python_frame(struct fold *f, size_t *n, const struct count_key *key,
-			    const struct stack_trace *user, int i)
-{
-	uint64_t w = user->ips[i], pos = 0;
-	struct frame fr;
-	int err;
-
-	if (w & PY_WORD_POS)
-		return 0;
-	if (i + 1 < (int)user->nr && (user->ips[i + 1] & (PY_WORD | PY_WORD_POS)) ==
-						 (PY_WORD | PY_WORD_POS))
-		pos = user->ips[i + 1];
-	if (!f->py || !pos) {
-		memset(&fr, 0, sizeof(fr));
-		fr.name = "[unknown python]";
-		fr.kind = FRAME_UNKNOWN;
-	} else {
-		err = pycodes__frame(f->py, key->pid, key->gen, w, pos, &fr);
-		if (err)
-			return err;
-	}
-	err = push_frame(f, n, fr.name);
-	if (!err && f->outs)
-		err = outputs__stack_user(f->outs, f->sym, key->pid, key->gen, w, &fr, 1);
-	return err;
-}
-
 /* Counts a stack cut at a junk address after the frame at @ip (its file, if any). */
 static void count_cut(struct fold *f, const struct count_key *key, uint64_t ip, uint64_t count,
 		      bool offcpu)
@@ -271,6 +240,37 @@ static const char *irq_context(const char *name)
 	return NULL;
 }
 
+/*
+ * The Python frame of @user's words @i (its code object) and @i + 1 (its position),
+ * named by f->py; the position word alone (seen first, from the root) is skipped.
+ */
+static int add_python_frame(struct fold *f, size_t *n, const struct count_key *key,
+			    const struct stack_trace *user, int i)
+{
+	uint64_t w = user->ips[i], pos = 0;
+	struct frame fr;
+	int err;
+
+	if (w & PY_WORD_POS)
+		return 0;
+	if (i + 1 < (int)user->nr && (user->ips[i + 1] & (PY_WORD | PY_WORD_POS)) ==
+						 (PY_WORD | PY_WORD_POS))
+		pos = user->ips[i + 1];
+	if (!f->py || !pos) {
+		memset(&fr, 0, sizeof(fr));
+		fr.name = "[unknown python]";
+		fr.kind = FRAME_UNKNOWN;
+	} else {
+		err = pycodes__frame(f->py, key->pid, key->gen, w, pos, &fr);
+		if (err)
+			return err;
+	}
+	err = push_frame(f, n, fr.name);
+	if (!err && f->outs)
+		err = outputs__stack_user(f->outs, f->sym, key->pid, key->gen, w, &fr, 1);
+	return err;
+}
+
 /* Reverses @fr[0..k): the waker side is folded leaf to root. */
 static void frames_reverse(struct frame *fr, int k)
 {
@@ -356,6 +356,10 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 		for (i = 0; i < nr && !err; i++) {
 			if (f->waker_lost_proc) {
 				err = push_marker(f, n, "[unknown]");
+				continue;
+			}
+			if (user->ips[i] & PY_WORD) {
+				err = add_python_frame(f, n, &wkey, user, i);
 				continue;
 			}
 			k = symbolizer__user_gen(f->sym, wkey.pid, wkey.gen, user->ips[i], i > 0,

@@ -720,6 +720,8 @@ struct capture_rec_opts {
 int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct capture_rec **out);
 /* The symbolizer and JIT maps of the recording (before the first capture_rec__add()). */
 void capture_rec__attach(struct capture_rec *c, struct symbolizer *sym, struct perfmaps *pm);
+/* The names of the recording's Python code objects, written at the close (NULL: none). */
+void capture_rec__set_python(struct capture_rec *c, struct pycodes *py);
 /*
  * The symbolizer's jit_lookup hook for a recording that captures (@ctx: the capture_rec):
  * asks perfmaps__lookup() and keeps each distinct (pid, address) answer for the capture.

@@ -535,10 +535,13 @@ static int record_load(struct record *r)
 		int rows_fd, procs_fd;
 
 		sampler__kunwind_fds(r->sampler, &rows_fd, &procs_fd);
-		r->py = pycodes__new(o->names.lines);
-		if (!r->py)
-			return -ENOMEM;
-		r->fold.py = r->py;
+		if (!o->no_python) {
+			r->py = pycodes__new(o->names.lines);
+			if (!r->py)
+				return -ENOMEM;
+			r->fold.py = r->py;
+			capture_rec__set_python(r->cap, r->py);
+		}
 		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, r->py, sopts.python_walk,
 				   &r->kt);
 		/* (copies need no tables: a CPython process gets its own when announced) */

@@ -74,6 +74,7 @@ struct record_opts {
 	enum unwind_mode unwind;
 	bool unwind_auto; /* --unwind auto chose it */
 	bool python_walk; /* auto on CPU: CPython processes walked in the kernel (Python frames) */
+	bool no_python;	  /* --no-python: CPython processes unwound as any other */
 	long stack_size;
 	bool timing;	/* --timing: print how long start-up and the end take */
 	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */

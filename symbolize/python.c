@@ -672,6 +672,78 @@ void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st)
 		memset(st, 0, sizeof(*st));
 }
 
+int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx)
+{
+	struct hashmap_iter it;
+	uint64_t val;
+	int err;
+
+	if (!pc)
+		return 0;
+	for (hashmap__iter_init(&pc->codes, &it); hashmap__iter_next(&pc->codes, &it, &val);) {
+		const struct pycode *c = (const struct pycode *)(uintptr_t)val;
+		struct pycode_info info;
+
+		if (!c->name)
+			continue;
+		info = (struct pycode_info){
+			.pid = c->pid,
+			.guard = c->guard,
+			.gen = c->gen,
+			.addr = c->addr,
+			.qualname = c->qualname,
+			.file = c->file,
+			.firstlineno = c->firstlineno,
+			.pep657 = c->pep657,
+			.linetable_len = c->linetable_len,
+			.linetable = c->linetable,
+		};
+		err = fn(ctx, &info);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int pycodes__import(struct pycodes *pc, const struct pycode_info *info)
+{
+	struct code_key k = {.pid = info->pid, .guard = info->guard, .gen = info->gen,
+			     .addr = info->addr};
+	char buf[PY_MAX_NAME * 8 + 8];
+	struct pycode *c;
+
+	if (code_find(pc, &k))
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->pid = k.pid;
+	c->gen = k.gen;
+	c->addr = k.addr;
+	c->guard = k.guard;
+	c->qualname = strset__intern(pc->names, info->qualname ? info->qualname : "?");
+	c->file = strset__intern(pc->names, info->file ? info->file : "?");
+	c->firstlineno = info->firstlineno;
+	c->pep657 = info->pep657;
+	if (c->qualname && c->file) {
+		snprintf(buf, sizeof(buf), "%s (%s)", c->qualname, short_file(c->file));
+		c->name = strset__intern(pc->names, buf);
+	}
+	if (pc->lines && info->linetable_len && info->linetable &&
+	    info->linetable_len <= PY_MAX_LINETABLE &&
+	    (c->linetable = malloc(info->linetable_len))) {
+		memcpy(c->linetable, info->linetable, info->linetable_len);
+		c->linetable_len = info->linetable_len;
+	}
+	if (!c->name || hashmap__insert(&pc->codes, code_hash(&k), (uintptr_t)c)) {
+		free(c->linetable);
+		free(c);
+		return -ENOMEM;
+	}
+	pc->st.codes++;
+	return 0;
+}
+
 /* ---- a blocked thread's chain, read from user space ---- */
 
 /* The PyThreadState of thread @tid of @p (3.11+: native_thread_id). 0 or -errno. */

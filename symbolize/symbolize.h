@@ -486,6 +486,27 @@ int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_wo
 void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st);
 
 /*
+ * A named code object, as pycodes__foreach() passes it (those that could not be read
+ * are not passed) and pycodes__import() takes it back (scorch report, from a capture):
+ * frames of (pid, gen, addr, guard) are then named from it. @linetable: NULL without
+ * --lines. Strings and bytes are copied by pycodes__import(). 0 or -ENOMEM (import), or
+ * the first nonzero return of @fn.
+ */
+struct pycode_info {
+	pid_t pid;
+	uint32_t guard;
+	uint64_t gen, addr;
+	const char *qualname, *file;
+	int32_t firstlineno;
+	bool pep657;
+	uint32_t linetable_len;
+	const uint8_t *linetable;
+};
+typedef int (*pycodes_fn)(void *ctx, const struct pycode_info *info);
+int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx);
+int pycodes__import(struct pycodes *pc, const struct pycode_info *info);
+
+/*
  * A thread's Python frames read from user space (a thread blocked when the recording
  * begins: the BPF walk never saw it switch out), and their splice into its native
  * stack. pycodes__thread_chain(): thread @tid of process @pid (3.11+; image @gen, whose

@@ -10,6 +10,7 @@
 # - offcpu mode: napper's time is under napper above the kernel's schedule, waiter's
 #   under waiter;Queue.get;
 # - short-lived processes (60 ms) begun during the recording: their frames named;
+# - a capture names them in report as record does;
 # - --lines: the hot line of work() is named with its number.
 set -eu
 . "$(dirname "$0")/../lib.sh"
@@ -97,6 +98,14 @@ echo "short-lived: $s samples in short_lived, $u unnamed Python frames' samples"
 [ "$s" -ge 100 ] || fail "only $s samples named short_lived (want >= 100)"
 # a module's code object runs once at import and may be freed before scorch reads it
 [ $((u * 20)) -le "$s" ] || fail "$u samples with Python frames left unnamed (want <= 5 % of $s)"
+
+# a capture keeps the names: report names the frames as record did
+"$SCORCH" record -F 999 -o "$TMP/cap.scorch" -o "$TMP/cap.folded" -- "$PY" "$W" cpu 1 \
+	>/dev/null 2>"$TMP/err" || fail "record -o .scorch failed: $(cat "$TMP/err")"
+"$SCORCH" report "$TMP/cap.scorch" -o "$TMP/rep.folded" 2>"$TMP/err" ||
+	fail "report failed: $(cat "$TMP/err")"
+grep -q 'hot_a (pyframes.py)' "$TMP/rep.folded" || fail "the report names no Python frame"
+cmp "$TMP/cap.folded" "$TMP/rep.folded" || fail "report's folded stacks differ from record's"
 
 # --lines: the hot line
 line=$(grep -n '# the hot line' "$W" | cut -d: -f1)

@@ -857,13 +857,25 @@ int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid
 	return 0;
 }
 
-/* Puts Python frame @j of @py in @out at *@o (two words), if it fits. */
-static void put_frame(const struct python_chain *py, size_t j, uint64_t *out, size_t cap, size_t *o)
+/* Puts Python frame @j of @py in @out at *@o (two words); false when it does not fit. */
+static bool put_frame(const struct python_chain *py, size_t j, uint64_t *out, size_t cap,
+		      size_t *o)
 {
 	if (*o + 2 > cap)
-		return;
+		return false;
 	out[(*o)++] = py->code[j];
 	out[(*o)++] = py->pos[j];
+	return true;
+}
+
+/* Puts the run of @py from *@j (the frames of marker @m) in @out; false when it is full. */
+static bool put_run(const struct python_chain *py, size_t *j, uint64_t m, uint64_t *out,
+		    size_t cap, size_t *o)
+{
+	for (; *j < py->nr && py->marker[*j] == m; (*j)++)
+		if (!put_frame(py, *j, out, cap, o))
+			return false;
+	return true;
 }
 
 size_t python__splice(const uint64_t *ips, const uint64_t *sps, size_t n,
@@ -872,27 +884,31 @@ size_t python__splice(const uint64_t *ips, const uint64_t *sps, size_t n,
 	size_t i, j = 0, o = 0;
 	uint64_t m;
 
+	/* as the BPF walk (bpf/kunwind.bpf.h kunwind_step()): a frame that does not fit
+	 * ends the stack, which is then as deep as it can be */
 	*unmatched = 0;
-	for (i = 0; i < n && o < cap; i++) {
+	for (i = 0; i < n; i++) {
 		/* a run whose activation was passed unseen: before this frame */
 		while (j < py->nr && (m = py->marker[j]) && m < sps[i]) {
 			(*unmatched)++;
-			for (; j < py->nr && py->marker[j] == m; j++)
-				put_frame(py, j, out, cap, &o);
+			if (!put_run(py, &j, m, out, cap, &o))
+				return o;
 		}
 		m = j < py->nr ? py->marker[j] : 0;
 		if (m && i + 1 < n && m >= sps[i] && m < sps[i + 1]) {
 			/* this activation ran that run: the run takes its place */
-			for (; j < py->nr && py->marker[j] == m; j++)
-				put_frame(py, j, out, cap, &o);
+			if (!put_run(py, &j, m, out, cap, &o))
+				return o;
 			continue;
 		}
-		if (o < cap)
-			out[o++] = ips[i];
+		if (o == cap)
+			return o;
+		out[o++] = ips[i];
 	}
 	if (j < py->nr)
 		(*unmatched)++;
 	for (; j < py->nr; j++)
-		put_frame(py, j, out, cap, &o);
+		if (!put_frame(py, j, out, cap, &o))
+			break;
 	return o;
 }

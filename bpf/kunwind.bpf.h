@@ -197,12 +197,17 @@ __noinline int kunwind_frame(struct kunwind_regs *r, struct kunwind_proc *proc,
 
 /* A thread's Python frames, collected before its native walk (per CPU). */
 #define PY_SLOTS 64 /* >= PY_MAX_FRAMES, a power of 2: indexes are masked with it */
+#define PY_SEEN_SLOTS 256
 
 struct py_frames {
 	__u64 code[PY_SLOTS];
 	__u64 pos[PY_SLOTS];
 	__u64 marker[PY_SLOTS]; /* the C-stack address of the run's eval activation */
 	__u8 chunk[128];	     /* one frame's fields, read at once */
+	/* (pid, code, guard)s announced lately from this CPU, direct-mapped: most frames
+	 * of most samples were, and this spares their lookup in py_seen. A collision only
+	 * leaves a code object unannounced: scorch reads it when it names the stack. */
+	__u64 seen[PY_SEEN_SLOTS];
 };
 
 struct {
@@ -212,7 +217,9 @@ struct {
 	__type(value, struct py_frames);
 } py_frames_map SEC(".maps");
 
-/* Code objects already announced to user space, with their guard: by (pid, address). */
+/* Code objects already announced to user space, with their guard: by (pid, address).
+ * (Preallocated: 16,384 entries take about 1.2 MiB; one evicted is announced again, and
+ * found in scorch's cache.) */
 struct py_seen_key {
 	__u32 pid;
 	__u32 pad;
@@ -221,7 +228,7 @@ struct py_seen_key {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 	__type(key, struct py_seen_key);
 	__type(value, __u32);
 } py_seen SEC(".maps");
@@ -255,11 +262,18 @@ static __always_inline __u64 chunk_u64(const struct py_frames *pf, __u32 off)
 }
 
 /* Announces the code object @code of guard @guard if it is new to user space. */
-static __always_inline void py_announce(struct py_cursor *c, __u64 code, __u32 guard)
+static __always_inline void py_announce(struct py_cursor *c, struct py_frames *pf, __u64 code,
+					__u32 guard)
 {
 	struct py_seen_key k = {.pid = c->pid, .code = code};
-	__u32 *seen = bpf_map_lookup_elem(&py_seen, &k);
+	__u64 tag = code ^ ((__u64)guard << 40) ^ ((__u64)c->pid << 20) ^ 1;
+	__u32 slot = (__u32)((code >> 4) ^ (code >> 12) ^ guard) & (PY_SEEN_SLOTS - 1);
+	__u32 *seen;
 
+	if (pf->seen[slot] == tag)
+		return;
+	pf->seen[slot] = tag;
+	seen = bpf_map_lookup_elem(&py_seen, &k);
 	if (seen && *seen == guard)
 		return;
 	bpf_map_update_elem(&py_seen, &k, &guard, BPF_ANY);
@@ -274,7 +288,7 @@ __noinline int py_collect_frame(struct py_cursor *c, const struct kunwind_python
 				struct py_frames *pf)
 {
 	__u64 frame, code, instr, g = 0;
-	__u32 n, lasti, guard, i;
+	__u32 n, lasti, guard, i, span, base;
 	__u8 flag = 0;
 
 	if (!c || !py || !pf)
@@ -287,15 +301,19 @@ __noinline int py_collect_frame(struct py_cursor *c, const struct kunwind_python
 		c->cut = 1;
 		return 1;
 	}
-	/* the fields of 3.10-3.13 all lie in a frame's first 104 bytes */
-	if (bpf_probe_read_user(pf->chunk, 104, (void *)frame)) {
+	/* the fields lie in [fr_base, fr_base + fr_span): 40 bytes in 3.11, at most 104 */
+	span = py->fr_span;
+	if (span > 104)
+		span = 104;
+	if (!span || bpf_probe_read_user(pf->chunk, span, (void *)(frame + py->fr_base))) {
 		c->cut = 1;
 		return 1;
 	}
+	base = py->fr_base;
 	if (py->fr_flag != PY_NONE)
-		flag = pf->chunk[py->fr_flag & 127];
-	code = chunk_u64(pf, py->fr_code);
-	c->frame = chunk_u64(pf, py->fr_prev);
+		flag = pf->chunk[(py->fr_flag - base) & 127];
+	code = chunk_u64(pf, py->fr_code - base);
+	c->frame = chunk_u64(pf, py->fr_prev - base);
 	if (c->frame == frame) /* a frame its own caller: a chain being rewritten */
 		c->frame = 0;
 	if (py->run == PY_RUN_SHIM && flag == PY_CSTACK) {
@@ -315,7 +333,7 @@ __noinline int py_collect_frame(struct py_cursor *c, const struct kunwind_python
 		c->cut = 1;
 		return 1;
 	}
-	instr = chunk_u64(pf, py->fr_instr);
+	instr = chunk_u64(pf, py->fr_instr - base);
 	if (py->co_code == PY_NONE) {
 		lasti = (__u32)instr; /* 3.10: f_lasti, an int */
 	} else {
@@ -333,7 +351,7 @@ __noinline int py_collect_frame(struct py_cursor *c, const struct kunwind_python
 	pf->pos[n] = PY_WORD | PY_WORD_POS | (__u64)lasti << 32 | guard;
 	pf->marker[n] = py->run == PY_RUN_SHIM ? 0 : c->cframe;
 	c->nr = n + 1;
-	py_announce(c, code, guard);
+	py_announce(c, pf, code, guard);
 	/* the run of one native activation ends here: the next has the previous cframe */
 	if ((py->run == PY_RUN_ENTRY && flag) || py->run == PY_RUN_ONE) {
 		__u64 prev = 0;
@@ -416,24 +434,30 @@ static __always_inline __u64 py_marker(const struct py_frames *pf, __u32 i)
 }
 
 /*
- * Puts Python frame @i of @pf in @out. Global, verified once; @w's fields stay with the
- * caller (a global function given @w would leave the verifier nothing known of its
- * pointers). Returns 1 when @out is full, else 0.
+ * Puts Python frames @from.. of @pf in @out: those of marker @m (a run), or with @m 0
+ * every one up to @nr (no run has marker 0). Global, verified once; @w's fields stay with the caller (a
+ * global function given @w would leave the verifier nothing known of its pointers).
+ * Returns the index of the next frame, or -1 when @out is full.
  */
-__noinline int py_emit_frame(const struct py_frames *pf, struct stack_trace *out, __u32 i)
+__noinline int py_emit_run(const struct py_frames *pf, struct stack_trace *out, __u32 from,
+			   __u32 nr, __u64 m)
 {
-	__u32 n;
+	__u32 i, n;
 
 	if (!pf || !out)
-		return 1;
-	n = out->nr;
-	if (i >= PY_MAX_FRAMES || n >= SCORCH_MAX_STACK_DEPTH - 1)
-		return 1;
-	out->ips[n] = pf->code[i];
-	out->ips[n + 1] = pf->pos[i];
-	out->nr = n + 2;
-	stat_inc(STAT_PY_FRAMES);
-	return 0;
+		return -1;
+	for (i = from; i < nr && i < PY_MAX_FRAMES; i++) {
+		if (m && pf->marker[i] != m)
+			break;
+		n = out->nr;
+		if (n >= SCORCH_MAX_STACK_DEPTH - 1)
+			return -1;
+		out->ips[n] = pf->code[i];
+		out->ips[n + 1] = pf->pos[i];
+		out->nr = n + 2;
+		stat_inc(STAT_PY_FRAMES);
+	}
+	return (int)i;
 }
 
 static long kunwind_step(__u32 i, struct kunwind_walk *w)
@@ -445,23 +469,22 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 	/* (looked up here: a pointer kept in @w would reach this callback as a number) */
 	if (w->py_nr)
 		pf = bpf_map_lookup_elem(&py_frames_map, &zero);
-	/* a run being put in, or the rest after the native walk ended */
-	if (w->py_next < w->py_nr &&
-	    (w->py_all || (w->py_emit && py_marker(pf, w->py_next) == w->py_emit)))
-	{
-		if (py_emit_frame(pf, w->out, w->py_next)) {
+	/* a run to put in, or the rest after the native walk ended */
+	if (w->py_next < w->py_nr && (w->py_all || w->py_emit)) {
+		int next = py_emit_run(pf, w->out, w->py_next, w->py_nr,
+				       w->py_all ? 0 : w->py_emit);
+
+		if (next < 0) {
 			w->regs.end = STAT_KU_END_DEPTH;
 			return 1;
 		}
-		w->py_next++;
-		return 0;
+		w->py_next = (__u32)next;
 	}
 	w->py_emit = 0;
 	if (w->native_done) {
-		if (w->py_next >= w->py_nr)
+		if (w->py_next >= w->py_nr || w->py_all)
 			return 1;
-		if (!w->py_all)
-			stat_inc(STAT_PY_UNMATCHED);
+		stat_inc(STAT_PY_UNMATCHED);
 		w->py_all = 1;
 		return 0;
 	}
@@ -528,7 +551,7 @@ static __always_inline bool kunwind_user(struct task_struct *task, __u32 pid, __
 			w.py_nr = py_collect(task, &w.proc->py, pf, pid, gen);
 	}
 	stat_inc(STAT_KU_WALKS);
-	bpf_loop(SCORCH_MAX_STACK_DEPTH + 2 * PY_MAX_FRAMES + 2, kunwind_step, &w, 0);
+	bpf_loop(2 * SCORCH_MAX_STACK_DEPTH + 2, kunwind_step, &w, 0);
 	if (w.regs.end)
 		stat_inc((__u32)w.regs.end);
 	return true;

@@ -141,7 +141,9 @@ struct kunwind_python {
 	__u16 co_code;	 /* code: the bytecode (PY_NONE: fr_instr is f_lasti) */
 	__u16 co_guard;	 /* code: 8 bytes that differ between code objects (PY_GUARD) */
 	__u8 run;	 /* enum py_runs */
-	__u8 pad[9];
+	__u8 fr_base;	 /* the fields above lie in [fr_base, fr_base + fr_span) of a frame */
+	__u8 fr_span;	 /* (<= 104): one read of a frame */
+	__u8 pad[7];
 };
 
 struct kunwind_proc {

@@ -262,6 +262,23 @@ int ktables__preload(struct ktables *kt, const char *path)
 	return f ? 0 : -ENOMEM;
 }
 
+/* The part of a frame its fields lie in (8 bytes each, the flag 1), read at once. */
+static void python_span(const struct python_layout *l, struct kunwind_python *py)
+{
+	uint16_t offs[] = {l->fr_code, l->fr_prev, l->fr_instr, l->fr_flag};
+	unsigned int lo = UINT16_MAX, hi = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		if (offs[i] == PYL_NONE)
+			continue;
+		lo = MIN(lo, offs[i]);
+		hi = MAX(hi, offs[i] + (i == 3 ? 1u : 8u));
+	}
+	lo &= ~7u;
+	py->fr_base = (__u8)lo;
+	py->fr_span = (__u8)(hi - lo);
+}
+
 /*
  * The Python part of @p, for the interpreter file @f mapped at @m in @pid: the layout
  * of its version, once the running process shows it has it. A process whose memory
@@ -310,6 +327,7 @@ static void python_entry(struct ktables *kt, pid_t pid, const struct kfile *f,
 		.co_guard = l->co_guard,
 		.run = (__u8)l->run,
 	};
+	python_span(l, &p->py);
 	kt->st.py_procs++;
 }
 

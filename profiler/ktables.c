@@ -191,9 +191,24 @@ static void kfile_python(struct ktables *kt, struct kfile *f, int fd, const char
 {
 	f->py_checked = true;
 	f->py_err = kt->py ? python__file(fd, path, &f->py) : -ENOENT;
-	if (f->py_err == -EPROTONOSUPPORT)
-		pr_debug("%s: CPython 3.%u: no layout known, its frames stay native\n",
-			 path ? path : f->key, f->py.minor);
+}
+
+/* A CPython whose layout scorch does not know, mapped by @pid: said once per process. */
+static void python_unknown(struct ktables *kt, pid_t pid, const struct kfile *f,
+			   const struct symbolizer_mapping *m)
+{
+	if (f->py_err != -EPROTONOSUPPORT || kt->py_warned == pid)
+		return;
+	kt->py_warned = pid;
+	kt->st.py_refused++;
+	if (f->py.minor)
+		pr_warn("process %d runs CPython 3.%u (%s): its Python frames are not shown\n", pid,
+			f->py.minor, m->path ? m->path : "?");
+	else
+		pr_warn("process %d runs a CPython of unknown version (%s): its Python frames are not "
+			"shown\n",
+			pid, m->path ? m->path : "?");
+	pr_hint("scorch reads the frames of CPython 3.10 to 3.13; its native frames are shown\n");
 }
 
 /*
@@ -357,6 +372,7 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 		}
 		if (!f->py_err)
 			break;
+		python_unknown(kt, pid, f, &m);
 	}
 	if (kt->python_only && i == n)
 		goto cleanup;
@@ -376,6 +392,8 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 		}
 		if (!f->py_err && kt->py)
 			python_entry(kt, pid, f, &m, p);
+		else if (kt->py)
+			python_unknown(kt, pid, f, &m);
 		if (f->hi == f->lo)
 			continue;
 		if (p->nr == KUNWIND_MAX_MAPS) {
@@ -423,6 +441,7 @@ int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, u
 			python_entry(kt, pid, f, &m, NULL);
 			break;
 		}
+		python_unknown(kt, pid, f, &m);
 	}
 	free(maps);
 	return err;

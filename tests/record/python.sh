@@ -11,7 +11,8 @@
 #   under waiter;Queue.get;
 # - short-lived processes (60 ms) begun during the recording: their frames named;
 # - a capture names them in report as record does;
-# - --lines: the hot line of work() is named with its number.
+# - --lines: the hot line of work() is named with its number;
+# - a version without a layout (3.9): said once with a hint, its native stacks kept.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -117,6 +118,22 @@ wt=$(grep 'work (pyframes.py:' "$TMP/lines.folded" | awk '{ t += $NF } END { pri
 echo "--lines: work at line $line in $hot of $wt samples in work ($all)"
 [ "$wt" -ge 200 ] && [ $((hot * 100)) -ge $((wt * 50)) ] ||
 	fail "work's hot line $line has $hot of $wt samples"
+
+# a version without a layout here (3.9, where pyenv holds it): said once, native frames kept
+py=$(ls -d "$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")"/versions/3.9.*/bin/python3.9 \
+	2>/dev/null | head -n 1)
+if [ -n "$py" ]; then
+	"$SCORCH" record -F 999 -o "$TMP/v39.folded" -- "$py" "$W" cpu 1 >/dev/null 2>"$TMP/err" ||
+		fail "record of $py failed: $(cat "$TMP/err")"
+	cat "$TMP/err"
+	[ "$(grep -c 'runs CPython 3.9' "$TMP/err")" = 1 ] || fail "CPython 3.9 not said once"
+	grep -q '^hint: scorch reads the frames of CPython 3.10 to 3.13' "$TMP/err" ||
+		fail "no hint for CPython 3.9"
+	grep -q ';PyEval_EvalCode;' "$TMP/v39.folded" || fail "CPython 3.9's native frames are missing"
+	! grep -q '(pyframes.py)' "$TMP/v39.folded" || fail "Python frames read from CPython 3.9"
+else
+	echo "CPython 3.9: not installed (pyenv), not tested"
+fi
 
 # the other CPython versions, where pyenv holds them (their own layouts)
 root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")

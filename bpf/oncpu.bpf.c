@@ -9,6 +9,9 @@
 #include "kunwind.bpf.h"
 
 const volatile bool include_idle = false;
+/* --unwind dwarf chosen by default: CPython processes (those with a "kunwind_procs"
+ * entry) are walked in the kernel all the same, for their Python frames */
+const volatile bool kunwind_python_only = false;
 /* --mode wall: a sample weighs the periods since the CPU's last sample or switch-in when
  * its thread kept the CPU all along (the missed periods were its time); else 1. Needs
  * offcpu's switch marks in map "last_tick". */
@@ -93,7 +96,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	in_kernel = (long)PT_REGS_IP(&ctx->regs) < 0;
 
 	/* --unwind dwarf: the record carries both stacks; nothing is counted here */
-	if (unwind_dwarf && !kernel_only && tid != 0 && !(task->flags & PF_KTHREAD)) {
+	if (unwind_dwarf && !kernel_only && tid != 0 && !(task->flags & PF_KTHREAD) &&
+	    !(kunwind_python_only && kunwind_has_python(pid, current_gen(task)))) {
 		struct sample_buf *b = sample_buf_get();
 
 		if (!b)

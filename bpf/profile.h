@@ -58,6 +58,11 @@ enum scorch_stat {
 	STAT_KU_END_READ,     /* ended: stack memory unreadable (not paged in) */
 	STAT_KU_END_BAD,      /* ended: the caller's registers made no sense */
 	STAT_KU_END_DEPTH,    /* ended at the depth limit */
+	/* --unwind kernel, CPython processes */
+	STAT_PY_WALKS,        /* stacks of a thread with a Python thread state */
+	STAT_PY_FRAMES,       /* Python frames put in stacks */
+	STAT_PY_UNMATCHED,    /* runs of Python frames put where no native frame held them */
+	STAT_PY_CUT,          /* walks cut: a frame unreadable, or more than PY_MAX_FRAMES */
 	/* event --latency */
 	STAT_CALLS_ABANDONED, /* outermost calls left without a return (longjmp, exception) */
 	/* offcpu, offwake mode */
@@ -93,10 +98,59 @@ struct kunwind_map {
 	__u32 lo, hi;	  /* its file's rows: [lo, hi) of "kunwind_rows" */
 };
 
+/*
+ * CPython's frames, walked beside the native ones (struct kunwind_python). A Python frame
+ * takes two words of a user stack: PY_WORD | its code object's address, then
+ * PY_WORD | PY_WORD_POS | lasti << 32 | guard, where lasti is the index of the code unit
+ * it executes (PY_LASTI_NONE: not started) and guard the code object's PY_GUARD bytes
+ * folded, which tell two code objects at one address apart. User addresses never have
+ * bit 63 set.
+ */
+#define PY_WORD	      (1ull << 63)
+#define PY_WORD_POS   (1ull << 62)
+#define PY_LASTI_NONE 0x3fffffffu
+#define PY_MAX_FRAMES 56     /* per stack: 112 of its 127 words */
+#define PY_NONE	      0xffff /* an offset that does not exist in this version */
+#define PY_CSTACK     3      /* 3.12+: owner of a frame on the C stack (an eval loop's entry) */
+
+enum py_runs {
+	PY_RUN_ONE = 1, /* 3.10: every native eval activation runs one frame */
+	PY_RUN_ENTRY,	/* 3.11: a run ends at its frame with is_entry set */
+	PY_RUN_SHIM,	/* 3.12+: a run ends before a frame owned by PY_CSTACK */
+};
+
+/*
+ * How to find and walk a thread's Python frames in one process (offsets in bytes, from
+ * the interpreter's version: symbolize/python.c). The thread's PyThreadState is in glibc's
+ * thread-specific data under CPython's pthread key: fsbase + @specific + 16 * key + 8.
+ * A run of frames belongs to the native eval activation whose stack frame holds its
+ * marker: the _PyCFrame of that activation (3.10, 3.11) or the entry frame that ends the
+ * run (3.12+); so runs are spliced where the activations are, whatever their code.
+ */
+struct kunwind_python {
+	__u64 tss_key;	 /* address of the pthread key (u32) of thread states; 0: not CPython */
+	__u16 specific;	 /* glibc's struct pthread: specific_1stblock */
+	__u16 ts_cframe; /* PyThreadState: cframe (PY_NONE: 3.13) */
+	__u16 ts_frame;	 /* PyThreadState: the innermost frame, if cf_frame is PY_NONE */
+	__u16 cf_frame;	 /* _PyCFrame: current_frame (PY_NONE: 3.10, 3.13) */
+	__u16 cf_prev;	 /* _PyCFrame: previous */
+	__u16 fr_code;	 /* frame: its code object */
+	__u16 fr_prev;	 /* frame: the caller's */
+	__u16 fr_instr;	 /* frame: the instruction (3.11+), or f_lasti (3.10: int) */
+	__u16 fr_flag;	 /* frame: is_entry (3.11), owner (3.12+); PY_NONE: 3.10 */
+	__u16 co_code;	 /* code: the bytecode (PY_NONE: fr_instr is f_lasti) */
+	__u16 co_guard;	 /* code: 8 bytes that differ between code objects (PY_GUARD) */
+	__u8 run;	 /* enum py_runs */
+	__u8 fr_base;	 /* the fields above lie in [fr_base, fr_base + fr_span) of a frame */
+	__u8 fr_span;	 /* (<= 104): one read of a frame */
+	__u8 pad[7];
+};
+
 struct kunwind_proc {
 	__u64 gen; /* the image the mappings are of (struct scorch_event's gen); 0: any */
 	__u32 nr;
 	__u32 pad;
+	struct kunwind_python py;
 	struct kunwind_map maps[KUNWIND_MAX_MAPS];
 };
 
@@ -216,6 +270,8 @@ enum scorch_event_type {
 	SCORCH_EVENT_OFFCPU_COPY, /* --unwind dwarf, offcpu: struct scorch_sample at switch-out */
 	SCORCH_EVENT_INTERVAL,    /* --unwind dwarf, offcpu: struct scorch_interval at switch-in */
 	SCORCH_EVENT_MAPS,        /* the executable mappings of (pid, gen) changed: read them again */
+	SCORCH_EVENT_PYCODE,      /* a Python code object first seen in (pid, gen)'s stacks: its
+				   * address in @pgen, its guard in @ppid; read it while it lives */
 };
 
 /*

@@ -306,6 +306,22 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 	case CAPTURE_END:
 		put_u64(b, records);
 		break;
+	case CAPTURE_PYCODE: {
+		const struct capture_pycode *py = &rec->pycode;
+
+		if (py->linetable_len > CAPTURE_MAX_LINETABLE)
+			return -EINVAL;
+		put_u32(b, py->pid);
+		put_u32(b, py->guard);
+		put_u64(b, py->gen);
+		put_u64(b, py->addr);
+		put_u32(b, (uint32_t)py->firstlineno);
+		put_u32(b, py->pep657);
+		put_u32(b, py->linetable_len);
+		put_bytes(b, py->linetable, py->linetable_len);
+		ok = put_str(b, py->qualname) && put_str(b, py->file);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -378,7 +394,7 @@ static const char *const type_names[] = {
 	[CAPTURE_META] = "meta",	  [CAPTURE_PROC] = "process",
 	[CAPTURE_MAPPING] = "mapping",	  [CAPTURE_COUNT] = "count",
 	[CAPTURE_KSYM] = "kernel symbol", [CAPTURE_JIT] = "JIT symbol",
-	[CAPTURE_STATS] = "stats",	  [CAPTURE_END] = "end",
+	[CAPTURE_STATS] = "stats",	  [CAPTURE_END] = "end", [CAPTURE_PYCODE] = "Python code",
 };
 
 static const char *type_name(unsigned type)
@@ -716,6 +732,25 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 			s->bpf[i] = get_n(c, 8);
 		break;
 	}
+	case CAPTURE_PYCODE: {
+		struct capture_pycode *py = &rec->pycode;
+
+		py->pid = get_n(c, 4);
+		py->guard = get_n(c, 4);
+		py->gen = get_n(c, 8);
+		py->addr = get_n(c, 8);
+		py->firstlineno = (int32_t)get_n(c, 4);
+		py->pep657 = get_n(c, 4);
+		py->linetable_len = get_n(c, 4);
+		if (py->linetable_len > CAPTURE_MAX_LINETABLE)
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64 " (Python code): a %u-byte line table (at most %u)",
+				    r->index, py->linetable_len, CAPTURE_MAX_LINETABLE);
+		py->linetable = py->linetable_len ? take(c, py->linetable_len) : NULL;
+		py->qualname = get_str(c);
+		py->file = get_str(c);
+		break;
+	}
 	case CAPTURE_END:
 		if (get_n(c, 8) != r->index && !c->bad)
 			return fail(r, -EBADMSG,
@@ -770,7 +805,7 @@ int capture_reader__next(struct capture_reader *r, struct capture_record *rec)
 				    " claims %u bytes, %zu remain",
 				    r->index, type_name(type), r->offset, len,
 				    r->fill - r->pos - CAPTURE_RECORD_HEADER);
-		if (type < CAPTURE_META || type > CAPTURE_END) {
+		if (type < CAPTURE_META || type > CAPTURE_TYPE_MAX) {
 			if (r->minor <= CAPTURE_VERSION_MINOR)
 				return fail(r, -EBADMSG,
 					    "record %" PRIu64 " at byte %" PRIu64

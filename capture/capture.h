@@ -28,7 +28,7 @@
 
 #define CAPTURE_MAGIC	      "SCORCHCP"
 #define CAPTURE_VERSION_MAJOR 1
-#define CAPTURE_VERSION_MINOR 2
+#define CAPTURE_VERSION_MINOR 3
 #define CAPTURE_HEADER_SIZE   16
 #define CAPTURE_RECORD_HEADER 8
 
@@ -38,6 +38,7 @@
 #define CAPTURE_MAX_STRING   4096	/* bytes of one string */
 #define CAPTURE_MAX_BUILD_ID 64		/* bytes of one build-id */
 #define CAPTURE_MAX_STATS    64		/* BPF counters in a stats record */
+#define CAPTURE_MAX_LINETABLE 65536	/* bytes of one Python line table */
 
 enum capture_type {
 	CAPTURE_META = 1,    /* once, first: how the recording was made */
@@ -48,7 +49,9 @@ enum capture_type {
 	CAPTURE_JIT = 6,     /* the JIT resolver's answer for one address seen */
 	CAPTURE_STATS = 7,   /* once, near the end: counters for the summary */
 	CAPTURE_END = 8,     /* last record: the capture is complete */
+	CAPTURE_PYCODE = 9,  /* a Python code object of the stacks, named (since 1.3) */
 };
+#define CAPTURE_TYPE_MAX CAPTURE_PYCODE
 
 enum capture_mode {
 	CAPTURE_MODE_CPU = 0,
@@ -153,6 +156,22 @@ struct capture_jit {
 	const char *name;
 };
 
+/*
+ * A Python code object named while its process lived: the two stack words of its
+ * frames (bpf/profile.h PY_WORD) carry @addr and @guard.
+ */
+struct capture_pycode {
+	uint32_t pid;
+	uint32_t guard;
+	uint64_t gen;
+	uint64_t addr;
+	int32_t firstlineno;
+	uint32_t linetable_len; /* <= CAPTURE_MAX_LINETABLE; 0: none (recorded without --lines) */
+	const char *qualname, *file;
+	const uint8_t *linetable; /* co_linetable's bytes (3.10: PEP 626; 3.11+: PEP 657) */
+	uint32_t pep657;	  /* 1: the 3.11+ location table */
+};
+
 /* Counters of the recording, for the same end-of-run summary. Fields may grow at the end. */
 struct capture_stats {
 	uint64_t elapsed_ns;
@@ -175,6 +194,7 @@ struct capture_record {
 		struct capture_ksym ksym;
 		struct capture_jit jit;
 		struct capture_stats stats;
+		struct capture_pycode pycode;
 	};
 };
 

@@ -117,7 +117,8 @@ struct capture_rec {
 	struct cap_proc *procv;
 	size_t nr_procs, procs_cap;
 	struct frame fbuf[1];
-	uint64_t counts, images, mappings, nr_ksyms, nr_jits;
+	uint64_t counts, images, mappings, nr_ksyms, nr_jits, nr_pycodes;
+	struct pycodes *py; /* named Python code objects, written at the close */
 	bool closed;
 	int err; /* the first write error: later writes are not attempted */
 };
@@ -195,6 +196,35 @@ void capture_rec__attach(struct capture_rec *c, struct symbolizer *sym, struct p
 		return;
 	c->sym = sym;
 	c->pm = pm;
+}
+
+void capture_rec__set_python(struct capture_rec *c, struct pycodes *py)
+{
+	if (c)
+		c->py = py;
+}
+
+/* One named code object as a CAPTURE_PYCODE record. */
+static int put_pycode(void *ctx, const struct pycode_info *info)
+{
+	struct capture_rec *c = ctx;
+	struct capture_record rec = {.type = CAPTURE_PYCODE};
+
+	rec.pycode = (struct capture_pycode){
+		.pid = (uint32_t)info->pid,
+		.guard = info->guard,
+		.gen = info->gen,
+		.addr = info->addr,
+		.firstlineno = info->firstlineno,
+		.pep657 = info->pep657,
+		.linetable_len = info->linetable_len <= CAPTURE_MAX_LINETABLE ? info->linetable_len
+									      : 0,
+		.linetable = info->linetable,
+		.qualname = info->qualname,
+		.file = info->file,
+	};
+	c->nr_pycodes++;
+	return put(c, &rec);
 }
 
 void capture_rec__free(struct capture_rec *c)
@@ -422,6 +452,9 @@ int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bo
 	for (i = 0; i < c->nr_procs && !err; i++)
 		if (!c->procv[i].written)
 			err = write_proc(c, &c->procv[i]);
+	/* the Python code objects named while the processes lived */
+	if (!err)
+		err = pycodes__foreach(c->py, put_pycode, c);
 	if (!err && st) {
 		rec.stats = *st;
 		err = put(c, &rec);

@@ -53,6 +53,7 @@ struct rep_proc {
 
 struct report {
 	struct report_opts opts;
+	struct pycodes *py; /* the Python code objects named while recording, or NULL */
 	bool partial; /* more than 5 % of the samples were lost when recording */
 	struct strset *strs;
 	struct capture_meta meta;
@@ -419,6 +420,24 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->stats = rec->stats;
 		r->have_stats = true;
 		break;
+	case CAPTURE_PYCODE: {
+		struct pycode_info info = {
+			.pid = (pid_t)rec->pycode.pid,
+			.guard = rec->pycode.guard,
+			.gen = rec->pycode.gen,
+			.addr = rec->pycode.addr,
+			.qualname = rec->pycode.qualname,
+			.file = rec->pycode.file,
+			.firstlineno = rec->pycode.firstlineno,
+			.pep657 = rec->pycode.pep657,
+			.linetable_len = rec->pycode.linetable_len,
+			.linetable = rec->pycode.linetable,
+		};
+
+		if (!r->py && !(r->py = pycodes__new(r->opts.names.lines)))
+			return -ENOMEM;
+		return pycodes__import(r->py, &info);
+	}
 	case CAPTURE_END:
 		break;
 	}
@@ -703,6 +722,7 @@ static int report_run(struct report *r)
 		.fp = !(r->meta.flags & CAPTURE_META_UNWIND_DWARF),
 		.max_depth = r->meta.max_depth,
 		.outs = o->outs,
+		.py = r->py,
 	};
 	{
 		struct outputs_opts oopts = {
@@ -769,6 +789,7 @@ int cmd_report(int argc, char **argv)
 	err = report_run(&r);
 	outputs__free(r.opts.outs); /* uncommitted files removed */
 	fold__release(&r.fold);
+	pycodes__free(r.py);
 	symbolizer__free(r.sym);
 	event__free(&r.event);
 	strset__free(r.strs);

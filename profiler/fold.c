@@ -208,6 +208,8 @@ static int walk_end(struct fold *f, const struct count_key *key, const struct st
 
 	*cut = false;
 	for (i = 1; i < (int)user->nr; i++) {
+		if (user->ips[i] & PY_WORD)
+			continue; /* a Python frame's: no address */
 		if (symbolizer__mapping_gen(f->sym, key->pid, key->gen, user->ips[i], &m) ==
 		    -ENOENT) {
 			*cut = true;
@@ -236,6 +238,37 @@ static const char *irq_context(const char *name)
 		if (!strcmp(name, hard[i]))
 			return FOLD_WAKER_IRQ;
 	return NULL;
+}
+
+/*
+ * The Python frame of @user's words @i (its code object) and @i + 1 (its position),
+ * named by f->py; the position word alone (seen first, from the root) is skipped.
+ */
+static int add_python_frame(struct fold *f, size_t *n, const struct count_key *key,
+			    const struct stack_trace *user, int i)
+{
+	uint64_t w = user->ips[i], pos = 0;
+	struct frame fr;
+	int err;
+
+	if (w & PY_WORD_POS)
+		return 0;
+	if (i + 1 < (int)user->nr && (user->ips[i + 1] & (PY_WORD | PY_WORD_POS)) ==
+						 (PY_WORD | PY_WORD_POS))
+		pos = user->ips[i + 1];
+	if (!f->py || !pos) {
+		memset(&fr, 0, sizeof(fr));
+		fr.name = "[unknown python]";
+		fr.kind = FRAME_UNKNOWN;
+	} else {
+		err = pycodes__frame(f->py, key->pid, key->gen, w, pos, &fr);
+		if (err)
+			return err;
+	}
+	err = push_frame(f, n, fr.name);
+	if (!err && f->outs)
+		err = outputs__stack_user(f->outs, f->sym, key->pid, key->gen, w, &fr, 1);
+	return err;
 }
 
 /* Reverses @fr[0..k): the waker side is folded leaf to root. */
@@ -325,6 +358,10 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 				err = push_marker(f, n, "[unknown]");
 				continue;
 			}
+			if (user->ips[i] & PY_WORD) {
+				err = add_python_frame(f, n, &wkey, user, i);
+				continue;
+			}
 			k = symbolizer__user_gen(f->sym, wkey.pid, wkey.gen, user->ips[i], i > 0,
 						 f->fbuf, FOLD_MAX_INLINE);
 			if (k < 0)
@@ -399,6 +436,10 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		for (i = nr - 1; i >= 0 && !err; i--) {
 			if (lost_proc) {
 				err = push_marker(f, &n, "[unknown]");
+				continue;
+			}
+			if (user->ips[i] & PY_WORD) {
+				err = add_python_frame(f, &n, key, user, i);
 				continue;
 			}
 			k = symbolizer__user_gen(f->sym, key->pid, key->gen, user->ips[i], i > 0,

@@ -23,22 +23,33 @@
 #include "unwind.h"
 
 _Static_assert(sizeof(struct kunwind_row) == sizeof(struct unwind_krow), "one row layout");
+_Static_assert(PYW_CODE == PY_WORD && PYW_POS == PY_WORD_POS && PYW_LASTI_NONE == PY_LASTI_NONE &&
+		       PYL_NONE == PY_NONE && (int)PYL_RUN_SHIM == (int)PY_RUN_SHIM,
+	       "one Python word layout");
 
 /* A file's rows: [lo, hi) of the map; hi == lo: none (no CFI, too big, unreadable). */
 struct kfile {
 	char *key;
 	uint32_t lo, hi;
+	bool compiled;	 /* rows compiled (or found none) */
+	bool py_checked; /* python__file() asked */
+	int py_err;	 /* python__file(): 0 when it is a CPython interpreter */
+	struct python_file py;
 };
 
 struct ktables {
 	int rows_fd, procs_fd;
+	struct pycodes *py; /* CPython processes' code objects; NULL: no Python frames */
+	bool python_only;   /* entries for CPython processes only (the others are copied) */
+	pid_t py_warned;    /* the last process told its interpreter could not be walked */
 	uint32_t cap, used;
 	struct hashmap files;	   /* hash of key -> struct kfile * */
 	struct kunwind_proc *proc; /* scratch: the entry being built */
 	struct ktables_stats st;
 };
 
-int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out)
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py, bool python_only,
+		 struct ktables **out)
 {
 	struct ktables *kt = calloc(1, sizeof(*kt));
 
@@ -48,6 +59,8 @@ int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out)
 	}
 	kt->rows_fd = rows_fd;
 	kt->procs_fd = procs_fd;
+	kt->py = py;
+	kt->python_only = py && python_only;
 	kt->cap = cap;
 	kt->st.rows_cap = cap;
 	*out = kt;
@@ -141,14 +154,16 @@ static struct kfile *kfile_get(struct ktables *kt, char *key, bool *is_new)
 	return f;
 }
 
-/* Compiles the file open on @fd into rows after the last ones, for @f. */
-static void kfile_compile(struct ktables *kt, struct kfile *f, int fd,
+/* Compiles the file open on @fd (@path) into rows after the last ones, for @f. */
+static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, const char *path,
 			  struct unwind_ktable_stats *ks)
 {
 	double t0 = timing__now();
 	struct unwind_krow *rows = NULL;
 	size_t nr = 0;
 	int err;
+
+	f->compiled = true;
 
 	err = unwind_ktable__build(fd, kt->cap - kt->used, &rows, &nr, ks);
 	if (err == -ENOENT) {
@@ -171,9 +186,37 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd,
 	free(rows);
 }
 
-/* The rows of the file of FILE mapping @m of (@pid, @gen), compiled now if new. */
-static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
-			       const struct symbolizer_mapping *m)
+/* Whether the file open on @fd (@path) is a CPython interpreter, for @f. */
+static void kfile_python(struct ktables *kt, struct kfile *f, int fd, const char *path)
+{
+	f->py_checked = true;
+	f->py_err = kt->py ? python__file(fd, path, &f->py) : -ENOENT;
+}
+
+/* A CPython whose layout scorch does not know, mapped by @pid: said once per process. */
+static void python_unknown(struct ktables *kt, pid_t pid, const struct kfile *f,
+			   const struct symbolizer_mapping *m)
+{
+	if (f->py_err != -EPROTONOSUPPORT || kt->py_warned == pid)
+		return;
+	kt->py_warned = pid;
+	kt->st.py_refused++;
+	if (f->py.minor)
+		pr_warn("process %d runs CPython 3.%u (%s): its Python frames are not shown\n", pid,
+			f->py.minor, m->path ? m->path : "?");
+	else
+		pr_warn("process %d runs a CPython of unknown version (%s): its Python frames are not "
+			"shown\n",
+			pid, m->path ? m->path : "?");
+	pr_hint("scorch reads the frames of CPython 3.10 to 3.13; its native frames are shown\n");
+}
+
+/*
+ * The file of FILE mapping @m of (@pid, @gen), asked whether it is CPython, and with
+ * @compile its rows compiled, when not done before.
+ */
+static struct kfile *file_get(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			      const struct symbolizer_mapping *m, bool compile)
 {
 	struct unwind_ktable_stats ks;
 	struct kfile *f;
@@ -184,14 +227,22 @@ static struct kfile *file_rows(struct ktables *kt, struct symbolizer *sym, pid_t
 	if (!key)
 		return NULL;
 	f = kfile_get(kt, key, &is_new);
-	if (!f || !is_new)
+	if (!f || (f->py_checked && (f->compiled || !compile)))
 		return f;
 	fd = symbolizer__open_mapping_gen(sym, pid, gen, m->start);
 	if (fd < 0) {
-		kt->st.files_unreadable++;
+		f->py_checked = true;
+		f->py_err = -ENOENT;
+		if (compile && !f->compiled) {
+			f->compiled = true;
+			kt->st.files_unreadable++;
+		}
 		return f;
 	}
-	kfile_compile(kt, f, fd, &ks);
+	if (!f->py_checked)
+		kfile_python(kt, f, fd, m->path);
+	if (compile && !f->compiled)
+		kfile_compile(kt, f, fd, m->path, &ks);
 	close(fd);
 	return f;
 }
@@ -218,10 +269,81 @@ int ktables__preload(struct ktables *kt, const char *path)
 	}
 	key = hex_key(ks.build_id, ks.build_id_len);
 	f = key ? kfile_get(kt, key, &is_new) : NULL;
-	if (f && is_new)
-		kfile_compile(kt, f, fd, &ks);
+	if (f && !f->py_checked)
+		kfile_python(kt, f, fd, path);
+	if (f && !f->compiled)
+		kfile_compile(kt, f, fd, path, &ks);
 	close(fd);
 	return f ? 0 : -ENOMEM;
+}
+
+/* The part of a frame its fields lie in (8 bytes each, the flag 1), read at once. */
+static void python_span(const struct python_layout *l, struct kunwind_python *py)
+{
+	uint16_t offs[] = {l->fr_code, l->fr_prev, l->fr_instr, l->fr_flag};
+	unsigned int lo = UINT16_MAX, hi = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		if (offs[i] == PYL_NONE)
+			continue;
+		lo = MIN(lo, offs[i]);
+		hi = MAX(hi, offs[i] + (i == 3 ? 1u : 8u));
+	}
+	lo &= ~7u;
+	py->fr_base = (__u8)lo;
+	py->fr_span = (__u8)(hi - lo);
+}
+
+/*
+ * The Python part of @p, for the interpreter file @f mapped at @m in @pid: the layout
+ * of its version, once the running process shows it has it. A process whose memory
+ * does not match is told once (its stacks stay native); one not initialized yet is
+ * walked (the walk finds no thread state until it is).
+ */
+static void python_entry(struct ktables *kt, pid_t pid, const struct kfile *f,
+			 const struct symbolizer_mapping *m, struct kunwind_proc *p)
+{
+	const struct python_layout *l = python__layout(f->py.minor);
+	uint32_t specific = python__glibc_specific();
+	uint64_t runtime = f->py.runtime + m->bias;
+	int err;
+
+	if (!l || (p && p->py.tss_key))
+		return;
+	err = python__check(pid, l, runtime, specific);
+	if (err && err != -EAGAIN) {
+		if (err == -EPROTO && kt->py_warned != pid) {
+			kt->py_warned = pid;
+			pr_warn("process %d: CPython 3.%u's memory is not laid out as expected: "
+				"its Python frames are not shown\n",
+				pid, f->py.minor);
+			pr_hint("a CPython 3.10-3.13 built for x86-64 with glibc and a GIL is "
+				"expected; its native frames are shown\n");
+		}
+		kt->st.py_refused++;
+		return;
+	}
+	if (pycodes__add_process(kt->py, pid, l, runtime,
+				 f->py.code_type ? f->py.code_type + m->bias : 0) ||
+	    !p)
+		return;
+	p->py = (struct kunwind_python){
+		.tss_key = runtime + l->rt_tss_key,
+		.specific = (__u16)specific,
+		.ts_cframe = l->ts_cframe,
+		.ts_frame = l->ts_frame,
+		.cf_frame = l->cf_frame,
+		.cf_prev = l->cf_prev,
+		.fr_code = l->fr_code,
+		.fr_prev = l->fr_prev,
+		.fr_instr = l->fr_instr,
+		.fr_flag = l->fr_flag,
+		.co_code = l->co_code,
+		.co_guard = l->co_guard,
+		.run = (__u8)l->run,
+	};
+	python_span(l, &p->py);
+	kt->st.py_procs++;
 }
 
 int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
@@ -236,6 +358,24 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 	err = symbolizer__mappings_gen(sym, pid, gen, &maps, &n);
 	if (err)
 		return err;
+	/* only CPython processes: the others' stacks are copied to scorch */
+	for (i = 0; kt->python_only && i < n; i++) {
+		struct kfile *f;
+
+		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
+		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+			continue;
+		f = file_get(kt, sym, pid, gen, &m, false);
+		if (!f) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (!f->py_err)
+			break;
+		python_unknown(kt, pid, f, &m);
+	}
+	if (kt->python_only && i == n)
+		goto cleanup;
 	memset(p, 0, sizeof(*p));
 	p->gen = entry_gen;
 	/* sorted by start already */
@@ -245,11 +385,15 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
 		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
 			continue;
-		f = file_rows(kt, sym, pid, gen, &m);
+		f = file_get(kt, sym, pid, gen, &m, true);
 		if (!f) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
+		if (!f->py_err && kt->py)
+			python_entry(kt, pid, f, &m, p);
+		else if (kt->py)
+			python_unknown(kt, pid, f, &m);
 		if (f->hi == f->lo)
 			continue;
 		if (p->nr == KUNWIND_MAX_MAPS) {
@@ -267,6 +411,38 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 	}
 	kt->st.images++;
 cleanup:
+	free(maps);
+	return err;
+}
+
+int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen)
+{
+	struct symbolizer_mapping *maps = NULL, m;
+	size_t n = 0, i;
+	int err;
+
+	if (!kt->py)
+		return 0;
+	err = symbolizer__mappings_gen(sym, pid, gen, &maps, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct kfile *f;
+
+		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
+		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+			continue;
+		f = file_get(kt, sym, pid, gen, &m, false);
+		if (!f) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!f->py_err) {
+			python_entry(kt, pid, f, &m, NULL);
+			break;
+		}
+		python_unknown(kt, pid, f, &m);
+	}
 	free(maps);
 	return err;
 }

@@ -145,6 +145,9 @@ struct sampler_opts {
 	/* --unwind kernel: user stacks walked in BPF with tables (ktables.c) of
 	 * @kunwind_rows rows, for up to @kunwind_procs process images at once */
 	bool unwind_kernel;
+	/* --unwind dwarf (auto, on CPU): CPython processes walked in the kernel all the same,
+	 * for their Python frames (ktables.c enters only them) */
+	bool python_walk;
 	uint32_t kunwind_rows;
 	uint32_t kunwind_procs;
 	/* offcpu only */
@@ -474,12 +477,20 @@ struct ktables_stats {
 	uint64_t rows_invalid;	   /* rows of rules the walk cannot follow (FP steps there) */
 	uint64_t maps_dropped;	   /* mappings past KUNWIND_MAX_MAPS of an image */
 	uint64_t procs_full;	   /* images not entered: map "kunwind_procs" full */
+	uint64_t py_procs;	   /* images whose Python frames are walked */
+	uint64_t py_refused;	   /* CPython images whose memory was not as expected */
 	double build_s;		   /* compiling files and writing their rows */
 };
 
 struct ktables;
-/* Tables in the maps @rows_fd (@cap entries) and @procs_fd. 0 or -ENOMEM. */
-int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct ktables **out);
+/*
+ * Tables in the maps @rows_fd (@cap entries) and @procs_fd; with @py, CPython processes
+ * get their Python frames walked too, their code objects named by @py, and with
+ * @python_only they alone get entries (--unwind auto on CPU: the others are copied).
+ * 0 or -ENOMEM.
+ */
+int ktables__new(int rows_fd, int procs_fd, uint32_t cap, struct pycodes *py, bool python_only,
+		 struct ktables **out);
 void ktables__free(struct ktables *kt);
 /*
  * Gives the BPF walk the tables of every executable file mapping of the snapshot of
@@ -495,6 +506,11 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
  * 0, -ENOENT (no build-id: found by it only), -ENOMEM, -errno.
  */
 int ktables__preload(struct ktables *kt, const char *path);
+/*
+ * Whether the snapshot of (@pid, @gen) runs CPython: if so its code objects can be named
+ * from now on (a thread read at the start), without an entry for the walk. 0, -ENOMEM.
+ */
+int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen);
 /* The image (@pid, @gen) is released: its entry goes (its files' rows stay). */
 void ktables__forget(struct ktables *kt, pid_t pid, uint64_t gen);
 void ktables__stats(const struct ktables *kt, struct ktables_stats *st);
@@ -574,6 +590,7 @@ struct fold {
 	bool fp;		/* user stacks walked by frame pointers in the kernel */
 	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
 	bool ns_values;		/* on-CPU set values are nanoseconds, named in microseconds */
+	struct pycodes *py;	/* names of Python frames (PY_WORD words); NULL: none */
 	/* offwake, set before each fold__add() of a key with KEY_WAKER: the waker, its
 	 * stacks (leaf first, NULL when absent) and whether its process was lost */
 	const struct waker *waker;
@@ -703,6 +720,8 @@ struct capture_rec_opts {
 int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct capture_rec **out);
 /* The symbolizer and JIT maps of the recording (before the first capture_rec__add()). */
 void capture_rec__attach(struct capture_rec *c, struct symbolizer *sym, struct perfmaps *pm);
+/* The names of the recording's Python code objects, written at the close (NULL: none). */
+void capture_rec__set_python(struct capture_rec *c, struct pycodes *py);
 /*
  * The symbolizer's jit_lookup hook for a recording that captures (@ctx: the capture_rec):
  * asks perfmaps__lookup() and keeps each distinct (pid, address) answer for the capture.

@@ -45,6 +45,8 @@ struct edge_ctx {
 	bool own_unw;
 	uint8_t *stack;	      /* a thread's stack copy */
 	uint64_t ips[SCORCH_MAX_STACK_DEPTH];
+	uint64_t sps[SCORCH_MAX_STACK_DEPTH];
+	struct python_chain py; /* a CPython thread's frames */
 	size_t stack_size;
 	pid_t snapped;	      /* the last process snapshotted (by us) */
 	uint64_t snapped_gen;
@@ -162,6 +164,9 @@ static int snapshot(struct edge_ctx *c, struct edge_thread *t, uint64_t *gen)
 	c->snapped = t->pid;
 	c->snapped_gen = *gen;
 	c->snap_err = symbolizer__snapshot_gen(c->r->sym, t->pid, *gen);
+	/* a CPython process: its threads' Python frames are read with their stacks */
+	if (!c->snap_err && c->r->kt && ktables__add_python(c->r->kt, c->r->sym, t->pid, *gen))
+		return -ENOMEM;
 	return c->snap_err;
 }
 
@@ -189,10 +194,20 @@ static int read_user_stack(struct edge_ctx *c, struct edge_thread *t)
 	if (got < 0)
 		return -errno;
 	us = (struct unwind_sample){ .pid = t->pid, .gen = gen, .ip = pc, .sp = sp,
-				     .stack = c->stack, .stack_len = (uint32_t)got };
+				     .stack = c->stack, .stack_len = (uint32_t)got, .sps = c->sps };
 	n = unwinder__unwind(c->unw, &us, c->ips, MIN(r->max_depth, SCORCH_MAX_STACK_DEPTH), &end);
 	if (n < 0)
 		return n;
+	/* its Python frames in place of the eval loop's native ones, as the BPF walk puts them */
+	if (r->py && !pycodes__thread_chain(r->py, t->pid, gen, t->tid, &c->py) && c->py.nr) {
+		size_t unmatched;
+
+		t->st.user.nr = (uint32_t)python__splice(c->ips, c->sps, (size_t)n, &c->py,
+							 (uint64_t *)t->st.user.ips,
+							 SCORCH_MAX_STACK_DEPTH,
+							 &unmatched);
+		return 0;
+	}
 	for (int i = 0; i < n; i++)
 		t->st.user.ips[i] = c->ips[i];
 	t->st.user.nr = n;

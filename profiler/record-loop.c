@@ -89,6 +89,12 @@ void record__on_event(void *ctx, const struct scorch_event *e)
 		record__on_interval(r, (const struct scorch_interval *)e);
 		return;
 	}
+	/* a Python code object new to the stacks: named now, while the process lives */
+	if (e->type == SCORCH_EVENT_PYCODE) {
+		if (r->py)
+			pycodes__note(r->py, (pid_t)e->pid, e->gen, e->pgen, e->ppid);
+		return;
+	}
 	if (e->type == SCORCH_EVENT_EXIT || e->type == SCORCH_EVENT_REPLACED) {
 		p = proctab__find(r->procs, e->pid, e->gen);
 		if (p && !(p->flags & (PROC_EXITED | PROC_RELEASED))) {

@@ -165,6 +165,13 @@ static void usage_unwinding(FILE *out)
 		"      --ring-size BYTES      ring buffer for the copies, per BPF program (a\n"
 		"                             power of 2, 4096..1 GiB; default: 0.25 s of\n"
 		"                             records, 1..64 MiB); a full ring loses samples\n"
+		"      --no-python            no Python frames: CPython processes unwound as\n"
+		"                             any other\n"
+		"  CPython 3.10-3.13 processes show their Python functions, 'qualname\n"
+		"  (file.py)', in place of the interpreter's eval loop, read in the BPF\n"
+		"  programs beside a kernel walk of the native stack: with --unwind kernel,\n"
+		"  and with auto in every mode (on CPU such processes alone are walked in\n"
+		"  the kernel, the others copied); not with fp or an explicit dwarf.\n"
 		"\n",
 		DEFAULT_STACK_SIZE);
 }
@@ -326,6 +333,7 @@ enum {
 	OPT_WEIGHT,
 	OPT_PERIOD,
 	OPT_LATENCY,
+	OPT_NO_PYTHON,
 };
 
 static const struct option record_options[] = {
@@ -347,6 +355,7 @@ static const struct option record_options[] = {
 	{ "kernel-threads-only", no_argument, NULL, OPT_KERNEL_THREADS },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "timing", no_argument, NULL, OPT_TIMING },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -473,10 +482,13 @@ static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, 
 	}
 }
 
-/* --unwind, --stack-size, --ring-size. 0, -ENOENT (not one of them), -EINVAL. */
+/* --unwind, --stack-size, --ring-size, --no-python. 0, -ENOENT (not one of them), -EINVAL. */
 static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c)
 {
 	switch (c) {
+	case OPT_NO_PYTHON:
+		o->no_python = true;
+		return 0;
 	case OPT_UNWIND:
 		if (!strcmp(optarg, "fp")) {
 			o->unwind = UNWIND_FP;
@@ -704,6 +716,9 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		pr_hint("drop --unwind dwarf, or record --mode offcpu\n");
 		return -EINVAL;
 	}
+	/* CPython's frames are read at the sample, beside a kernel walk of its stack */
+	o->python_walk = o->unwind_auto && o->unwind == UNWIND_DWARF && o->mode == MODE_CPU &&
+			 !o->no_python;
 	if (ps->stack_opt && o->unwind != UNWIND_DWARF) {
 		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
 		pr_hint("add --unwind dwarf, or drop them\n");

@@ -53,6 +53,35 @@ static void report_written(const struct record *r)
 }
 
 /*
+ * CPython processes: with -v, what was walked and named; a warning when Python frames
+ * went unnamed in more than 1 % of them (their code objects freed before they were read).
+ */
+static void report_python(const struct record *r, const uint64_t *st,
+			  const struct ktables_stats *ks)
+{
+	struct pycodes_stats ps;
+
+	pycodes__stats(r->py, &ps);
+	if (r->opts.verbose && (ks->py_procs || ks->py_refused))
+		pr_warn("python: %" PRIu64 " CPython process images walked (%" PRIu64
+			" refused: not the layout of their version); %" PRIu64
+			" stacks with a thread state, %" PRIu64 " Python frames (%" PRIu64
+			" runs put where no native frame held them, %" PRIu64
+			" chains cut); %" PRIu64 " code objects read (%" PRIu64
+			" unreadable), %" PRIu64 " frames named, %" PRIu64 " not\n",
+			ks->py_procs, ks->py_refused, st[STAT_PY_WALKS], st[STAT_PY_FRAMES],
+			st[STAT_PY_UNMATCHED], st[STAT_PY_CUT], ps.codes, ps.unreadable, ps.frames,
+			ps.unnamed);
+	if (ps.unnamed * 100 > ps.frames && ps.unnamed > 10) {
+		pr_warn("python: %" PRIu64 " of %" PRIu64
+			" Python frames are [unknown python]: their code objects could not be read\n",
+			ps.unnamed, ps.frames);
+		pr_hint("code objects freed or processes gone before scorch read them; -v counts "
+			"them\n");
+	}
+}
+
+/*
  * --unwind kernel: with -v, how the walks ended and what the tables hold; a warning
  * when tables did not fit (those processes' stacks were walked by frame pointers).
  */
@@ -82,6 +111,7 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 			ks.rows_invalid, ks.images, ks.files_no_cfi, ks.files_unreadable,
 			ks.maps_dropped, KUNWIND_MAX_MAPS);
 	}
+	report_python(r, st, &ks);
 	if (ks.files_too_big || ks.procs_full) {
 		pr_warn("unwind kernel: %" PRIu64 " files did not fit the %" PRIu64
 			" rows of tables, %" PRIu64 " process images the table of processes: their "

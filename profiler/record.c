@@ -141,6 +141,13 @@ static int preflight(struct record *r)
 		ids[nr_ids++] = PROBE_TP_WAKEUP;
 	}
 	/* the kernel walk needs bpf_loop (5.17); chosen by default, frame pointers without */
+	if (o->python_walk) {
+		probe__run(PROBE_HELPER_LOOP, &pr);
+		if (pr.status != PROBE_OK) {
+			pr_debug("no bpf_loop (%s): no Python frames\n", pr.detail);
+			o->python_walk = false;
+		}
+	}
 	if (o->unwind == UNWIND_KERNEL) {
 		probe__run(PROBE_HELPER_LOOP, &pr);
 		if (pr.status != PROBE_OK && o->unwind_auto) {
@@ -500,6 +507,7 @@ static int record_load(struct record *r)
 		 * the whole is known to be kept */
 		.cut_intervals = o->interval > 0 && o->max_block_us == UINT64_MAX / 1000,
 		.unwind_kernel = o->unwind == UNWIND_KERNEL,
+		.python_walk = o->python_walk,
 		.kunwind_rows = KUNWIND_ROWS,
 		.kunwind_procs = KUNWIND_PROCS,
 	};
@@ -523,12 +531,21 @@ static int record_load(struct record *r)
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
 		return err;
-	if (sopts.unwind_kernel) {
+	if (sopts.unwind_kernel || sopts.python_walk) {
 		int rows_fd, procs_fd;
 
 		sampler__kunwind_fds(r->sampler, &rows_fd, &procs_fd);
-		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, &r->kt);
-		if (!err)
+		if (!o->no_python) {
+			r->py = pycodes__new(o->names.lines);
+			if (!r->py)
+				return -ENOMEM;
+			r->fold.py = r->py;
+			capture_rec__set_python(r->cap, r->py);
+		}
+		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, r->py, sopts.python_walk,
+				   &r->kt);
+		/* (copies need no tables: a CPython process gets its own when announced) */
+		if (!err && !sopts.python_walk)
 			err = preload_tables(r);
 		if (err)
 			return err;
@@ -732,6 +749,7 @@ int cmd_record(int argc, char **argv)
 	symbolizer__free(r.sym);
 	perfmaps__free(r.pm);
 	fold__release(&r.fold);
+	pycodes__free(r.py);
 	proctab__free(r.procs);
 	free(r.pidfds);
 	free(r.gone);

@@ -73,6 +73,8 @@ struct record_opts {
 	/* unwinding */
 	enum unwind_mode unwind;
 	bool unwind_auto; /* --unwind auto chose it */
+	bool python_walk; /* auto on CPU: CPython processes walked in the kernel (Python frames) */
+	bool no_python;	  /* --no-python: CPython processes unwound as any other */
 	long stack_size;
 	bool timing;	/* --timing: print how long start-up and the end take */
 	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */
@@ -267,6 +269,7 @@ struct record {
 	bool write_failed; /* an output could not be written: the summary still follows */
 	bool cut_intervals; /* --interval, offcpu: open waits are cut at each boundary */
 	struct ktables *kt; /* --unwind kernel: the tables in the BPF maps (ktables.c) */
+	struct pycodes *py; /* --unwind kernel: CPython code objects' names */
 	bool partial;	   /* more than PARTIAL_LOSS_PCT of the samples were lost */
 };
 

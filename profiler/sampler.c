@@ -46,7 +46,7 @@
 		(skel)->rodata->follow_forks = (o)->follow_forks;                                  \
 		(skel)->rodata->unwind_dwarf = (o)->unwind_dwarf;                                  \
 		(skel)->rodata->stack_size = (o)->stack_size;                                      \
-		(skel)->rodata->kunwind_wanted = (o)->unwind_kernel;                               \
+		(skel)->rodata->kunwind_wanted = (o)->unwind_kernel || (o)->python_walk;                               \
 		(skel)->rodata->wakeup_bytes = (o)->ring_bytes / 4;                                \
 		(skel)->rodata->period_ns = period_ns((o)->freq);                                  \
 		(skel)->rodata->sideband_since = (o)->sideband_since;                              \
@@ -137,8 +137,10 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 /* --unwind kernel's maps: as asked, else one entry (the programs never read them) */
 static void size_kunwind(struct bpf_map *rows, struct bpf_map *procs, const struct sampler_opts *o)
 {
-	bpf_map__set_max_entries(rows, o->unwind_kernel ? o->kunwind_rows : 1);
-	bpf_map__set_max_entries(procs, o->unwind_kernel ? o->kunwind_procs : 1);
+	bool walk = o->unwind_kernel || o->python_walk;
+
+	bpf_map__set_max_entries(rows, walk ? o->kunwind_rows : 1);
+	bpf_map__set_max_entries(procs, walk ? o->kunwind_procs : 1);
 }
 
 /* record --event: the event object, with the programs the event needs loaded. */
@@ -202,7 +204,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		SET_COMMON_RODATA(s->on, opts);
 		s->on->rodata->include_idle = opts->include_idle;
 		s->on->rodata->credit_missed = opts->credit_missed;
-		s->on->rodata->unwind_kernel = opts->unwind_kernel;
+		s->on->rodata->unwind_kernel = opts->unwind_kernel || opts->python_walk;
+		s->on->rodata->kunwind_python_only = opts->python_walk;
 		size_kunwind(s->on->maps.kunwind_rows, s->on->maps.kunwind_procs, opts);
 		s->sets[s->nr_sets] = PROG_SET(s->on, false);
 		s->sets[s->nr_sets].aging = opts->age_stacks;
@@ -792,6 +795,8 @@ void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd)
 		procs = s->off->maps.kunwind_procs;
 	}
 
-	*rows_fd = rows && s->opts.unwind_kernel ? bpf_map__fd(rows) : -1;
-	*procs_fd = procs && s->opts.unwind_kernel ? bpf_map__fd(procs) : -1;
+	bool walk = s->opts.unwind_kernel || s->opts.python_walk;
+
+	*rows_fd = rows && walk ? bpf_map__fd(rows) : -1;
+	*procs_fd = procs && walk ? bpf_map__fd(procs) : -1;
 }

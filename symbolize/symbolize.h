@@ -407,4 +407,124 @@ struct symbolize_usdt {
 int symbolize__usdt_notes(const char *path, struct strset *strs, struct symbolize_usdt **out,
 			  size_t *nr);
 
+/*
+ * CPython (python.c).
+ *
+ * python__file(): whether the ELF file open on @fd (at @path, for 3.10's version) is a
+ * CPython interpreter: it defines _PyRuntime (the python executable when built
+ * statically, as Debian's, else libpython). Fills @out with the ELF virtual addresses of
+ * _PyRuntime and PyCode_Type and the version. Returns 0, -ENOENT (not CPython),
+ * -EPROTONOSUPPORT (a version without a layout here: @out->minor says which), -ENOEXEC.
+ *
+ * python__layout(): the struct offsets of CPython 3.@minor (x86-64, glibc, with a GIL),
+ * or NULL. python__check(): whether process @pid, whose _PyRuntime is at @runtime, has
+ * that layout: its thread states point back to their interpreter and the pthread key's
+ * slot (@specific: python__glibc_specific()) of a thread holds its state. Returns 0,
+ * -EAGAIN (the interpreter is not initialized yet), -EPROTO (another layout), -errno
+ * (unreadable: gone, or not ours to read).
+ *
+ * pycodes: the names of the code objects in a recording's Python frames, read from the
+ * processes' memory and cached by (pid, gen, address, guard): a freed code object's
+ * address used again by another gets another entry. pycodes__add_process() gives the
+ * layout of @pid's interpreter (@code_type: PyCode_Type's address there, or 0); pycodes__note() reads a code object now (while the
+ * process lives: a short-lived one's frames are named from what was read); then
+ * pycodes__frame() names a Python frame from its two stack words (bpf/profile.h:
+ * PY_WORD): "qualname (file.py)", with --lines "qualname (file.py:LINE)" and @out's file
+ * and line. A code object that could not be read is "[unknown python]" (FRAME_UNKNOWN),
+ * counted. Names stay valid until pycodes__free().
+ */
+#define PYL_NONE 0xffff
+enum python_runs { PYL_RUN_ONE = 1, PYL_RUN_ENTRY, PYL_RUN_SHIM };
+#define PYW_CODE	(1ull << 63)
+#define PYW_POS		(1ull << 62)
+#define PYW_LASTI_NONE	0x3fffffffu
+
+struct python_layout {
+	unsigned int minor;
+	/* _PyRuntimeState, PyInterpreterState, PyThreadState: found and checked in user space */
+	uint16_t rt_interp_head, rt_tss_key, in_threads, ts_next, ts_interp, ts_thread_id;
+	uint16_t ts_native_tid; /* PYL_NONE: 3.10 keeps no thread id of the kernel's */
+	/* walked in BPF (struct kunwind_python) */
+	uint16_t ts_cframe, ts_frame, cf_frame, cf_prev;
+	uint16_t fr_code, fr_prev, fr_instr, fr_flag;
+	enum python_runs run;
+	uint16_t co_code, co_guard;
+	/* names, read in user space */
+	uint16_t co_filename, co_name, co_linetable, co_firstlineno;
+	uint16_t str_ascii, str_compact; /* where a compact str's characters begin */
+	bool pep657;			 /* 3.11+ location table, else PEP 626's */
+};
+
+struct python_file {
+	uint64_t runtime;   /* ELF virtual address of _PyRuntime */
+	uint64_t code_type; /* ... of PyCode_Type, 0: not found */
+	uint32_t hexversion; /* Py_Version, 0: none (3.10) */
+	unsigned int minor;
+};
+
+int python__file(int fd, const char *path, struct python_file *out);
+const struct python_layout *python__layout(unsigned int minor);
+uint32_t python__glibc_specific(void);
+int python__check(pid_t pid, const struct python_layout *l, uint64_t runtime, uint32_t specific);
+
+struct pycodes_stats {
+	uint64_t processes;  /* CPython processes seen */
+	uint64_t codes;	     /* code objects read */
+	uint64_t unreadable; /* ... of which could not be read (gone, changed) */
+	uint64_t frames;     /* Python frames named */
+	uint64_t unnamed;    /* ... of which "[unknown python]" */
+};
+
+struct pycodes;
+struct pycodes *pycodes__new(bool lines);
+void pycodes__free(struct pycodes *pc);
+int pycodes__add_process(struct pycodes *pc, pid_t pid, const struct python_layout *l,
+			 uint64_t runtime, uint64_t code_type);
+int pycodes__note(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t addr, uint32_t guard);
+int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_word,
+		   uint64_t pos_word, struct frame *out);
+void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st);
+
+/*
+ * A named code object, as pycodes__foreach() passes it (those that could not be read
+ * are not passed) and pycodes__import() takes it back (scorch report, from a capture):
+ * frames of (pid, gen, addr, guard) are then named from it. @linetable: NULL without
+ * --lines. Strings and bytes are copied by pycodes__import(). 0 or -ENOMEM (import), or
+ * the first nonzero return of @fn.
+ */
+struct pycode_info {
+	pid_t pid;
+	uint32_t guard;
+	uint64_t gen, addr;
+	const char *qualname, *file;
+	int32_t firstlineno;
+	bool pep657;
+	uint32_t linetable_len;
+	const uint8_t *linetable;
+};
+typedef int (*pycodes_fn)(void *ctx, const struct pycode_info *info);
+int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx);
+int pycodes__import(struct pycodes *pc, const struct pycode_info *info);
+
+/*
+ * A thread's Python frames read from user space (a thread blocked when the recording
+ * begins: the BPF walk never saw it switch out), and their splice into its native
+ * stack. pycodes__thread_chain(): thread @tid of process @pid (3.11+; image @gen, whose
+ * code objects are read now), innermost first, as two stack words each (bpf/profile.h PY_WORD) with the C-stack marker of
+ * each run; 0, -ENOENT (no thread state), -EOPNOTSUPP (3.10), -errno. python__splice():
+ * the native stack @ips, whose frame i's stack is [@sps[i], @sps[i + 1]), with each run
+ * in place of the native frame whose stack holds its marker; runs held by no frame go
+ * where the walk passed them, or at the root end (counted in *@unmatched). Returns the
+ * words written, at most @cap.
+ */
+#define PYTHON_CHAIN_MAX 56
+struct python_chain {
+	size_t nr;
+	uint64_t code[PYTHON_CHAIN_MAX], pos[PYTHON_CHAIN_MAX], marker[PYTHON_CHAIN_MAX];
+};
+int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid,
+			  struct python_chain *out);
+size_t python__splice(const uint64_t *ips, const uint64_t *sps, size_t n,
+		      const struct python_chain *py, uint64_t *out, size_t cap, size_t *unmatched);
+
 #endif /* SCORCH_SYMBOLIZE_H */

@@ -796,6 +796,8 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64
 	*end = UNWIND_END_ERROR;
 	if (!smp->ip)
 		goto out;
+	if (smp->sps)
+		smp->sps[n] = fr.sp;
 	ips[n++] = fr.ip;
 	for (;;) {
 		sp = fr.sp;
@@ -828,6 +830,8 @@ int unwinder__unwind(struct unwinder *u, const struct unwind_sample *smp, uint64
 			*end = UNWIND_END_DEPTH;
 			break;
 		}
+		if (smp->sps)
+			smp->sps[n] = fr.sp;
 		ips[n++] = fr.ip;
 	}
 out:

@@ -103,13 +103,18 @@ void unwinder__trim(struct unwinder *u, size_t keep);
  */
 void unwinder__forget(struct unwinder *u, pid_t pid, uint64_t gen);
 
-/* One sample. @stack holds @stack_len bytes of the stack from @sp upwards. */
+/*
+ * One sample. @stack holds @stack_len bytes of the stack from @sp upwards. @sps, if
+ * not NULL, receives beside each address of the walk its frame's stack pointer (the
+ * leaf's @sp, then each caller's CFA): frame i's stack is [sps[i], sps[i + 1]).
+ */
 struct unwind_sample {
 	pid_t pid;
 	uint64_t gen;
 	uint64_t ip, sp, bp;
 	const void *stack;
 	size_t stack_len;
+	uint64_t *sps;
 };
 
 /* Why a walk stopped. */

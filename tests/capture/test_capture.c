@@ -69,6 +69,17 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 			 .addr = 0x7f0000000fff,
 			 .offset = 0x10,
 			 .name = "Interpreted:foo"}},
+		{.type = CAPTURE_PYCODE,
+		 .pycode = {.pid = 42,
+			    .guard = 0xdeadbeef,
+			    .gen = 7,
+			    .addr = 0x7f1234560000,
+			    .firstlineno = 12,
+			    .pep657 = 1,
+			    .linetable_len = 3,
+			    .linetable = (const uint8_t *)"\x80\x01\x02",
+			    .qualname = "Sleeper.nap",
+			    .file = "/srv/app/sleeper.py"}},
 	};
 	struct capture_record cnt = {.type = CAPTURE_COUNT,
 				     .count = {.pid = 42,
@@ -180,6 +191,15 @@ static void test_round_trip(void)
 			CHECK(rec.jit.addr == 0x7f0000000fff && rec.jit.offset == 0x10);
 			CHECK_STR(rec.jit.name, "Interpreted:foo");
 			break;
+		case CAPTURE_PYCODE:
+			CHECK(rec.pycode.pid == 42 && rec.pycode.gen == 7 &&
+			      rec.pycode.guard == 0xdeadbeef && rec.pycode.addr == 0x7f1234560000);
+			CHECK(rec.pycode.firstlineno == 12 && rec.pycode.pep657 == 1);
+			CHECK(rec.pycode.linetable_len == 3 && rec.pycode.linetable &&
+			      !memcmp(rec.pycode.linetable, "\x80\x01\x02", 3));
+			CHECK_STR(rec.pycode.qualname, "Sleeper.nap");
+			CHECK_STR(rec.pycode.file, "/srv/app/sleeper.py");
+			break;
 		case CAPTURE_STATS:
 			CHECK(rec.stats.nr_cpus == 2 && rec.stats.nr_bpf == 3);
 			CHECK(rec.stats.bpf[2] == 9 && rec.stats.drain_lost == 1);
@@ -189,7 +209,7 @@ static void test_round_trip(void)
 		}
 	}
 	CHECK(ret == 0);
-	CHECK(n == 10 && counts == 3);
+	CHECK(n == 11 && counts == 3);
 	/* after the end, still the end */
 	capture_reader__free(r);
 	free(data);
@@ -296,7 +316,7 @@ static void test_truncated_records(void)
 		off += CAPTURE_RECORD_HEADER + rl;
 		boundaries++;
 	}
-	CHECK(off == n && boundaries == 12);
+	CHECK(off == n && boundaries == 13);
 	free(raw);
 	free(data);
 }
@@ -373,7 +393,7 @@ static void test_header(void)
 	CHECK(read_all(data, len, msg, sizeof(msg)) == -EPROTONOSUPPORT);
 	data[8] = 1;
 	CHECK(read_all(data, 5, msg, sizeof(msg)) == -EBADMSG);
-	CHECK(read_all(data, len, msg, sizeof(msg)) == 8);
+	CHECK(read_all(data, len, msg, sizeof(msg)) == 9);
 	free(data);
 }
 

@@ -192,6 +192,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->first = 0;
 	st->ts = now;
 	st->wake = 0;
+	st->task = (__u64)prev;
 	st->key.pid = pid;
 	st->key.flags = runq ? KEY_RUNQUEUE : 0;
 	st->key.gen = kthread ? 0 : task_gen(prev);
@@ -441,6 +442,21 @@ static long cut_one(struct bpf_map *map, __u32 *tid, struct offcpu_start *st, st
 
 	if (!ts || !first || first > ts || ts >= cut || cut - first < min_block_ns)
 		return 0;
+	/* on a CPU now, with an interval begun before the boundary: its switch-in was never
+	 * traced (sched_switch shows two switch-outs of a thread in a row now and then), and
+	 * the slot holds no wait but the time it ran. Its next switch-out would have
+	 * replaced it uncounted (STAT_OFF_UNENDED); a cut must not count it either. (A wait
+	 * that ended since the boundary was claimed by its switch-in, which the tracepoint
+	 * runs before the task is marked on_cpu.) */
+	if (st->task) {
+		struct task_struct *t = (struct task_struct *)st->task;
+
+		if (BPF_CORE_READ(t, pid) == (int)*tid && BPF_CORE_READ(t, on_cpu)) {
+			if (__sync_val_compare_and_swap(&st->ts, ts, 0) == ts)
+				stat_inc(STAT_OFF_UNENDED);
+			return 0;
+		}
+	}
 	/* a switch-in taking the slot meanwhile counts the whole interval itself */
 	if (__sync_val_compare_and_swap(&st->ts, ts, cut) != ts)
 		return 0;

@@ -237,6 +237,7 @@ struct offcpu_start {
 	__u64 ts;    /* switch-out time, or the last --interval boundary since, ns; 0: on CPU */
 	__u64 wake;  /* its wakeup (sched_wakeup), ns; 0: none yet, or a runqueue interval */
 	__u64 first; /* switch-out time, ns, once the slot is filled; 0 while it is */
+	__u64 task;  /* its task_struct, for offcpu_cut (0: a thread read from /proc) */
 	/* offwake: the thread's last switch-in, and the last sched_waking of it (ns), whose
 	 * @waker woke the interval when it came after @last_in */
 	__u64 last_in;

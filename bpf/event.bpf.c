@@ -7,6 +7,7 @@
 #include <bpf/usdt.bpf.h>
 #include "profile.h"
 #include "stacks.bpf.h"
+#include "kunwind.bpf.h"
 
 /* Set by user space before load. */
 /* scorch itself: its own calls (a probe on malloc) are not counted */
@@ -97,7 +98,9 @@ static __always_inline long entry_walk_user(struct pt_regs *regs, struct stack_t
 
 /*
  * The stacks of the current task into @key: the kernel's (not at a user probe), the
- * user's by frame pointers, each stored in "stacks". Returns false when a stack could
+ * user's by the kernel walk (--unwind kernel; a CPython process's by default) or frame
+ * pointers, each stored in "stacks". The walk starts from the user registers the task
+ * trapped with (a probe's breakpoint, a syscall, a fault). Returns false when a stack could
  * not be stored (counted).
  */
 static __always_inline bool walk_stacks(void *ctx, struct task_struct *task, struct count_key *key,
@@ -123,7 +126,11 @@ static __always_inline bool walk_stacks(void *ctx, struct task_struct *task, str
 		}
 	}
 	if (!kernel_only && !(task->flags & PF_KTHREAD)) {
-		if (entry_walk)
+		if (unwind_kernel &&
+		    (!kunwind_python_only || kunwind_has_python(key->pid, key->gen)) &&
+		    kunwind_user(task, key->pid, key->gen, &sc->user))
+			n = (long)sc->user.nr * sizeof(__u64);
+		else if (entry_walk)
 			n = entry_walk_user(ctx, &sc->user);
 		else
 			n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips),

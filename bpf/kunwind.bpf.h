@@ -28,6 +28,10 @@ struct {
 } kunwind_procs SEC(".maps");
 
 const volatile bool unwind_kernel = false;
+/* --unwind auto on CPU (copies) and at events (frame pointers): CPython processes, those
+ * with a "kunwind_procs" entry, are walked in the kernel all the same, for their Python
+ * frames */
+const volatile bool kunwind_python_only = false;
 
 /*
  * The row of [@lo, @hi) in force at @pc: the last that begins at or before it. Global

@@ -9,9 +9,6 @@
 #include "kunwind.bpf.h"
 
 const volatile bool include_idle = false;
-/* --unwind dwarf chosen by default: CPython processes (those with a "kunwind_procs"
- * entry) are walked in the kernel all the same, for their Python frames */
-const volatile bool kunwind_python_only = false;
 /* --mode wall: a sample weighs the periods since the CPU's last sample or switch-in when
  * its thread kept the CPU all along (the missed periods were its time); else 1. Needs
  * offcpu's switch marks in map "last_tick". */

@@ -146,7 +146,7 @@ static void usage_unwinding(FILE *out)
 		"\n"
 		"unwinding (user stacks):\n"
 		"      --unwind auto          dwarf in cpu mode, kernel in offcpu and wall\n"
-		"                             modes (default; -K: fp)\n"
+		"                             modes, fp at events (default; -K: fp)\n"
 		"      --unwind fp            frame pointers, walked in the kernel; code built\n"
 		"                             without them (Debian's libc) loses its callers\n"
 		"      --unwind dwarf         copy the user registers and the top of the stack\n"
@@ -155,7 +155,8 @@ static void usage_unwinding(FILE *out)
 		"                             frame pointers where a file has none (JIT code)\n"
 		"      --unwind kernel        walk user stacks in the BPF programs with tables\n"
 		"                             compiled from the files' .eh_frame and count\n"
-		"                             them in the kernel, on and off CPU; frame\n"
+		"                             them in the kernel, on and off CPU and at\n"
+		"                             events; frame\n"
 		"                             pointers where there is no rule (JIT code) and\n"
 		"                             for a process's first samples, until its tables\n"
 		"                             are loaded\n"
@@ -170,8 +171,8 @@ static void usage_unwinding(FILE *out)
 		"  CPython 3.10-3.13 processes show their Python functions, 'qualname\n"
 		"  (file.py)', in place of the interpreter's eval loop, read in the BPF\n"
 		"  programs beside a kernel walk of the native stack: with --unwind kernel,\n"
-		"  and with auto in every mode (on CPU such processes alone are walked in\n"
-		"  the kernel, the others copied); not with fp or an explicit dwarf.\n"
+		"  and with auto in every mode (on CPU and at events such processes alone\n"
+		"  are walked in the kernel); not with fp or an explicit dwarf.\n"
 		"\n",
 		DEFAULT_STACK_SIZE);
 }
@@ -704,11 +705,6 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 			"--unwind dwarf\n");
 		return -EINVAL;
 	}
-	if (o->unwind == UNWIND_KERNEL && o->mode == MODE_EVENT) {
-		pr_err("--unwind kernel walks stacks at samples and switches, not at --event\n");
-		pr_hint("use --unwind fp (the default at events) or --unwind dwarf\n");
-		return -EINVAL;
-	}
 	o->unwind_auto = o->unwind == UNWIND_AUTO;
 	o->unwind = resolve_unwind(o);
 	if (o->offwake && o->unwind == UNWIND_DWARF) {
@@ -717,8 +713,9 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		return -EINVAL;
 	}
 	/* CPython's frames are read at the sample, beside a kernel walk of its stack */
-	o->python_walk = o->unwind_auto && o->unwind == UNWIND_DWARF && o->mode == MODE_CPU &&
-			 !o->no_python;
+	o->python_walk = o->unwind_auto && !o->no_python && !o->kernel_only &&
+			 ((o->unwind == UNWIND_DWARF && o->mode == MODE_CPU) ||
+			  (o->unwind == UNWIND_FP && o->mode == MODE_EVENT));
 	if (ps->stack_opt && o->unwind != UNWIND_DWARF) {
 		pr_err("--stack-size and --ring-size need --unwind dwarf\n");
 		pr_hint("add --unwind dwarf, or drop them\n");

@@ -162,6 +162,9 @@ static int event_open(struct sampler *s, const struct sampler_opts *opts)
 	skel->rodata->event_period = ev->kind == EVENT_SOFTWARE ? 1 : ev->period;
 	skel->rodata->weight_arg = ev->weight_arg;
 	skel->rodata->entry_walk = ev->kind == EVENT_UPROBE && !ev->add;
+	skel->rodata->unwind_kernel = opts->unwind_kernel || opts->python_walk;
+	skel->rodata->kunwind_python_only = opts->python_walk;
+	size_kunwind(skel->maps.kunwind_rows, skel->maps.kunwind_procs, opts);
 	skel->rodata->self_pid = getpid();
 	bpf_program__set_autoload(skel->progs.event_uprobe,
 				  !ev->latency && (ev->kind == EVENT_UPROBE ||
@@ -793,6 +796,9 @@ void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd)
 	} else if (s->off) {
 		rows = s->off->maps.kunwind_rows;
 		procs = s->off->maps.kunwind_procs;
+	} else if (s->ev) {
+		rows = s->ev->maps.kunwind_rows;
+		procs = s->ev->maps.kunwind_procs;
 	}
 
 	bool walk = s->opts.unwind_kernel || s->opts.python_walk;

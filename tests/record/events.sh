@@ -4,8 +4,8 @@
 # (tests/workloads/events.c, tests/workloads/gc.d): exact call counts at a uprobe and a
 # uretprobe with the direct caller kept at a function's entry, malloc bytes by caller
 # (--weight ARG1), page faults by caller, a raw tracepoint, --period, --latency with
-# nesting and threads that exit inside, and druntime's collections by the D code whose
-# garbage caused them.
+# nesting and threads that exit inside, druntime's collections by the D code whose
+# garbage caused them, and CPython's by the Python function (tests/workloads/gcpy.py).
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -262,7 +262,8 @@ cat "$TMP/usdt.folded"
 	-- "$EVENTS" usdt 1000 2>"$TMP/err" || fail "USDT --weight record failed: $(cat "$TMP/err")"
 [ "$(count "$TMP/usdtw.folded" "$pre;tick_loop")" = 2500 ] || fail "scorch:tick's arguments do not sum to 2500"
 
-# ---- USDT: CPython's gc__start, once per collection (Debian's python3.11 has the notes) ----
+# ---- USDT: CPython's gc__start, once per collection (Debian's python3.11 has the notes),
+# under the Python function that hit it ----
 py=/usr/bin/python3.11
 "$SCORCH" record -q --event usdt:$py:python:gc__start -o "$TMP/py.folded" \
 	-- $py "$(dirname "$0")/../workloads/gcpy.py" 30 >"$TMP/truth" 2>"$TMP/err" ||
@@ -272,4 +273,11 @@ t=$(sed -n 's/^truth collections=//p' "$TMP/truth")
 n=$(comm_total "$TMP/py.folded" python3.11)
 echo "USDT gc__start: $n stacks counted, $t collections"
 [ -n "$t" ] && [ "$n" = "$t" ] || fail "gc__start counted $n times, not $t"
+# the Python function that made the garbage is named at the probe: churn_a makes three
+# times the cycles churn_b makes, so the collector starts three times as often under it
+a=$(frame_total "$TMP/py.folded" python3.11 "churn_a (gcpy.py)")
+b=$(frame_total "$TMP/py.folded" python3.11 "churn_b (gcpy.py)")
+echo "USDT gc__start: churn_a $a, churn_b $b of $n"
+awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { exit !(a + b >= 0.9 * n && a >= 0.70 * (a + b) && a <= 0.80 * (a + b)) }' ||
+	fail "gc__start's Python callers: churn_a $a, churn_b $b of $n (want 75 +- 5 % of >= 90 %)"
 echo "PASS"

@@ -6,7 +6,9 @@
 # (its slowdown is the overhead; at 999 Hz it is within this machine's noise), the time
 # scorch's BPF programs ran per sample (kernel.bpf_stats_enabled, read from scorch's
 # fdinfo by a shell scorch itself runs after the job, so before scorch detaches), and
-# scorch's own CPU (its and its children's time less the job's). scorch records with
+# scorch's own CPU while the job ran (its threads' schedstat, read by that shell before
+# and after the job: start-up and the end's naming and writing left out, which a longer
+# recording spreads over more samples). scorch records with
 # Python frames (the default: CPython processes walked in the kernel), with --no-python
 # (native stacks copied to scorch, the on-CPU default for other processes) and with
 # --unwind kernel --no-python (the same kernel walk without the Python frames); perf
@@ -33,6 +35,8 @@ trap 'echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled; bench_cleanup' EXIT
 
 # the job, then (under scorch) its BPF programs' statistics, and the job's own CPU time
 cat >"$work/job.sh" <<SH
+oncpu() { cat /proc/\$PPID/task/*/schedstat 2>/dev/null | awk '{ t += \$1 } END { print t + 0 }'; }
+[ "\${1:-}" != stats ] || echo "scorch0 \$(oncpu)"
 "$py" -c "
 import os, runpy, sys
 sys.argv = ['$job', '$secs']
@@ -40,6 +44,7 @@ runpy.run_path('$job', run_name='__main__')
 t = os.times()
 print('jobcpu', t.user + t.system)
 "
+[ "\${1:-}" != stats ] || echo "scorch1 \$(oncpu)"
 [ "\${1:-}" != stats ] || cat /proc/\$PPID/fdinfo/* 2>/dev/null |
 	awk '/^prog_type:\t7\$/ { p = 1 } /^run_time_ns:/ && p { ns += \$2 } /^run_cnt:/ && p { n += \$2; p = 0 }
 		END { print "bpf", ns + 0, n + 0 }'
@@ -58,10 +63,10 @@ run() { # tool: prints "ops jobcpu bpf_ns bpf_runs profiler_cpu"
 	perf-dwarf) set -- perf record -q -F 999 --call-graph dwarf -o "$work/perf.data" -- \
 		sh "$work/job.sh" ;;
 	esac
-	/usr/bin/time -f "%U %S" -o "$work/time" "$@" >"$out" 2>/dev/null
-	read -r u s <"$work/time"
-	awk -v u="$u" -v s="$s" '/^ops/ { ops = $2 } /^jobcpu/ { j = $2 } /^bpf/ { ns = $2; n = $3 }
-		END { printf "%d %.3f %d %d %.3f\n", ops, j, ns, n, u + s - j }' "$out"
+	"$@" >"$out" 2>/dev/null
+	awk '/^ops/ { ops = $2 } /^jobcpu/ { j = $2 } /^bpf/ { ns = $2; n = $3 }
+		/^scorch0/ { s0 = $2 } /^scorch1/ { s1 = $2 }
+		END { printf "%d %.3f %d %d %.6f\n", ops, j, ns, n, (s1 - s0) / 1e9 }' "$out"
 }
 
 tools=(base scorch scorch-nopy scorch-kernel perf-fp perf-dwarf)
@@ -82,7 +87,7 @@ base = med("base", 0)
 print(f"python-bench: Debian python3, bench/pyjob.py 30 Python frames deep, {secs:g} s at "
       f"999 Hz, {rounds} rounds (medians)")
 print()
-print("| profiler | job ops/s | slowdown | BPF ns/sample | scorch CPU ms | "
+print("| profiler | job ops/s | slowdown | BPF ns/sample | scorch CPU during the job, ms | "
       "cost/sample (BPF + scorch) |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
 names = {"base": "none", "scorch": "scorch (Python frames)", "scorch-nopy": "scorch --no-python",

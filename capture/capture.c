@@ -222,6 +222,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u32(b, m->event_weight);
 		put_u32(b, m->event_flags);
 		put_u64(b, m->event_period);
+		ok = ok && put_str(b, m->event_weight_unit ? m->event_weight_unit : "");
 		break;
 	}
 	case CAPTURE_PROC:
@@ -608,6 +609,7 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->event_weight = c->p < c->end ? (uint32_t)get_n(c, 4) : 0;
 		m->event_flags = c->p < c->end ? (uint32_t)get_n(c, 4) : 0;
 		m->event_period = c->p < c->end ? get_n(c, 8) : 0;
+		m->event_weight_unit = c->p < c->end ? get_str(c) : "";
 		if (!c->bad && m->mode == CAPTURE_MODE_EVENT && (!m->event || !*m->event))
 			return fail(r, -EBADMSG, "record %" PRIu64 " (meta): an event capture without its event",
 				    r->index);

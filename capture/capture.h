@@ -85,6 +85,7 @@ struct capture_meta {
 	uint32_t event_weight;
 	uint32_t event_flags;
 	uint64_t event_period;
+	const char *event_weight_unit; /* since 1.3: --weight's unit ("": bytes) */
 };
 
 /* capture_meta.event_flags */

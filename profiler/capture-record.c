@@ -174,6 +174,7 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 	if (o->mode == MODE_EVENT && o->event) {
 		meta.meta.event = o->event->spec;
 		meta.meta.event_weight = o->event->weight_arg;
+		meta.meta.event_weight_unit = o->event->weight_unit;
 		meta.meta.event_flags = o->event->latency ? CAPTURE_EVENT_LATENCY : 0;
 		meta.meta.event_period = o->event->period;
 	}

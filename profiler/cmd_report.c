@@ -364,6 +364,7 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->meta.version = intern(r, rec->meta.version, &err);
 		r->meta.clock = intern(r, rec->meta.clock, &err);
 		r->meta.event = intern(r, rec->meta.event, &err);
+		r->meta.event_weight_unit = intern(r, rec->meta.event_weight_unit, &err);
 		break;
 	case CAPTURE_PROC:
 		if (GROW(r->procs, r->procs_cap, r->nr_procs, 1))
@@ -708,6 +709,8 @@ static int report_run(struct report *r)
 		if (err)
 			goto cleanup;
 		r->event.weight_arg = r->meta.event_weight;
+		snprintf(r->event.weight_unit, sizeof(r->event.weight_unit), "%s",
+			 r->meta.event_weight_unit ? r->meta.event_weight_unit : "");
 		r->event.latency = r->meta.event_flags & CAPTURE_EVENT_LATENCY;
 		r->event.period = r->meta.event_period ? r->meta.event_period : 1;
 	}

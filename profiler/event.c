@@ -590,9 +590,10 @@ void event__unit(const struct event_spec *ev, const char **type, const char **un
 		*unit = "microseconds";
 		*countname = "us";
 	} else if (ev->weight_arg) {
-		*type = "bytes";
-		*unit = "bytes";
-		*countname = "bytes";
+		/* what the argument counts: bytes (malloc's size) unless --weight ARGn:UNIT */
+		*type = ev->weight_unit[0] ? ev->weight_unit : "bytes";
+		*unit = *type;
+		*countname = *type;
 	} else if (ev->kind == EVENT_UPROBE || ev->kind == EVENT_URETPROBE ||
 		   ev->kind == EVENT_USDT) {
 		*type = "calls";

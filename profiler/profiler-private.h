@@ -96,6 +96,7 @@ struct event_spec {
 	uint64_t func_size;
 	uint32_t sw_config;   /* software: PERF_COUNT_SW_* */
 	unsigned int weight_arg; /* --weight ARGn; 0: count */
+	char weight_unit[33];	 /* --weight ARGn:UNIT, what the argument counts ("": bytes) */
 	uint64_t period;	 /* --period: every Nth event counted (1: all) */
 	bool latency;		 /* --latency: entry to return, by the stacks at entry */
 	char subtitle[512];	 /* the SVG's (event__svg_defaults()) */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* profiler: `scorch record`'s command line: its options parsed and checked, --help. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -66,7 +67,7 @@ static void usage_modes(FILE *out)
 		"                             with the candidates listed. Counts are calls or\n"
 		"                             events; frame pointers by default (--unwind dwarf\n"
 		"                             for code without them)\n"
-		"      --weight ARGn          count argument n (1..6) of the function, probe or\n"
+		"      --weight ARGn[:UNIT]   count argument n (1..6) of the function, probe or\n"
 		"                             tracepoint instead of 1: bytes (malloc's size is\n"
 		"                             ARG1)\n"
 		"      --period N             count one event in N of each CPU (the kernel's\n"
@@ -529,6 +530,17 @@ static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c
 	}
 }
 
+/* A --weight unit: 1 to 32 letters, digits, '_' or '-' (it names pprof's sample type). */
+static bool unit_ok(const char *u)
+{
+	size_t i, n = strlen(u);
+
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)u[i]) && u[i] != '_' && u[i] != '-')
+			return false;
+	return n >= 1 && n <= 32;
+}
+
 /* --event, --weight, --period, --latency. 0, -ENOENT (not one of them), -EINVAL, -ENOMEM. */
 static int parse_event_opt(struct record_opts *o, struct parse_state *ps, int c)
 {
@@ -548,16 +560,25 @@ static int parse_event_opt(struct record_opts *o, struct parse_state *ps, int c)
 			return err;
 		o->mode = MODE_EVENT;
 		return 0;
-	case OPT_WEIGHT:
+	case OPT_WEIGHT: {
+		const char *unit = strchr(optarg, ':');
+		char num[8] = "";
+
 		ps->event_opts = true;
-		if (strncasecmp(optarg, "arg", 3) || parse__long(optarg + 3, 1, 6, &n)) {
+		if (strncasecmp(optarg, "arg", 3) || (unit && (size_t)(unit - optarg) >= sizeof(num)) ||
+		    parse__long(unit ? memcpy(num, optarg, (size_t)(unit - optarg)) + 3 : optarg + 3, 1,
+				6, &n) ||
+		    (unit && !unit_ok(unit + 1))) {
 			pr_err("invalid --weight '%s'\n", optarg);
-			pr_hint("give the argument that weighs each event, ARG1 to ARG6 (malloc's "
-				"size: ARG1)\n");
+			pr_hint("give the argument that weighs each event, ARG1 to ARG6, and what it "
+				"counts if not bytes: ARG1 (malloc's size), ARG2:items\n");
 			return -EINVAL;
 		}
 		o->weight_arg = n;
+		if (unit)
+			snprintf(o->weight_unit, sizeof(o->weight_unit), "%s", unit + 1);
 		return 0;
+	}
 	case OPT_PERIOD:
 		ps->event_opts = true;
 		if (parse__long(optarg, 1, 1000000000, &n)) {
@@ -612,6 +633,7 @@ static int check_event(struct record_opts *o, const struct parse_state *ps)
 		return -EINVAL;
 	}
 	ev->weight_arg = o->weight_arg;
+	memcpy(ev->weight_unit, o->weight_unit, sizeof(ev->weight_unit));
 	ev->period = o->period ? o->period : 1;
 	ev->latency = o->latency;
 	return 0;

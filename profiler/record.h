@@ -85,6 +85,7 @@ struct record_opts {
 	bool freq_given;	 /* -F given */
 	struct event_spec event; /* --event (kind EVENT_NONE: timed sampling) */
 	unsigned int weight_arg; /* --weight ARGn */
+	char weight_unit[33];	 /* --weight ARGn:UNIT ("": bytes) */
 	long period;		 /* --period N (0: not given) */
 	bool latency;		 /* --latency */
 };

@@ -261,6 +261,14 @@ cat "$TMP/usdt.folded"
 "$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" --weight ARG1 -o "$TMP/usdtw.folded" \
 	-- "$EVENTS" usdt 1000 2>"$TMP/err" || fail "USDT --weight record failed: $(cat "$TMP/err")"
 [ "$(count "$TMP/usdtw.folded" "$pre;tick_loop")" = 2500 ] || fail "scorch:tick's arguments do not sum to 2500"
+# --weight ARGn:UNIT names what the argument counts, in the SVG and in a capture's report
+"$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" --weight ARG1:ticks -o "$TMP/ticks.svg" \
+	-o "$TMP/ticks.scorch" -- "$EVENTS" usdt 1000 2>"$TMP/err" || fail "--weight ARG1:ticks failed: $(cat "$TMP/err")"
+"$SCORCH" report -q "$TMP/ticks.scorch" -o "$TMP/ticks-rep.svg" 2>"$TMP/err" || fail "report failed: $(cat "$TMP/err")"
+grep -q '2,500 ticks' "$TMP/ticks.svg" || fail "the SVG does not count 2,500 ticks"
+grep -q '2,500 ticks' "$TMP/ticks-rep.svg" || fail "report's SVG does not count 2,500 ticks"
+! "$SCORCH" record -q --event "usdt:$EVENTS:scorch:tick" --weight 'ARG1:a;b' -- true 2>/dev/null ||
+	fail "--weight with a unit of other characters was taken"
 
 # ---- USDT: CPython's gc__start, once per collection (Debian's python3.11 has the notes),
 # under the Python function that hit it ----

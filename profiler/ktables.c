@@ -247,6 +247,19 @@ static struct kfile *file_get(struct ktables *kt, struct symbolizer *sym, pid_t 
 	return f;
 }
 
+/*
+ * The file of mapping @map of (@pid, @gen), its details in *@m, as file_get() gives it;
+ * NULL with *@skip set for a mapping that is not a file's (or no longer known).
+ */
+static struct kfile *map_file(struct ktables *kt, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			      const struct symbolizer_mapping *map, struct symbolizer_mapping *m,
+			      bool compile, bool *skip)
+{
+	*skip = map->kind != SYMBOLIZER_MAP_FILE ||
+		symbolizer__mapping_gen(sym, pid, gen, map->start, m);
+	return *skip ? NULL : file_get(kt, sym, pid, gen, m, compile);
+}
+
 int ktables__preload(struct ktables *kt, const char *path)
 {
 	struct unwind_ktable_stats ks;
@@ -360,12 +373,11 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 		return err;
 	/* only CPython processes: the others' stacks are copied to scorch */
 	for (i = 0; kt->python_only && i < n; i++) {
-		struct kfile *f;
+		bool skip;
+		struct kfile *f = map_file(kt, sym, pid, gen, &maps[i], &m, false, &skip);
 
-		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
-		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+		if (skip)
 			continue;
-		f = file_get(kt, sym, pid, gen, &m, false);
 		if (!f) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -380,12 +392,11 @@ int ktables__add_image(struct ktables *kt, struct symbolizer *sym, pid_t pid, ui
 	p->gen = entry_gen;
 	/* sorted by start already */
 	for (i = 0; i < n; i++) {
-		struct kfile *f;
+		bool skip;
+		struct kfile *f = map_file(kt, sym, pid, gen, &maps[i], &m, true, &skip);
 
-		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
-		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+		if (skip)
 			continue;
-		f = file_get(kt, sym, pid, gen, &m, true);
 		if (!f) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -427,12 +438,11 @@ int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, u
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		struct kfile *f;
+		bool skip;
+		struct kfile *f = map_file(kt, sym, pid, gen, &maps[i], &m, false, &skip);
 
-		if (maps[i].kind != SYMBOLIZER_MAP_FILE ||
-		    symbolizer__mapping_gen(sym, pid, gen, maps[i].start, &m))
+		if (skip)
 			continue;
-		f = file_get(kt, sym, pid, gen, &m, false);
 		if (!f) {
 			err = -ENOMEM;
 			break;

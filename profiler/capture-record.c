@@ -431,9 +431,12 @@ int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key 
 int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen)
 {
 	const struct pair *p = pairset__find(&c->procs, pid, gen);
+	int err;
 
-	if (!p || c->procv[p->val].written)
-		return 0;
+	/* its Python code objects: written now, and forgotten */
+	err = pycodes__release(c->py, pid, gen, put_pycode, c);
+	if (err || !p || c->procv[p->val].written)
+		return err;
 	return write_proc(c, &c->procv[p->val]);
 }
 

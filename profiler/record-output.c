@@ -68,10 +68,11 @@ static void report_python(const struct record *r, const uint64_t *st,
 			" stacks with a thread state, %" PRIu64 " Python frames (%" PRIu64
 			" runs put where no native frame held them, %" PRIu64
 			" chains cut); %" PRIu64 " code objects read (%" PRIu64
-			" unreadable), %" PRIu64 " frames named, %" PRIu64 " not\n",
+			" unreadable, %" PRIu64 " released with their process), %" PRIu64
+			" frames named, %" PRIu64 " not\n",
 			ks->py_procs, ks->py_refused, st[STAT_PY_WALKS], st[STAT_PY_FRAMES],
-			st[STAT_PY_UNMATCHED], st[STAT_PY_CUT], ps.codes, ps.unreadable, ps.frames,
-			ps.unnamed);
+			st[STAT_PY_UNMATCHED], st[STAT_PY_CUT], ps.codes, ps.unreadable, ps.released,
+			ps.frames, ps.unnamed);
 	if (ps.unnamed * 100 > ps.frames && ps.unnamed > 10) {
 		pr_warn("python: %" PRIu64 " of %" PRIu64
 			" Python frames are [unknown python]: their code objects could not be read\n",

@@ -84,6 +84,8 @@ int record__reap_exited(struct record *r)
 		}
 		if (r->kt)
 			ktables__forget(r->kt, p->pid, p->gen);
+		/* (written to the capture above, when there is one) */
+		pycodes__release(r->py, p->pid, p->gen, NULL, NULL);
 		symbolizer__forget_gen(r->sym, p->pid, p->gen);
 		unwinder__forget(r->dw.unw, p->pid, p->gen);
 		/* JIT maps are per PID: after an exec the new image may be tracking it */

@@ -233,6 +233,7 @@ int python__check(pid_t pid, const struct python_layout *l, uint64_t runtime, ui
 
 struct pyproc {
 	pid_t pid;
+	struct pycode *codes; /* its code objects read, all images (pycode.next) */
 	const struct python_layout *l;
 	uint64_t runtime;   /* runtime address of _PyRuntime */
 	uint64_t code_type; /* runtime address of PyCode_Type, 0: unknown */
@@ -248,6 +249,7 @@ struct pycode {
 	bool pep657;
 	uint32_t linetable_len;
 	uint8_t *linetable; /* with --lines only */
+	struct pycode *next; /* of the same process (struct pyproc.codes) */
 };
 
 struct pycodes {
@@ -507,6 +509,8 @@ static struct pycode *code_get(struct pycodes *pc, const struct code_key *k)
 	c->gen = k->gen;
 	c->addr = k->addr;
 	c->guard = k->guard;
+	c->next = p->codes;
+	p->codes = c;
 	if (code_read(pc, p, k, c)) {
 		/* kept, unnamed: not read again for every stack that holds it */
 		free(c->linetable);
@@ -516,12 +520,55 @@ static struct pycode *code_get(struct pycodes *pc, const struct code_key *k)
 		pc->st.unreadable++;
 	}
 	if (hashmap__insert(&pc->codes, code_hash(k), (uintptr_t)c)) {
+		p->codes = c->next;
 		free(c->linetable);
 		free(c);
 		return NULL;
 	}
 	pc->st.codes++;
 	return c;
+}
+
+static bool code_is(uint64_t val, const void *ctx)
+{
+	return (const void *)(uintptr_t)val == ctx;
+}
+
+/* Passes each named code object of @c's list of image @gen to @fn (any image: @all). */
+static int each_named(const struct pycode *c, uint64_t gen, bool all, pycodes_fn fn, void *ctx);
+
+int pycodes__release(struct pycodes *pc, pid_t pid, uint64_t gen, pycodes_fn fn, void *ctx)
+{
+	struct pyproc *p = pc ? proc_find(pc, pid) : NULL;
+	struct pycode **link, *c;
+	int err;
+
+	if (!p)
+		return 0;
+	err = fn ? each_named(p->codes, gen, false, fn, ctx) : 0;
+	if (err)
+		return err;
+	for (link = &p->codes; (c = *link);) {
+		if (c->gen != gen) {
+			link = &c->next;
+			continue;
+		}
+		*link = c->next;
+		hashmap__remove(&pc->codes, code_hash(&(struct code_key){.pid = c->pid,
+									    .guard = c->guard,
+									    .gen = c->gen,
+									    .addr = c->addr}),
+				code_is, c);
+		free(c->linetable);
+		free(c);
+		pc->st.released++;
+	}
+	if (!p->codes) {
+		/* (a later image of the PID, if it runs CPython, is added again) */
+		hashmap__remove(&pc->procs, hash__u64((uint64_t)pid), code_is, p);
+		free(p);
+	}
+	return 0;
 }
 
 int pycodes__note(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t addr, uint32_t guard)
@@ -672,6 +719,38 @@ void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st)
 		memset(st, 0, sizeof(*st));
 }
 
+static void code_info(const struct pycode *c, struct pycode_info *info)
+{
+	*info = (struct pycode_info){
+		.pid = c->pid,
+		.guard = c->guard,
+		.gen = c->gen,
+		.addr = c->addr,
+		.qualname = c->qualname,
+		.file = c->file,
+		.firstlineno = c->firstlineno,
+		.pep657 = c->pep657,
+		.linetable_len = c->linetable_len,
+		.linetable = c->linetable,
+	};
+}
+
+static int each_named(const struct pycode *c, uint64_t gen, bool all, pycodes_fn fn, void *ctx)
+{
+	struct pycode_info info;
+	int err;
+
+	for (; c; c = c->next) {
+		if (!c->name || (!all && c->gen != gen))
+			continue;
+		code_info(c, &info);
+		err = fn(ctx, &info);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx)
 {
 	struct hashmap_iter it;
@@ -686,18 +765,7 @@ int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx)
 
 		if (!c->name)
 			continue;
-		info = (struct pycode_info){
-			.pid = c->pid,
-			.guard = c->guard,
-			.gen = c->gen,
-			.addr = c->addr,
-			.qualname = c->qualname,
-			.file = c->file,
-			.firstlineno = c->firstlineno,
-			.pep657 = c->pep657,
-			.linetable_len = c->linetable_len,
-			.linetable = c->linetable,
-		};
+		code_info(c, &info);
 		err = fn(ctx, &info);
 		if (err)
 			return err;

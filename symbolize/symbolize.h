@@ -473,6 +473,7 @@ struct pycodes_stats {
 	uint64_t unreadable; /* ... of which could not be read (gone, changed) */
 	uint64_t frames;     /* Python frames named */
 	uint64_t unnamed;    /* ... of which "[unknown python]" */
+	uint64_t released;   /* code objects forgotten with their process image */
 };
 
 struct pycodes;
@@ -504,6 +505,12 @@ struct pycode_info {
 };
 typedef int (*pycodes_fn)(void *ctx, const struct pycode_info *info);
 int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx);
+/*
+ * The image (@pid, @gen) is released (its stacks are named): its code objects are passed
+ * to @fn (if not NULL; a capture writes them) and forgotten, so that memory follows the
+ * processes alive, not all those seen. 0, or @fn's first nonzero return.
+ */
+int pycodes__release(struct pycodes *pc, pid_t pid, uint64_t gen, pycodes_fn fn, void *ctx);
 int pycodes__import(struct pycodes *pc, const struct pycode_info *info);
 
 /*

@@ -383,6 +383,36 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 	return push_marker(f, n, strset__intern(f->names, comm[0] ? comm : "[unknown]"));
 }
 
+/*
+ * --mode wakeup: the offwake line in f->frames[0..*n) ("comm;blocked...;--;waker leaf
+ * ...root;waker_comm") turned into the wakers' graph of bcc's wakeuptime: "waker_comm;
+ * waker root...leaf;comm", the blocked side dropped.
+ */
+static int wakeup_line(struct fold *f, size_t *n)
+{
+	size_t i, sep = *n, o = 0;
+	const char **w;
+
+	for (i = 1; i < *n; i++) {
+		if (!strcmp(f->frames[i], FOLD_WAKER_SEP)) {
+			sep = i;
+			break;
+		}
+	}
+	if (sep + 1 >= *n)
+		return -EINVAL;
+	w = malloc((*n - sep) * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (i = *n - 1; i > sep; i--)
+		w[o++] = f->frames[i];
+	w[o++] = f->frames[0];
+	memcpy(f->frames, w, o * sizeof(*w));
+	free(w);
+	*n = o;
+	return 0;
+}
+
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc)
 {
@@ -490,6 +520,14 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		err = outputs__stack_end(f->outs, key->pid, f->frames[0], count);
 	if (err)
 		return err;
+	if (f->wakeup) {
+		/* the wakers' graph: blocked time only, no runqueue waits */
+		if (!(key->flags & (KEY_WAKER | KEY_NO_WAKER)))
+			return 0;
+		err = wakeup_line(f, &n);
+		if (err)
+			return err;
+	}
 	return folded__add(f->folded, f->frames, n, count);
 }
 

@@ -592,6 +592,7 @@ struct fold {
 	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
 	bool ns_values;		/* on-CPU set values are nanoseconds, named in microseconds */
 	struct pycodes *py;	/* names of Python frames (PY_WORD words); NULL: none */
+	bool wakeup;		/* --mode wakeup: offwake lines turned into the wakers' alone */
 	/* offwake, set before each fold__add() of a key with KEY_WAKER: the waker, its
 	 * stacks (leaf first, NULL when absent) and whether its process was lost */
 	const struct waker *waker;

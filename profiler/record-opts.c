@@ -42,6 +42,10 @@ static void usage_modes(FILE *out)
 		"                             \"comm;blocked...;--;waker leaf...root;waker_comm\"\n"
 		"                             (wakeups in interrupts end in [irq] or\n"
 		"                             [softirq]; none seen: [unknown waker])\n"
+		"      --mode wakeup          the wakers alone: each blocked thread's time\n"
+		"                             under the stack that woke it, as bcc's\n"
+		"                             wakeuptime draws it: \"waker_comm;waker\n"
+		"                             root...leaf;comm\" (no runqueue waits)\n"
 		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ,\n"
 		"                             and the periods before it that the kernel did not\n"
 		"                             sample while its thread kept the CPU): each\n"
@@ -433,18 +437,20 @@ static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, 
 	case OPT_MODE:
 		ps->mode_opt = true;
 		o->offwake = false;
+		o->wakeup = false;
 		if (!strcmp(optarg, "cpu")) {
 			o->mode = MODE_CPU;
 		} else if (!strcmp(optarg, "offcpu")) {
 			o->mode = MODE_OFFCPU;
-		} else if (!strcmp(optarg, "offwake")) {
+		} else if (!strcmp(optarg, "offwake") || !strcmp(optarg, "wakeup")) {
 			o->mode = MODE_OFFCPU;
 			o->offwake = true;
+			o->wakeup = !strcmp(optarg, "wakeup");
 		} else if (!strcmp(optarg, "wall")) {
 			o->mode = MODE_WALL;
 		} else {
 			pr_err("invalid mode '%s'\n", optarg);
-			pr_hint("use --mode cpu, --mode offcpu, --mode offwake or --mode wall\n");
+			pr_hint("use --mode cpu, offcpu, offwake, wakeup or wall\n");
 			return -EINVAL;
 		}
 		return 0;
@@ -827,6 +833,11 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 		pr_err("flame graph options need an SVG or HTML output (-o FILE.svg, FILE.html)\n");
 		pr_hint("add -o FILE.svg or -o FILE.html, or render the folded output with "
 			"'scorch flamegraph'\n");
+		return -EINVAL;
+	}
+	if (o->wakeup && (outputs__count(o->outs, "pprof") || outputs__count(o->outs, "speedscope"))) {
+		pr_err("--mode wakeup writes folded stacks, SVG and HTML, not pprof or speedscope\n");
+		pr_hint("record --mode offwake for a pprof or speedscope profile of the wakers\n");
 		return -EINVAL;
 	}
 	if (o->offwake && o->capture) {

@@ -237,7 +237,8 @@ static int write_named(struct record *r)
 	if (r->opts.graph && r->opts.offwake) {
 		flamegraph_opts__init(&dflt);
 		if (!r->opts.fg.title)
-			r->opts.fg.title = "Off-Wake Time Flame Graph";
+			r->opts.fg.title = r->opts.wakeup ? "Wakeup Time Flame Graph"
+							  : "Off-Wake Time Flame Graph";
 		if (r->opts.fg.colors == dflt.colors)
 			r->opts.fg.colors = FG_PAL_WAKEUP;
 	}

@@ -355,7 +355,8 @@ static int record_open(struct record *r)
 				 .fp = o->unwind == UNWIND_FP,
 				 .kwalk = o->unwind == UNWIND_KERNEL,
 				 .ns_values = o->mode == MODE_EVENT && o->latency,
-				 .outs = o->outs };
+				 .wakeup = o->wakeup,
+				 .outs = o->wakeup ? NULL : o->outs };
 	err = fold__init(&r->fold);
 	r->procs = proctab__new();
 	r->pidfds = malloc((o->nr_pids + 1) * sizeof(*r->pidfds));

@@ -46,6 +46,7 @@ struct record;
 struct record_opts {
 	enum record_mode mode;
 	bool offwake; /* --mode offwake: MODE_OFFCPU, blocked time by (blocked, waker) stacks */
+	bool wakeup;  /* --mode wakeup: offwake, folded as the wakers alone */
 	pid_t *pids;
 	size_t nr_pids;
 	pid_t *tids;

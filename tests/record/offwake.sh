@@ -20,6 +20,9 @@
 #   reaches its thread's outermost frame __clone3, which --unwind fp does not.
 # Every folded line of a blocked interval holds exactly one "--" frame. Refused: a
 # capture, --unwind dwarf, --interval.
+# --mode wakeup, the wakers alone (bcc wakeuptime's layout): at least 95 % of the time
+# the consumer was blocked lies under ww-producer;...;produce;...write...;ww-consumer,
+# no line has a [runqueue] or "--" frame; pprof is refused.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -76,6 +79,22 @@ read -r _ deep <<<"$(blocked ww-consumer "$TMP/pingpong.folded" \
 echo "pingpong: $deep us of it with the waker's user stack walked to __clone3 (kernel walk)"
 awk -v t="$total" -v u="$deep" 'BEGIN { exit !(u >= 0.5 * t) }' ||
 	fail "pingpong: only $deep of $total us have the waker's stack walked to __clone3"
+# the wakers alone
+record wakeup wakeup pingpong -o "$TMP/wakeup.svg"
+read -r wtotal wunder <<<"$(awk '{
+	line = $0; cnt = $NF; sub(/ [0-9]+$/, "", line)
+	if (line !~ /;ww-consumer$/) next
+	t += cnt
+	if (line ~ /^ww-producer;.*;produce;.*write[^;]*;.*try_to_wake_up_\[k\];ww-consumer$/) m += cnt
+} END { print t + 0, m + 0 }' "$TMP/wakeup.folded")"
+echo "wakeup: consumer woken after $wtotal us blocked, $wunder us under the producer's write"
+[ "$wtotal" -gt 0 ] && awk -v t="$wtotal" -v u="$wunder" 'BEGIN { exit !(u >= 0.95 * t) }' ||
+	fail "wakeup: only $wunder of $wtotal us of the consumer's waits under the producer's write"
+! grep -q '\[runqueue\]\|;--;' "$TMP/wakeup.folded" || fail "wakeup: a runqueue or -- frame"
+grep -q 'Wakeup Time Flame Graph' "$TMP/wakeup.svg" || fail "wakeup: the SVG's title"
+"$SCORCH" record --mode wakeup -o "$TMP/x.pb.gz" -- true 2>"$TMP/err" &&
+	fail "--mode wakeup wrote pprof"
+grep -q '^hint:' "$TMP/err" || fail "pprof refused without a hint"
 record pingpong-fp offwake pingpong --unwind fp
 read -r fptotal fpdeep <<<"$(blocked ww-consumer "$TMP/pingpong-fp.folded" \
 	';--;.*;__clone3;ww-producer$')"

@@ -255,7 +255,7 @@ struct pycode {
 struct pycodes {
 	bool lines;
 	struct strset *names;
-	struct hashmap procs; /* (pid, gen) -> struct pyproc * */
+	struct hashmap procs; /* pid -> struct pyproc * */
 	struct hashmap codes; /* (pid, gen, addr, guard) -> struct pycode * */
 	struct pycodes_stats st;
 };
@@ -500,7 +500,8 @@ static struct pycode *code_get(struct pycodes *pc, const struct code_key *k)
 	if (c)
 		return c;
 	p = proc_find(pc, k->pid);
-	if (!p || pc->st.codes >= PY_MAX_CODES)
+	/* the code objects held now (those of released images are gone) */
+	if (!p || pc->codes.nr >= PY_MAX_CODES)
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)

@@ -445,7 +445,25 @@ static int preload_needed(struct record *r, const char *path)
  * mapping them is walked with their rows as soon as it is announced, not after they are
  * compiled. 0, -ENOMEM.
  */
-static int preload_tables(struct record *r)
+/* Whether the file at @path is a CPython interpreter whose layout scorch knows. */
+static bool is_cpython(const char *path)
+{
+	struct python_file pf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return false;
+	err = python__file(fd, path, &pf);
+	close(fd);
+	return !err;
+}
+
+/*
+ * Compiles the tables of libc, ld.so, the command and its libraries before sampling;
+ * with @python_only (the kernel walk for CPython processes alone) only when the command
+ * is CPython: its first events are then walked as soon as it is announced.
+ */
+static int preload_tables(struct record *r, bool python_only)
 {
 	char paths[3][PATH_MAX] = {};
 	const char *cmd = r->opts.cmd ? r->opts.cmd[0] : NULL;
@@ -467,6 +485,8 @@ static int preload_tables(struct record *r)
 	} else if (cmd) {
 		snprintf(paths[2], sizeof(paths[2]), "%s", cmd);
 	}
+	if (python_only && (!paths[2][0] || !is_cpython(paths[2])))
+		return 0;
 	for (i = 0; i < 3 && err != -ENOMEM; i++)
 		if (paths[i][0])
 			err = ktables__preload(r->kt, paths[i]);
@@ -545,9 +565,8 @@ static int record_load(struct record *r)
 		}
 		err = ktables__new(rows_fd, procs_fd, KUNWIND_ROWS, r->py, sopts.python_walk,
 				   &r->kt);
-		/* (copies need no tables: a CPython process gets its own when announced) */
-		if (!err && !sopts.python_walk)
-			err = preload_tables(r);
+		if (!err)
+			err = preload_tables(r, sopts.python_walk);
 		if (err)
 			return err;
 		/* -p: their tables before the first sample, for whatever image runs (the

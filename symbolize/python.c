@@ -16,16 +16,18 @@
 
 #include "symbolize-private.h"
 
-#define PY_MAX_NAME	 1024	     /* code points of a name or file kept */
-#define PY_MAX_LINETABLE (64u << 10) /* bytes of a line table read (CPython's own bound) */
-#define PY_MAX_CODES	 (1u << 20)  /* code objects cached, all processes */
-#define PY_GLIBC_SPECIFIC 0x310	     /* glibc 2.x x86-64: struct pthread's specific_1stblock */
+#define PY_MAX_NAME	  1024	      /* code points of a name or file kept */
+#define PY_MAX_LINETABLE  (64u << 10) /* bytes of a line table read (CPython's own bound) */
+#define PY_MAX_CODES	  (1u << 20)  /* code objects cached, all processes */
+#define PY_GLIBC_SPECIFIC 0x310	      /* glibc 2.x x86-64: struct pthread's specific_1stblock */
 
 /*
  * The layouts of CPython 3.10-3.13 on x86-64 (GIL builds), offsets in bytes, read from
  * the DWARF of each version's libpython (gdb ptype /o) and checked on Debian's stripped
- * python3.11 through the accessors it exports. Data, not code: a version is a row.
+ * python3.11 through the accessors it exports. Data, not code: a version is a row,
+ * its fields grouped by struct (clang-format leaves the table as it is written).
  */
+/* clang-format off */
 static const struct python_layout layouts[] = {
 	{
 		.minor = 10,
@@ -72,6 +74,7 @@ static const struct python_layout layouts[] = {
 		.str_ascii = 40, .str_compact = 56, .pep657 = true,
 	},
 };
+/* clang-format on */
 
 const struct python_layout *python__layout(unsigned int minor)
 {
@@ -243,12 +246,12 @@ struct pycode {
 	pid_t pid;
 	uint32_t guard;
 	uint64_t gen, addr;
-	const char *name; /* "qualname (file.py)", interned; NULL: could not be read */
+	const char *name;	     /* "qualname (file.py)", interned; NULL: could not be read */
 	const char *qualname, *file; /* interned */
 	int32_t firstlineno;
 	bool pep657;
 	uint32_t linetable_len;
-	uint8_t *linetable; /* with --lines only */
+	uint8_t *linetable;  /* with --lines only */
 	struct pycode *next; /* of the same process (struct pyproc.codes) */
 };
 
@@ -555,11 +558,11 @@ int pycodes__release(struct pycodes *pc, pid_t pid, uint64_t gen, pycodes_fn fn,
 			continue;
 		}
 		*link = c->next;
-		hashmap__remove(&pc->codes, code_hash(&(struct code_key){.pid = c->pid,
-									    .guard = c->guard,
-									    .gen = c->gen,
-									    .addr = c->addr}),
-				code_is, c);
+		hashmap__remove(
+			&pc->codes,
+			code_hash(&(struct code_key){
+				.pid = c->pid, .guard = c->guard, .gen = c->gen, .addr = c->addr}),
+			code_is, c);
 		free(c->linetable);
 		free(c);
 		pc->st.released++;
@@ -700,8 +703,8 @@ int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_wo
 	out->file = c->file;
 	if (c->linetable)
 		line = lasti == PYW_LASTI_NONE ? c->firstlineno
-		       : c->pep657		 ? line_pep657(c, lasti)
-						 : line_pep626(c, lasti);
+		       : c->pep657	       ? line_pep657(c, lasti)
+					       : line_pep626(c, lasti);
 	if (line <= 0)
 		return 0;
 	out->line = (uint32_t)line;
@@ -776,8 +779,8 @@ int pycodes__foreach(const struct pycodes *pc, pycodes_fn fn, void *ctx)
 
 int pycodes__import(struct pycodes *pc, const struct pycode_info *info)
 {
-	struct code_key k = {.pid = info->pid, .guard = info->guard, .gen = info->gen,
-			     .addr = info->addr};
+	struct code_key k = {
+		.pid = info->pid, .guard = info->guard, .gen = info->gen, .addr = info->addr};
 	char buf[PY_MAX_NAME * 8 + 8];
 	struct pycode *c;
 
@@ -826,7 +829,7 @@ static int thread_state(const struct pyproc *p, pid_t tid, uint64_t *out)
 		return -EOPNOTSUPP;
 	if ((err = read_u64(p->pid, p->runtime + l->rt_interp_head, &interp)))
 		return err;
-	for (; interp; ) {
+	for (; interp;) {
 		if ((err = read_u64(p->pid, interp + l->in_threads, &ts)))
 			return err;
 		for (i = 0; ts && i < 4096; i++) {
@@ -927,8 +930,7 @@ int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid
 }
 
 /* Puts Python frame @j of @py in @out at *@o (two words); false when it does not fit. */
-static bool put_frame(const struct python_chain *py, size_t j, uint64_t *out, size_t cap,
-		      size_t *o)
+static bool put_frame(const struct python_chain *py, size_t j, uint64_t *out, size_t cap, size_t *o)
 {
 	if (*o + 2 > cap)
 		return false;
@@ -938,8 +940,8 @@ static bool put_frame(const struct python_chain *py, size_t j, uint64_t *out, si
 }
 
 /* Puts the run of @py from *@j (the frames of marker @m) in @out; false when it is full. */
-static bool put_run(const struct python_chain *py, size_t *j, uint64_t m, uint64_t *out,
-		    size_t cap, size_t *o)
+static bool put_run(const struct python_chain *py, size_t *j, uint64_t m, uint64_t *out, size_t cap,
+		    size_t *o)
 {
 	for (; *j < py->nr && py->marker[*j] == m; (*j)++)
 		if (!put_frame(py, *j, out, cap, o))

@@ -283,9 +283,12 @@ echo "USDT gc__start: $n stacks counted, $t collections"
 [ -n "$t" ] && [ "$n" = "$t" ] || fail "gc__start counted $n times, not $t"
 # the Python function that made the garbage is named at the probe: churn_a makes three
 # times the cycles churn_b makes, so the collector starts three times as often under it
+# (>= 80 % under one of them: the interpreter's start-up collects too, and its first
+# events, before its entry is loaded, are walked by frame pointers: 94 % here, 87 %
+# under the sanitizers)
 a=$(frame_total "$TMP/py.folded" python3.11 "churn_a (gcpy.py)")
 b=$(frame_total "$TMP/py.folded" python3.11 "churn_b (gcpy.py)")
 echo "USDT gc__start: churn_a $a, churn_b $b of $n"
-awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { exit !(a + b >= 0.9 * n && a >= 0.70 * (a + b) && a <= 0.80 * (a + b)) }' ||
-	fail "gc__start's Python callers: churn_a $a, churn_b $b of $n (want 75 +- 5 % of >= 90 %)"
+awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { exit !(a + b >= 0.8 * n && a >= 0.70 * (a + b) && a <= 0.80 * (a + b)) }' ||
+	fail "gc__start's Python callers: churn_a $a, churn_b $b of $n (want 75 +- 5 % of >= 80 %)"
 echo "PASS"

@@ -19,7 +19,7 @@
 #include "check.h"
 #include "symbolize.h"
 
-#define W(x) (PYW_CODE | (x))
+#define W(x)		(PYW_CODE | (x))
 #define P(lasti, guard) (PYW_CODE | PYW_POS | (uint64_t)(lasti) << 32 | (guard))
 
 static void test_splice(void)
@@ -38,8 +38,8 @@ static void test_splice(void)
 	/* frame 1 is [200, 300): holds 250; frame 3 is [400, 500): holds 420 */
 	n = python__splice(ips, sps, 5, &py, out, 32, &unmatched);
 	{
-		uint64_t want[] = {0x1000, W(0xa0), P(1, 7), W(0xa1), P(2, 7), 0x3000,
-				   W(0xb0), P(3, 7), 0x5000};
+		uint64_t want[] = {0x1000, W(0xa0), P(1, 7), W(0xa1), P(2, 7),
+				   0x3000, W(0xb0), P(3, 7), 0x5000};
 
 		CHECK(n == 9 && unmatched == 0);
 		CHECK(!memcmp(out, want, sizeof(want)));
@@ -48,8 +48,8 @@ static void test_splice(void)
 	py.marker[2] = 150;
 	n = python__splice(ips, sps, 5, &py, out, 32, &unmatched);
 	{
-		uint64_t want[] = {0x1000, W(0xa0), P(1, 7), W(0xa1), P(2, 7), W(0xb0), P(3, 7),
-				   0x3000, 0x4000, 0x5000};
+		uint64_t want[] = {0x1000,  W(0xa0), P(1, 7), W(0xa1), P(2, 7),
+				   W(0xb0), P(3, 7), 0x3000,  0x4000,  0x5000};
 
 		CHECK(n == 10 && unmatched == 1);
 		CHECK(!memcmp(out, want, sizeof(want)));
@@ -79,7 +79,10 @@ static int check_lines(FILE *f, const char *what)
 
 	CHECK(pc && table);
 	while (fgets(line, sizeof(line), f)) {
-		struct pycode_info info = {.pid = 1, .gen = 1, .guard = 5, .qualname = "fn",
+		struct pycode_info info = {.pid = 1,
+					   .gen = 1,
+					   .guard = 5,
+					   .qualname = "fn",
 					   .file = "/usr/lib/python3/x/__init__.py"};
 		char *p;
 		int first, pep657;
@@ -106,7 +109,9 @@ static int check_lines(FILE *f, const char *what)
 			if (want) {
 				snprintf(name, sizeof(name), "fn (x/__init__.py:%ld)", want);
 				if ((long)fr.line != want)
-					fprintf(stderr, "%s: code at line %d, unit %ld: line %u, want %ld\n",
+					fprintf(stderr,
+						"%s: code at line %d, unit %ld: line %u, want "
+						"%ld\n",
 						what, first, lasti, fr.line, want);
 				CHECK((long)fr.line == want);
 				CHECK_STR(fr.name, name);
@@ -143,7 +148,8 @@ static void test_lines(const char *script)
 	}
 	/* the 3.10 table (PEP 626), where pyenv holds 3.10 */
 	snprintf(cmd, sizeof(cmd),
-		 "p=$(ls -d \"${PYENV_ROOT:-$HOME/.pyenv}\"/versions/3.10.*/bin/python3.10 2>/dev/null "
+		 "p=$(ls -d \"${PYENV_ROOT:-$HOME/.pyenv}\"/versions/3.10.*/bin/python3.10 "
+		 "2>/dev/null "
 		 "| head -n 1); [ -z \"$p\" ] || \"$p\" '%s'",
 		 script);
 	f = popen(cmd, "r");
@@ -156,8 +162,13 @@ static void test_lines(const char *script)
 static void test_names(void)
 {
 	struct pycodes *pc = pycodes__new(false);
-	struct pycode_info info = {.pid = 3, .gen = 9, .guard = 1, .addr = 0x5000,
-				   .qualname = "Sleeper.nap", .file = "/srv/app.py", .firstlineno = 4};
+	struct pycode_info info = {.pid = 3,
+				   .gen = 9,
+				   .guard = 1,
+				   .addr = 0x5000,
+				   .qualname = "Sleeper.nap",
+				   .file = "/srv/app.py",
+				   .firstlineno = 4};
 	struct frame fr;
 
 	CHECK(pc && !pycodes__import(pc, &info));

@@ -2,8 +2,10 @@
 // bench: loads one page (the SVG or the HTML viewer) in a fresh headless Chromium and
 // prints one JSON line: time from the navigation to the first view drawn (the SVG: its
 // load event and init; the page: its data decoded and the graph drawn) and two frames
-// after, the time of a regex search, the renderer processes' RSS and the JS heap.
-// usage: node --experimental-websocket bench/html-bench.mjs FILE KIND(svg|html|blank) WORKDIR
+// after, the time of a regex search, the renderer processes' RSS and the JS heap. KIND
+// speedscope: FILE is the URL of speedscope's page with #profileURL= (served over HTTP:
+// from file:// it fetches nothing), drawn once its title names the profile; no search.
+// usage: node --experimental-websocket bench/html-bench.mjs FILE KIND(svg|html|speedscope|blank) WORKDIR
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findChromium, launch } from "../tests/flamegraph/browser/cdp.mjs";
@@ -36,8 +38,9 @@ const out = { file, kind };
 try {
 	await s.send("Performance.enable");
 	const t0 = Date.now();
-	await s.send("Page.navigate", { url: "file://" + file });
+	await s.send("Page.navigate", { url: kind === "speedscope" ? file : "file://" + file });
 	const ready = kind === "html" ? "document.body && document.body.dataset.ready !== undefined"
+		: kind === "speedscope" ? "document.title.endsWith(' - speedscope') && !!document.querySelector('canvas')"
 		: "document.readyState === 'complete'";
 	await s.until(ready, TIMEOUT);
 	await s.js("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
@@ -47,7 +50,7 @@ try {
 		out.ready_at_ms = Math.round(await s.js("scorch.readyAt"));
 	}
 	const t1 = Date.now();
-	if (kind !== "blank")
+	if (kind !== "blank" && kind !== "speedscope")
 		out.matched = kind === "html" ? await s.js("scorch.search('run_1')")
 		: await s.js("(fg_search('run_1'), document.getElementById('matched').textContent)");
 	await s.js("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");

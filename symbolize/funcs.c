@@ -11,7 +11,7 @@
 #define FUNCS_MAX_SECTIONS 65536
 
 /* The file offset of ELF virtual address @addr, through the PT_LOAD headers. */
-static int vaddr_to_offset(Elf *elf, uint64_t addr, uint64_t *off)
+int elf__vaddr_offset(Elf *elf, uint64_t addr, size_t len, bool exec_only, uint64_t *off)
 {
 	size_t n, i;
 	GElf_Phdr ph;
@@ -19,9 +19,10 @@ static int vaddr_to_offset(Elf *elf, uint64_t addr, uint64_t *off)
 	if (elf_getphdrnum(elf, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
+		    (exec_only && !(ph.p_flags & PF_X)))
 			continue;
-		if (addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz) {
+		if (addr >= ph.p_vaddr && addr - ph.p_vaddr + len <= ph.p_filesz) {
 			*off = addr - ph.p_vaddr + ph.p_offset;
 			return 0;
 		}
@@ -71,7 +72,7 @@ static int table_funcs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct strse
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name || vaddr_to_offset(elf, sym.st_value, &fn.offset))
+		if (!name || !*name || elf__vaddr_offset(elf, sym.st_value, 1, true, &fn.offset))
 			continue;
 		fn.addr = sym.st_value;
 		fn.size = sym.st_size;

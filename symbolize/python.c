@@ -91,25 +91,6 @@ uint32_t python__glibc_specific(void)
 	return PY_GLIBC_SPECIFIC;
 }
 
-/* The file offset of ELF virtual address @addr (any PT_LOAD with file bytes there). */
-static int vaddr_offset(Elf *elf, uint64_t addr, size_t len, uint64_t *off)
-{
-	size_t n, i;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (addr >= ph.p_vaddr && addr - ph.p_vaddr + len <= ph.p_filesz) {
-			*off = addr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* 3.10 has no Py_Version: the minor version from the file's name (python3.10, libpython3.10.so). */
 static unsigned int minor_from_path(const char *path)
 {
@@ -166,7 +147,7 @@ int python__file(int fd, const char *path, struct python_file *out)
 		goto cleanup;
 	out->runtime = rt;
 	out->code_type = code_type;
-	if (version && !vaddr_offset(elf, version, 4, &off) &&
+	if (version && !elf__vaddr_offset(elf, version, 4, false, &off) &&
 	    pread(fd, &hex, 4, (off_t)off) == 4) {
 		out->hexversion = hex;
 		out->minor = (hex >> 16) & 0xff;

@@ -11,8 +11,10 @@
  * With --libc the waits call libc's nanosleep() and read() instead, so the blocked
  * instruction lies in libc (Debian's has no frame pointers) and the named function
  * is its caller: what --unwind dwarf must recover (tests/unwind/offcpu.sh).
+ * With --deep N each round runs at the bottom of descend() called N times
+ * recursively: stacks N + 4 frames deep (or more) at every wait.
  *
- * usage: block [--seconds S] [--burn] [--libc]
+ * usage: block [--seconds S] [--burn] [--libc] [--deep N]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,7 +28,8 @@
 #include <unistd.h>
 
 static int pipefd[2], kick[2];
-static int use_libc;
+static int use_libc, burn;
+static long long t_burn, t_sleep, t_pipe;
 static volatile unsigned long sink;
 
 static long long now_us(void)
@@ -122,13 +125,51 @@ static void *waker(void *arg __attribute__((unused)))
 	}
 }
 
+/*
+ * One round: the burn, the sleep, the wait on the pipe; -1 when the waker is gone. A
+ * macro, so that without --deep the waits are main's callees (no inline frame between).
+ */
+#define ONE_ROUND()                                                                                \
+	({                                                                                         \
+		long long __t0, __t1;                                                              \
+		char __c = 1;                                                                      \
+		int __ret = 0;                                                                     \
+                                                                                                   \
+		if (burn) {                                                                        \
+			__t0 = now_us();                                                           \
+			burn_cpu(15);                                                              \
+			t_burn += now_us() - __t0;                                                 \
+		}                                                                                  \
+		__t0 = now_us();                                                                   \
+		wait_sleep(30);                                                                    \
+		__t1 = now_us();                                                                   \
+		t_sleep += __t1 - __t0;                                                            \
+		if (write(kick[1], &__c, 1) != 1)                                                  \
+			__ret = -1;                                                                \
+		else                                                                               \
+			wait_pipe();                                                               \
+		t_pipe += now_us() - __t1;                                                         \
+		__ret;                                                                             \
+	})
+
+/* ONE_ROUND() @n calls down (not a tail call: the add after it) */
+__attribute__((noinline)) int descend(int n)
+{
+	int err;
+
+	if (!n)
+		return ONE_ROUND();
+	err = descend(n - 1);
+	sink += (unsigned long)n;
+	return err;
+}
+
 int main(int argc, char **argv)
 {
-	long long t_burn = 0, t_sleep = 0, t_pipe = 0, t0, t1, start, end;
+	long long start, end;
 	double seconds = 3.0;
-	int burn = 0, i;
+	int deep = 0, i;
 	pthread_t th;
-	char c = 1;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -137,33 +178,23 @@ int main(int argc, char **argv)
 			burn = 1;
 		else if (!strcmp(argv[i], "--libc"))
 			use_libc = 1;
+		else if (!strcmp(argv[i], "--deep") && i + 1 < argc)
+			deep = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: block [--seconds S] [--burn] [--libc]\n");
+			fprintf(stderr, "usage: block [--seconds S] [--burn] [--libc] [--deep N]\n");
 			return 2;
 		}
 	}
-	if (seconds <= 0 || pipe(pipefd) || pipe(kick))
+	if (seconds <= 0 || deep < 0 || deep > 100000 || pipe(pipefd) || pipe(kick))
 		return 2;
 	pthread_create(&th, NULL, waker, NULL);
 	printf("ready %d\n", getpid());
 	fflush(stdout);
 	start = now_us();
 	end = start + (long long)(seconds * 1e6);
-	while (now_us() < end) {
-		if (burn) {
-			t0 = now_us();
-			burn_cpu(15);
-			t_burn += now_us() - t0;
-		}
-		t0 = now_us();
-		wait_sleep(30);
-		t1 = now_us();
-		t_sleep += t1 - t0;
-		if (write(kick[1], &c, 1) != 1)
+	while (now_us() < end)
+		if (deep ? descend(deep) : ONE_ROUND())
 			return 1;
-		wait_pipe();
-		t_pipe += now_us() - t1;
-	}
 	printf("truth burn_cpu=%lld wait_sleep=%lld wait_pipe=%lld total=%lld\n", t_burn, t_sleep,
 	       t_pipe, now_us() - start);
 	fflush(stdout);

@@ -24,7 +24,7 @@
 
 struct bench_stack {
 	struct count_key key;
-	struct stack_trace user, kernel;
+	struct stack user, kernel;
 };
 
 static uint64_t rnd_state = 88172645463325252ULL;
@@ -38,7 +38,7 @@ static uint64_t rnd(void)
 }
 
 static int drop(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
-		const struct stack_trace *user, const struct stack_trace *kernel)
+		const struct stack *user, const struct stack *kernel)
 {
 	uint64_t *sum = ctx;
 
@@ -57,7 +57,7 @@ static bool is_exiting(void *ctx, const struct count_key *key)
 
 int main(int argc, char **argv)
 {
-	static struct stack_trace ubuf, kbuf;
+	static struct stack ubuf, kbuf;
 	struct bench_stack *st;
 	struct ustacks *t;
 	struct timespec t0, t1;

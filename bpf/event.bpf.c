@@ -79,6 +79,7 @@ static __always_inline long entry_walk_user(struct pt_regs *regs, struct stack_t
 	__u64 sp = PT_REGS_SP(regs), fp = PT_REGS_FP(regs), frame[2];
 	__u32 n = 1, i;
 
+	st->flags = 0;
 	st->ips[0] = PT_REGS_IP(regs);
 	if (bpf_probe_read_user(&st->ips[1], sizeof(__u64), (void *)sp))
 		return 8;
@@ -93,6 +94,8 @@ static __always_inline long entry_walk_user(struct pt_regs *regs, struct stack_t
 			break;
 		fp = frame[0];
 	}
+	if (n >= SCORCH_MAX_STACK_DEPTH)
+		st->flags = STACK_DEEP;
 	return n * sizeof(__u64);
 }
 
@@ -114,7 +117,7 @@ static __always_inline bool walk_stacks(void *ctx, struct task_struct *task, str
 	if (!sc)
 		return false;
 	if (!user_only && kstack) {
-		n = bpf_get_stack(ctx, sc->kernel.ips, sizeof(sc->kernel.ips), 0);
+		n = stack_get(ctx, &sc->kernel, 0);
 		if (n > 0) {
 			sc->kernel.nr = n / sizeof(__u64);
 			key->kernel_stack = stack_store(&sc->kernel);
@@ -133,8 +136,7 @@ static __always_inline bool walk_stacks(void *ctx, struct task_struct *task, str
 		else if (entry_walk)
 			n = entry_walk_user(ctx, &sc->user);
 		else
-			n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips),
-					  BPF_F_USER_STACK);
+			n = stack_get(ctx, &sc->user, BPF_F_USER_STACK);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);
 			key->user_stack = stack_store(&sc->user);

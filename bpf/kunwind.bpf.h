@@ -428,7 +428,7 @@ struct kunwind_walk {
 	__u32 py_all;	      /* the native walk ended: the rest go at the root end */
 	__u32 native_done;
 	__u32 native_i; /* native frames walked */
-	__u32 pad;
+	__u32 frames;	/* frames in the stack so far (its parts stored included) */
 };
 
 /* The marker of Python frame @i in @pf, or 0. */
@@ -439,9 +439,9 @@ static __always_inline __u64 py_marker(const struct py_frames *pf, __u32 i)
 
 /*
  * Puts Python frames @from.. of @pf in @out: those of marker @m (a run), or with @m 0
- * every one up to @nr (no run has marker 0). Global, verified once; @w's fields stay with the caller (a
- * global function given @w would leave the verifier nothing known of its pointers).
- * Returns the index of the next frame, or -1 when @out is full.
+ * every one up to @nr (no run has marker 0), until @out is full. Global, verified once;
+ * @w's fields stay with the caller (a global function given @w would leave the verifier
+ * nothing known of its pointers). Returns the index of the next frame, or -1.
  */
 __noinline int py_emit_run(const struct py_frames *pf, struct stack_trace *out, __u32 from,
 			   __u32 nr, __u64 m)
@@ -455,7 +455,7 @@ __noinline int py_emit_run(const struct py_frames *pf, struct stack_trace *out, 
 			break;
 		n = out->nr;
 		if (n >= SCORCH_MAX_STACK_DEPTH - 1)
-			return -1;
+			break;
 		out->ips[n] = pf->code[i];
 		out->ips[n + 1] = pf->pos[i];
 		out->nr = n + 2;
@@ -469,20 +469,35 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 	struct py_frames *pf = NULL;
 	__u32 n, zero = 0;
 	__u64 sp, m;
+	int done;
 
+	/* a full stack is stored, and continued by its next part; past the map's room the
+	 * walk ends with the leaf's part */
+	if (w->out->nr >= SCORCH_MAX_STACK_DEPTH - 1 && stack_chain(w->out)) {
+		w->regs.end = STAT_KU_END_FULL;
+		return 1;
+	}
 	/* (looked up here: a pointer kept in @w would reach this callback as a number) */
 	if (w->py_nr)
 		pf = bpf_map_lookup_elem(&py_frames_map, &zero);
 	/* a run to put in, or the rest after the native walk ended */
 	if (w->py_next < w->py_nr && (w->py_all || w->py_emit)) {
-		int next = py_emit_run(pf, w->out, w->py_next, w->py_nr,
+		__u32 room = max_user_depth > w->frames ? max_user_depth - w->frames : 0;
+		int next = py_emit_run(pf, w->out, w->py_next,
+				       w->py_nr - w->py_next > room ? w->py_next + room : w->py_nr,
 				       w->py_all ? 0 : w->py_emit);
 
-		if (next < 0) {
+		if (next < 0)
+			return 1;
+		w->frames += (__u32)next - w->py_next;
+		w->py_next = (__u32)next;
+		if (w->frames >= max_user_depth && w->py_next < w->py_nr) {
 			w->regs.end = STAT_KU_END_DEPTH;
 			return 1;
 		}
-		w->py_next = (__u32)next;
+		/* @out filled up before the run ended: the next step goes on with it */
+		if (w->out->nr >= SCORCH_MAX_STACK_DEPTH - 1)
+			return 0;
 	}
 	w->py_emit = 0;
 	if (w->native_done) {
@@ -500,15 +515,22 @@ static long kunwind_step(__u32 i, struct kunwind_walk *w)
 		w->py_emit = m;
 		return 0;
 	}
+	if (w->frames >= max_user_depth) {
+		w->regs.end = STAT_KU_END_DEPTH;
+		return 1;
+	}
 	n = w->out->nr;
-	if (kunwind_frame(&w->regs, w->proc, w->out, w->native_i++)) {
+	done = kunwind_frame(&w->regs, w->proc, w->out, w->native_i++);
+	w->frames += w->out->nr - n;
+	if (done) {
 		w->native_done = 1;
-		return w->py_next < w->py_nr ? 0 : 1;
+		return w->py_next < w->py_nr && w->regs.end != STAT_KU_END_DEPTH ? 0 : 1;
 	}
 	/* this frame's stack, [sp, the caller's sp), holds the marker: its activation
 	 * ran that run, which takes its place */
 	if (w->py_next < w->py_nr && m && m >= sp && m < w->regs.sp) {
 		w->out->nr = n;
+		w->frames--;
 		w->py_emit = m;
 	}
 	return 0;
@@ -546,6 +568,7 @@ static __always_inline bool kunwind_user(struct task_struct *task, __u32 pid, __
 	w.regs.sp = BPF_CORE_READ(regs, sp);
 	w.regs.bp = BPF_CORE_READ(regs, bp);
 	out->nr = 0;
+	out->flags = 0;
 	if (!w.regs.ip)
 		return true;
 	if (w.proc->py.tss_key) {
@@ -555,9 +578,11 @@ static __always_inline bool kunwind_user(struct task_struct *task, __u32 pid, __
 			w.py_nr = py_collect(task, &w.proc->py, pf, pid, gen);
 	}
 	stat_inc(STAT_KU_WALKS);
-	bpf_loop(2 * SCORCH_MAX_STACK_DEPTH + 2, kunwind_step, &w, 0);
+	bpf_loop(2 * SCORCH_MAX_USER_DEPTH + 2, kunwind_step, &w, 0);
 	if (w.regs.end)
 		stat_inc((__u32)w.regs.end);
+	if (w.regs.end == STAT_KU_END_DEPTH || w.regs.end == STAT_KU_END_FULL)
+		out->flags |= STACK_DEEP;
 	return true;
 }
 

@@ -207,7 +207,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		return;
 	}
 	if (!user_only) {
-		n = bpf_get_stack(ctx, st->kernel.ips, sizeof(st->kernel.ips), 0);
+		n = stack_get(ctx, &st->kernel, 0);
 		if (n > 0) {
 			st->kernel.nr = n / sizeof(__u64);
 		} else {
@@ -219,7 +219,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		if (unwind_kernel && kunwind_user(bpf_get_current_task_btf(), pid, st->key.gen, &st->user))
 			n = (long)st->user.nr * 8;
 		else
-			n = bpf_get_stack(ctx, st->user.ips, sizeof(st->user.ips), BPF_F_USER_STACK);
+			n = stack_get(ctx, &st->user, BPF_F_USER_STACK);
 		if (n > 0) {
 			st->user.nr = n / sizeof(__u64);
 		} else {
@@ -552,7 +552,7 @@ int BPF_PROG(offwake_waking, struct task_struct *p)
 	w->user_stack = 0;
 	w->kernel_stack = 0;
 	bpf_get_current_comm(w->comm, sizeof(w->comm));
-	n = bpf_get_stack(ctx, scratch->ips, sizeof(scratch->ips), 0);
+	n = stack_get(ctx, scratch, 0);
 	if (n > 0) {
 		scratch->nr = n / sizeof(__u64);
 		id = stack_store(scratch);
@@ -573,7 +573,7 @@ int BPF_PROG(offwake_waking, struct task_struct *p)
 	if (target && unwind_kernel && kunwind_user(cur, w->pid, w->gen, scratch))
 		n = (long)scratch->nr * 8;
 	else
-		n = bpf_get_stack(ctx, scratch->ips, sizeof(scratch->ips), BPF_F_USER_STACK);
+		n = stack_get(ctx, scratch, BPF_F_USER_STACK);
 	if (n > 0) {
 		scratch->nr = n / sizeof(__u64);
 		w->user_stack = stack_store(scratch);

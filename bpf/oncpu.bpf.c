@@ -112,7 +112,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (!user_only && in_kernel) {
-		n = bpf_get_stack(ctx, sc->kernel.ips, sizeof(sc->kernel.ips), 0);
+		n = stack_get(ctx, &sc->kernel, 0);
 		if (n > 0) {
 			sc->kernel.nr = n / sizeof(__u64);
 			key.kernel_stack = stack_store(&sc->kernel);
@@ -129,7 +129,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		if (unwind_kernel && kunwind_user(task, pid, key.gen, &sc->user))
 			n = (long)sc->user.nr * 8;
 		else
-			n = bpf_get_stack(ctx, sc->user.ips, sizeof(sc->user.ips), BPF_F_USER_STACK);
+			n = stack_get(ctx, &sc->user, BPF_F_USER_STACK);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);
 			key.user_stack = stack_store(&sc->user);

@@ -3,7 +3,12 @@
 #ifndef SCORCH_PROFILE_H
 #define SCORCH_PROFILE_H
 
-#define SCORCH_MAX_STACK_DEPTH 127 /* kernel.perf_event_max_stack default */
+/* words of one stored stack (kernel.perf_event_max_stack's default) */
+#define SCORCH_MAX_STACK_DEPTH 127
+/* user frames a walk with tables (in the BPF program, or here) keeps: at most, by default
+ * (record --max-depth) */
+#define SCORCH_MAX_USER_DEPTH 1024
+#define SCORCH_DEF_USER_DEPTH 512
 #define SCORCH_COMM_LEN        16
 #define SCORCH_STACK_PROBES    4 /* linear probes on a 64-bit stack-hash collision */
 #define SCORCH_MAX_STACK_COPY  65536 /* --unwind dwarf: copy buffer; copies are < this */
@@ -70,6 +75,8 @@ enum scorch_stat {
 	STAT_WAKE_COUNTED,    /* blocked intervals counted under their waker */
 	STAT_WAKE_NONE,       /* blocked intervals with no waker seen: under [unknown waker] */
 	STAT_WAKE_LOST,       /* waker stacks not stored ("stacks" full): under [unknown waker] */
+	/* --unwind kernel */
+	STAT_KU_END_FULL,     /* ended: a part of a deep stack not stored ("stacks" full) */
 	SCORCH_NR_STATS,
 };
 
@@ -109,7 +116,7 @@ struct kunwind_map {
 #define PY_WORD	      (1ull << 63)
 #define PY_WORD_POS   (1ull << 62)
 #define PY_LASTI_NONE 0x3fffffffu
-#define PY_MAX_FRAMES 56     /* per stack: 112 of its 127 words */
+#define PY_MAX_FRAMES 56     /* per stack */
 #define PY_NONE	      0xffff /* an offset that does not exist in this version */
 #define PY_CSTACK     3      /* 3.12+: owner of a frame on the C stack (an eval loop's entry) */
 
@@ -162,6 +169,9 @@ struct kunwind_proc {
 #define KEY_OFFCPU_COPY    (1u << 4) /* offcpu slot: the stacks went to ring buffer "samples" */
 #define KEY_WAKER	   (1u << 6) /* offwake: a wake_key whose waker names who woke it */
 #define KEY_NO_WAKER	   (1u << 7) /* offwake: blocked, no wakeup seen: [unknown waker] */
+/* user space: the user stack stopped at its walk's depth limit (STACK_DEEP, or the
+ * unwinder's): its root is [truncated] */
+#define KEY_USER_DEEP	   (1u << 9)
 /* scorch_sample.flags only (never in a count_key): the copy ended at the thread's stack top */
 #define SAMPLE_STACK_TOP (1u << 5)
 
@@ -177,12 +187,22 @@ struct stack_top {
 	__u64 top;
 };
 
-/* Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. */
+/*
+ * Value of map "stacks": a stack, leaf first, as bpf_get_stack() returns it. A user stack
+ * deeper than one value is stored in parts of up to SCORCH_MAX_STACK_DEPTH words, the
+ * leaf's first: each next part begins with the id of the one before (STACK_CHAINED),
+ * and the id counted is the last part's, which holds the root.
+ */
 struct stack_trace {
 	__u32 nr;
-	__u32 pad;
+	__u32 flags; /* STACK_* */
 	__u64 ips[SCORCH_MAX_STACK_DEPTH];
 };
+
+#define STACK_CHAINED (1u << 0) /* ips[0] is the id of the part nearer the leaf */
+#define STACK_DEEP    (1u << 1) /* the walk stopped at its depth limit: the root is cut */
+/* Words of a user stack read back whole: its frames, and a Python frame's second word. */
+#define SCORCH_STACK_WORDS (SCORCH_MAX_USER_DEPTH + PY_MAX_FRAMES)
 
 /*
  * Key of map "counts"; the value is a __u64: a sample count (oncpu) or nanoseconds off

@@ -15,6 +15,10 @@ const volatile bool follow_forks = false;
 /* --unwind dwarf: user stacks are copied to ring buffer "samples", not walked */
 const volatile bool unwind_dwarf = false;
 const volatile __u32 stack_size = 16384; /* bytes copied from sp, <= SCORCH_MAX_STACK_COPY */
+/* user frames the kernel's frame-pointer walk keeps (kernel.perf_event_max_stack, at most
+ * SCORCH_MAX_STACK_DEPTH), and the walk with tables (record --max-stack) */
+const volatile __u32 fp_depth = SCORCH_MAX_STACK_DEPTH;
+const volatile __u32 max_user_depth = SCORCH_DEF_USER_DEPTH;
 /* --unwind dwarf: user space is woken once this many bytes wait in "samples" (0: at every
  * record). A wake-up per sample would switch to scorch 2,000 times a second at 999 Hz on two
  * CPUs, preempting the sampled threads; user space also reads the ring on a timer. */
@@ -194,9 +198,9 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
-static __always_inline __u64 stack_hash(const struct stack_trace *st)
+static __always_inline __u64 stack_hash(const struct stack_trace *st, __u64 salt)
 {
-	__u64 h = 0xcbf29ce484222325ULL ^ st->nr;
+	__u64 h = (0xcbf29ce484222325ULL ^ st->nr ^ ((__u64)st->flags << 32)) + salt;
 	__u32 i;
 
 	for (i = 0; i < SCORCH_MAX_STACK_DEPTH; i++) {
@@ -213,7 +217,7 @@ static __always_inline bool stack_equal(const struct stack_trace *a, const struc
 {
 	__u32 i;
 
-	if (a->nr != b->nr)
+	if (a->nr != b->nr || a->flags != b->flags)
 		return false;
 	for (i = 0; i < SCORCH_MAX_STACK_DEPTH; i++) {
 		if (i >= a->nr)
@@ -225,13 +229,14 @@ static __always_inline bool stack_equal(const struct stack_trace *a, const struc
 }
 
 /*
- * Stores @st under its 64-bit hash and returns the id, or 0 when it could not be
- * stored (counted). A different stack already under the same id is detected by
- * comparison and the next id is probed: collisions never merge or drop silently.
+ * Stores @st under its 64-bit hash (of its words and @salt) and returns the id, or 0
+ * when it could not be stored (counted). A different stack already under the same id
+ * is detected by comparison and the next id is probed: collisions never merge or drop
+ * silently.
  */
-static __always_inline __u64 stack_store(struct stack_trace *st)
+static __always_inline __u64 stack_store_salted(struct stack_trace *st, __u64 salt)
 {
-	__u64 h = stack_hash(st);
+	__u64 h = stack_hash(st, salt);
 	struct stack_trace *old;
 	__u32 probe;
 	long err;
@@ -262,6 +267,27 @@ static __always_inline __u64 stack_store(struct stack_trace *st)
 	return 0;
 }
 
+static __always_inline __u64 stack_store(struct stack_trace *st)
+{
+	return stack_store_salted(st, 0);
+}
+
+/*
+ * bpf_get_stack() into @st: the kernel stack (@flags 0) or the user stack by frame
+ * pointers (BPF_F_USER_STACK), a user stack as deep as that walk goes marked STACK_DEEP.
+ * Returns the helper's result (bytes, or -errno).
+ */
+static __always_inline long stack_get(void *ctx, struct stack_trace *st, __u64 flags)
+{
+	long n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+
+	st->flags = 0;
+	st->nr = n > 0 ? n / sizeof(__u64) : 0;
+	if ((flags & BPF_F_USER_STACK) && st->nr >= fp_depth)
+		st->flags = STACK_DEEP;
+	return n;
+}
+
 /* The image of @t's process: see struct scorch_event. */
 static __always_inline __u64 task_gen(struct task_struct *t)
 {
@@ -282,6 +308,30 @@ static __always_inline __u64 task_gen(struct task_struct *t)
 static __always_inline __u64 current_gen(struct task_struct *cur)
 {
 	return cur->group_leader->start_time + cur->self_exec_id;
+}
+
+/*
+ * A walk's full @st stored, and @st made the next part of the stack (STACK_CHAINED,
+ * struct stack_trace): 0, or -1 when it could not be stored (counted), @st unchanged.
+ * Its id is salted with the current task's process image: a part is one image's, so
+ * user space deletes an exited image's parts without taking another's (the last part,
+ * the one a key counts, is deleted as any stack is). Global: the verifier checks its
+ * loops once.
+ */
+__noinline int stack_chain(struct stack_trace *st)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u64 id;
+
+	if (!st)
+		return -1;
+	id = stack_store_salted(st, ((__u64)cur->tgid << 32) ^ current_gen(cur));
+	if (!id)
+		return -1;
+	st->nr = 1;
+	st->flags = STACK_CHAINED;
+	st->ips[0] = id;
+	return 0;
 }
 
 /*

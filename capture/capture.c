@@ -213,7 +213,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u64(b, m->freq);
 		put_u64(b, m->start_ns);
 		put_u32(b, m->max_depth);
-		put_u32(b, m->reserved);
+		put_u32(b, m->user_depth);
 		ok = put_str(b, m->host) && put_str(b, m->kernel) && put_str(b, m->version) &&
 		     put_str(b, m->clock);
 		if (m->mode != CAPTURE_MODE_EVENT)
@@ -252,7 +252,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 	case CAPTURE_COUNT: {
 		const struct capture_count *c = &rec->count;
 
-		if (c->nr_user > CAPTURE_MAX_DEPTH || c->nr_kernel > CAPTURE_MAX_DEPTH ||
+		if (c->nr_user > CAPTURE_MAX_USER || c->nr_kernel > CAPTURE_MAX_DEPTH ||
 		    (c->nr_user && !(c->cflags & CAPTURE_COUNT_USER)) ||
 		    (c->nr_kernel && !(c->cflags & CAPTURE_COUNT_KERNEL)))
 			return -EINVAL;
@@ -386,7 +386,7 @@ struct capture_reader {
 	uint64_t skipped;
 	char *strs; /* this record's strings, NUL-terminated */
 	size_t strs_len, strs_cap;
-	uint64_t ips[2 * CAPTURE_MAX_DEPTH];
+	uint64_t ips[CAPTURE_MAX_USER + CAPTURE_MAX_DEPTH];
 	int err;
 	char msg[256];
 };
@@ -599,7 +599,7 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->freq = get_n(c, 8);
 		m->start_ns = get_n(c, 8);
 		m->max_depth = get_n(c, 4);
-		m->reserved = get_n(c, 4);
+		m->user_depth = get_n(c, 4);
 		m->host = get_str(c);
 		m->kernel = get_str(c);
 		m->version = get_str(c);
@@ -614,11 +614,12 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 			return fail(r, -EBADMSG, "record %" PRIu64 " (meta): an event capture without its event",
 				    r->index);
 		if (!c->bad && (m->mode > CAPTURE_MODE_EVENT || !m->max_depth ||
-				m->max_depth > CAPTURE_MAX_DEPTH || !m->freq))
+				m->max_depth > CAPTURE_MAX_DEPTH ||
+				m->user_depth > CAPTURE_MAX_USER || !m->freq))
 			return fail(r, -EBADMSG,
-				    "record %" PRIu64 " (meta): mode %u, depth %u or "
-				    "frequency %" PRIu64 " out of range",
-				    r->index, m->mode, m->max_depth, m->freq);
+				    "record %" PRIu64 " (meta): mode %u, depth %u, user "
+				    "depth %u or frequency %" PRIu64 " out of range",
+				    r->index, m->mode, m->max_depth, m->user_depth, m->freq);
 		break;
 	}
 	case CAPTURE_PROC:
@@ -669,11 +670,11 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		nk = get_n(c, 2);
 		if (c->bad)
 			break;
-		if (nu > CAPTURE_MAX_DEPTH || nk > CAPTURE_MAX_DEPTH)
+		if (nu > CAPTURE_MAX_USER || nk > CAPTURE_MAX_DEPTH)
 			return fail(r, -EBADMSG,
 				    "record %" PRIu64 " (count): %u user and %u kernel "
-				    "addresses (at most %d each)",
-				    r->index, nu, nk, CAPTURE_MAX_DEPTH);
+				    "addresses (at most %d and %d)",
+				    r->index, nu, nk, CAPTURE_MAX_USER, CAPTURE_MAX_DEPTH);
 		if ((size_t)(c->end - c->p) < 8 * (size_t)(nu + nk))
 			return fail(r, -EBADMSG,
 				    "record %" PRIu64 " (count): %u addresses need %u "

@@ -28,13 +28,14 @@
 
 #define CAPTURE_MAGIC	      "SCORCHCP"
 #define CAPTURE_VERSION_MAJOR 1
-#define CAPTURE_VERSION_MINOR 3
+#define CAPTURE_VERSION_MINOR 4
 #define CAPTURE_HEADER_SIZE   16
 #define CAPTURE_RECORD_HEADER 8
 
 /* Sanity caps the reader enforces (a record beyond them is an error, never an allocation). */
 #define CAPTURE_MAX_RECORD   (1u << 20) /* payload bytes of one record */
-#define CAPTURE_MAX_DEPTH    127	/* user or kernel addresses of one count */
+#define CAPTURE_MAX_DEPTH    127	/* kernel addresses of one count; meta max_depth */
+#define CAPTURE_MAX_USER     1080	/* user addresses of one count (127 before 1.4) */
 #define CAPTURE_MAX_STRING   4096	/* bytes of one string */
 #define CAPTURE_MAX_BUILD_ID 64		/* bytes of one build-id */
 #define CAPTURE_MAX_STATS    64		/* BPF counters in a stats record */
@@ -73,7 +74,10 @@ struct capture_meta {
 	uint64_t freq;	    /* samples per second per CPU */
 	uint64_t start_ns;  /* CLOCK_REALTIME at the start, ns (informational) */
 	uint32_t max_depth; /* frames walked per stack (kernel.perf_event_max_stack) */
-	uint32_t reserved;
+	/* since 1.4 (0 before): user frames the walks with tables kept (record --max-depth);
+	 * user stacks cut at their walk's limit then carry KEY_USER_DEEP. Before, a user
+	 * stack @max_depth deep was the cut one. */
+	uint32_t user_depth;
 	const char *host;    /* uname nodename */
 	const char *kernel;  /* uname release */
 	const char *version; /* scorch version that wrote it */

@@ -18,7 +18,9 @@
 #define SCORCH_VERSION "unknown"
 #endif
 
-_Static_assert(CAPTURE_MAX_DEPTH == SCORCH_MAX_STACK_DEPTH, "a capture holds any stack");
+_Static_assert(CAPTURE_MAX_DEPTH == SCORCH_MAX_STACK_DEPTH &&
+		       CAPTURE_MAX_USER == SCORCH_STACK_WORDS,
+	       "a capture holds any stack");
 _Static_assert(sizeof(((struct capture_count *)0)->comm) == SCORCH_COMM_LEN, "comm size");
 
 /* A set of (a, b) pairs with a value. */
@@ -166,6 +168,7 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 		.freq = o->freq,
 		.start_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec,
 		.max_depth = o->max_depth,
+		.user_depth = o->user_depth,
 		.host = u.nodename,
 		.kernel = u.release,
 		.version = SCORCH_VERSION,
@@ -346,8 +349,8 @@ static int write_proc(struct capture_rec *c, struct cap_proc *p)
 }
 
 int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key *key,
-		     uint64_t value, const struct stack_trace *user,
-		     const struct stack_trace *kernel, bool lost_proc)
+		     uint64_t value, const struct stack *user,
+		     const struct stack *kernel, bool lost_proc)
 {
 	struct capture_record rec = {.type = CAPTURE_COUNT};
 	struct capture_count *k = &rec.count;
@@ -365,7 +368,7 @@ int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key 
 	memcpy(k->comm, key->comm, sizeof(k->comm));
 	if (user) {
 		k->cflags |= CAPTURE_COUNT_USER;
-		k->nr_user = MIN(user->nr, CAPTURE_MAX_DEPTH);
+		k->nr_user = MIN(user->nr, CAPTURE_MAX_USER);
 		k->user = (const uint64_t *)user->ips;
 	}
 	if (kernel) {

@@ -62,7 +62,7 @@ struct report {
 	struct rep_map *maps;
 	size_t nr_maps, maps_cap;
 	bool folding; /* the second pass: counts are folded as they are read, nothing else kept */
-	struct stack_trace *user, *kernel;
+	struct stack *user, *kernel;
 	struct symbolizer_ksym *ksyms;
 	size_t nr_ksyms, ksyms_cap;
 	struct rep_jit *jits;
@@ -724,6 +724,7 @@ static int report_run(struct report *r)
 		.freq = (long)r->meta.freq,
 		.fp = !(r->meta.flags & CAPTURE_META_UNWIND_DWARF),
 		.max_depth = r->meta.max_depth,
+		.user_depth = r->meta.user_depth,
 		.outs = o->outs,
 		.py = r->py,
 	};

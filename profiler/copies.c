@@ -44,7 +44,7 @@ int copytab__put(struct copytab *t, uint32_t tid, uint64_t ts, const struct coun
 								NULL);
 	*replaced = old != NULL;
 	free(old);
-	if (user_nr > SCORCH_MAX_STACK_DEPTH || kernel_nr > SCORCH_MAX_STACK_DEPTH)
+	if (user_nr > SCORCH_STACK_WORDS || kernel_nr > SCORCH_MAX_STACK_DEPTH)
 		return -EINVAL;
 	c = malloc(sizeof(*c) + (user_nr + kernel_nr) * sizeof(c->ips[0]));
 	if (!c || hashmap__insert(&t->index, hash__u64(tid), (uintptr_t)c)) {

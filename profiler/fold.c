@@ -104,7 +104,7 @@ static bool is_bpf_plumbing(const char *name)
 	return false;
 }
 
-static int add_kernel_frames(struct fold *f, size_t *n, const struct stack_trace *kernel,
+static int add_kernel_frames(struct fold *f, size_t *n, const struct stack *kernel,
 			     bool offcpu)
 {
 	int i, j, k, top = (int)kernel->nr - 1, leaf = 0, err = 0;
@@ -200,7 +200,7 @@ static void count_unnamed(struct fold *f, const struct count_key *key, uint64_t 
  * sampled pc, kept as it is. Returns the number of frames to keep; *cut when fewer
  * than @user->nr.
  */
-static int walk_end(struct fold *f, const struct count_key *key, const struct stack_trace *user,
+static int walk_end(struct fold *f, const struct count_key *key, const struct stack *user,
 		    bool *cut)
 {
 	struct symbolizer_mapping m;
@@ -245,7 +245,7 @@ static const char *irq_context(const char *name)
  * named by f->py; the position word alone (seen first, from the root) is skipped.
  */
 static int add_python_frame(struct fold *f, size_t *n, const struct count_key *key,
-			    const struct stack_trace *user, int i)
+			    const struct stack *user, int i)
 {
 	uint64_t w = user->ips[i], pos = 0;
 	struct frame fr;
@@ -292,7 +292,7 @@ static void frames_reverse(struct frame *fr, int k)
  */
 static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 {
-	const struct stack_trace *kernel = f->waker_kernel, *user = f->waker_user;
+	const struct stack *kernel = f->waker_kernel, *user = f->waker_user;
 	const struct waker *w = f->waker;
 	struct count_key wkey = {};
 	char comm[SCORCH_COMM_LEN + 1];
@@ -414,13 +414,13 @@ static int wakeup_line(struct fold *f, size_t *n)
 }
 
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
-	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc)
+	      const struct stack *user, const struct stack *kernel, bool lost_proc)
 {
 	char comm[SCORCH_COMM_LEN + 1];
 	uint64_t count = value;
 	size_t n = 0;
 	int i, j, k, nr, err;
-	bool cut = false;
+	bool cut = false, deep;
 
 	if (offcpu) {
 		f->offcpu_ns += value;
@@ -446,9 +446,10 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	} else if (user) {
 		nr = lost_proc ? (int)user->nr : walk_end(f, key, user, &cut);
 		f->user_counts[offcpu] += count;
+		deep = f->user_depth ? (key->flags & KEY_USER_DEEP) : user->nr >= f->max_depth;
 		if (cut) {
 			err = push_marker(f, &n, "[unknown]");
-		} else if (user->nr >= f->max_depth || (key->flags & KEY_USER_TRUNCATED)) {
+		} else if (deep || (key->flags & KEY_USER_TRUNCATED)) {
 			if (key->flags & KEY_USER_TRUNCATED) {
 				f->truncated_copy += count;
 			} else {
@@ -479,7 +480,7 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 			/* why the walk ended there: JIT code keeps no frame pointer (whether
 			 * the walk then read junk or stopped), or other code without one */
 			if (i == nr - 1 && k > 0 && f->fbuf[0].kind == FRAME_JIT &&
-			    (cut || (user->nr < f->max_depth && !(key->flags & KEY_USER_TRUNCATED))))
+			    (cut || (!deep && !(key->flags & KEY_USER_TRUNCATED))))
 				count_jit_end(f, count, offcpu);
 			else if (i == nr - 1 && cut)
 				count_cut(f, key, user->ips[i], count, offcpu);

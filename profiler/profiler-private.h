@@ -16,6 +16,15 @@
 #include "capture.h"
 #include "symbolize.h"
 
+/*
+ * A stack read back from the kernel (a user stack's parts joined: struct stack_trace) or
+ * unwound in scorch, leaf first.
+ */
+struct stack {
+	__u32 nr;
+	__u64 ips[SCORCH_STACK_WORDS];
+};
+
 struct flamegraph_opts;
 struct out_file;
 struct perfmaps;
@@ -163,6 +172,8 @@ struct sampler_opts {
 	/* --unwind dwarf: user registers and stack copied to user space per sample */
 	bool unwind_dwarf;
 	uint32_t stack_size;     /* bytes of stack copied from sp (multiple of 8) */
+	uint32_t fp_depth;	 /* user frames of a frame-pointer walk (perf_event_max_stack) */
+	uint32_t user_depth;	 /* user frames of a walk with tables (--max-depth) */
 	uint32_t ring_bytes;     /* size of the sample ring buffer (power of 2, >= 4096) */
 	/* the kernel's mmap records are read from this time on (sideband__since()) by a
 	 * process in mount namespace @sideband_mntns: the images they cover announce
@@ -236,8 +247,8 @@ uint64_t sampler__bad_samples(const struct sampler *s);
  * not be read back are added to *lost (samples) or *lost_ns.
  */
 typedef int (*sampler_drain_fn)(void *ctx, bool offcpu, const struct count_key *key,
-				uint64_t value, const struct stack_trace *user,
-				const struct stack_trace *kernel);
+				uint64_t value, const struct stack *user,
+				const struct stack *kernel);
 int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *lost,
 		   uint64_t *lost_ns);
 /*
@@ -245,8 +256,8 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
  * counted in map "wake_counts"), the waker and its stacks (leaf first; NULL when
  * absent), borrowed until the callback returns. 0, or -ENOENT for any other key.
  */
-int sampler__waker(struct sampler *s, const struct waker **w, const struct stack_trace **user,
-		   const struct stack_trace **kernel);
+int sampler__waker(struct sampler *s, const struct waker **w, const struct stack **user,
+		   const struct stack **kernel);
 
 /*
  * During the recording: takes the counts whose key @select returns true for out
@@ -449,14 +460,14 @@ void ustacks__free(struct ustacks *t);
  * an empty one. Returns 0, -EINVAL (more than SCORCH_MAX_STACK_DEPTH frames), -ENOMEM.
  */
 int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, uint64_t value,
-		 const struct stack_trace *user, const struct stack_trace *kernel);
+		 const struct stack *user, const struct stack *kernel);
 /*
  * Passes the counts @select picks (all with NULL) to @cb, as sampler__drain() does, and
  * removes them; @ubuf and @kbuf hold the stacks during each call. Stops at the first
  * error of @cb (the counts passed so far are removed) and returns it.
  */
 int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
-		  struct stack_trace *ubuf, struct stack_trace *kbuf);
+		  struct stack *ubuf, struct stack *kbuf);
 size_t ustacks__nr(const struct ustacks *t);
 /*
  * Distinct stacks held before record names them all (ustacks__full()), those of live
@@ -587,7 +598,10 @@ struct fold {
 	struct symbolizer *sym;
 	enum record_mode mode;
 	long freq;		/* MODE_WALL: a CPU sample weighs 1e6 / freq us */
-	unsigned int max_depth; /* stacks this deep are marked [truncated] */
+	unsigned int max_depth; /* kernel stacks this deep are marked [truncated] */
+	/* the walks with tables keep this many user frames (--max-depth); 0: a capture
+	 * before 1.4, whose user stacks max_depth deep are cut too (no KEY_USER_DEEP) */
+	unsigned int user_depth;
 	bool fp;		/* user stacks walked by frame pointers in the kernel */
 	bool kwalk;		/* ... or by the kernel walk's tables, frame pointers where none */
 	bool ns_values;		/* on-CPU set values are nanoseconds, named in microseconds */
@@ -596,7 +610,7 @@ struct fold {
 	/* offwake, set before each fold__add() of a key with KEY_WAKER: the waker, its
 	 * stacks (leaf first, NULL when absent) and whether its process was lost */
 	const struct waker *waker;
-	const struct stack_trace *waker_user, *waker_kernel;
+	const struct stack *waker_user, *waker_kernel;
 	bool waker_lost_proc;
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
@@ -650,7 +664,7 @@ void fold__release(struct fold *f);
  * or -errno. sampler_drain_fn's stacks: @user/@kernel leaf first, NULL when absent.
  */
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
-	      const struct stack_trace *user, const struct stack_trace *kernel, bool lost_proc);
+	      const struct stack *user, const struct stack *kernel, bool lost_proc);
 /* Titles, units and palette of an SVG by mode, unless the user chose them. */
 void fold__svg_defaults(enum record_mode mode, struct flamegraph_opts *fg);
 
@@ -705,7 +719,8 @@ struct capture_rec_opts {
 	size_t sz;
 	enum record_mode mode;
 	long freq;
-	unsigned int max_depth;
+	unsigned int max_depth;	 /* frame pointers' and the kernel's (capture_meta) */
+	unsigned int user_depth; /* --max-depth */
 	bool user_only, kernel_only, unwind_dwarf;
 	const struct event_spec *event; /* MODE_EVENT: the event and its options */
 	/*
@@ -736,7 +751,7 @@ int capture_rec__jit_lookup(void *ctx, pid_t pid, uint64_t ip, const char **name
  * anonymous memory or no mapping). Returns 0 or -errno.
  */
 int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key *key,
-		     uint64_t value, const struct stack_trace *user, const struct stack_trace *kernel,
+		     uint64_t value, const struct stack *user, const struct stack *kernel,
 		     bool lost_proc);
 /*
  * Before symbolizer__forget_gen(@pid, @gen): writes the mappings of the image if counts

@@ -133,7 +133,7 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 		.stack_len = smp->stack_len,
 	};
 	struct proc_entry *p = proctab__find(r->procs, smp->pid, smp->gen);
-	struct stack_trace *user = NULL;
+	struct stack *user = NULL;
 	enum unwind_end end;
 	bool replaced;
 	int n, err;
@@ -150,7 +150,8 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 			user->ips[0] = smp->ip;
 			n = 1;
 		} else {
-			n = unwinder__unwind(r->dw.unw, &us, r->dw.uips, r->max_depth, &end);
+			n = unwinder__unwind(r->dw.unw, &us, r->dw.uips, (size_t)r->opts.max_depth,
+					     &end);
 			if (n < 0) {
 				r->err = n;
 				return;
@@ -159,6 +160,8 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 				user->ips[i] = r->dw.uips[i];
 			if (end == UNWIND_END_TRUNCATED)
 				key.flags |= KEY_USER_TRUNCATED;
+			else if (end == UNWIND_END_DEPTH)
+				key.flags |= KEY_USER_DEEP;
 			learn_stack_top(r, smp, end);
 		}
 		user->nr = n;
@@ -328,7 +331,8 @@ void record__report_unwind(struct record *r, const uint64_t *st)
 		" without CFI or frame pointer, %" PRIu64 " errors; %" PRIu64
 		" of released processes\n",
 		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
-		us.ends[UNWIND_END_DEPTH], r->max_depth, us.ends[UNWIND_END_NO_INFO],
+		us.ends[UNWIND_END_DEPTH], (unsigned int)r->opts.max_depth,
+		us.ends[UNWIND_END_NO_INFO],
 		us.ends[UNWIND_END_ERROR], r->dw.skipped);
 	/* no file read (no sample in user code): no line of zeros */
 	if (us.files_loaded || us.files_no_cfi || us.files_unreadable)

@@ -198,6 +198,8 @@ static int read_user_stack(struct edge_ctx *c, struct edge_thread *t)
 	n = unwinder__unwind(c->unw, &us, c->ips, MIN(r->max_depth, SCORCH_MAX_STACK_DEPTH), &end);
 	if (n < 0)
 		return n;
+	/* a slot holds one part of a stack: the frame-pointer walk's depth */
+	t->st.user.flags = end == UNWIND_END_DEPTH ? STACK_DEEP : 0;
 	/* its Python frames in place of the eval loop's native ones, as the BPF walk puts them */
 	if (r->py && !pycodes__thread_chain(r->py, t->pid, gen, t->tid, &c->py) && c->py.nr) {
 		size_t unmatched;

@@ -165,6 +165,11 @@ static void usage_unwinding(FILE *out)
 		"                             pointers where there is no rule (JIT code) and\n"
 		"                             for a process's first samples, until its tables\n"
 		"                             are loaded\n"
+		"      --max-depth N          user frames kept per stack by the walks with\n"
+		"                             tables (kernel, dwarf; default %d, 1..%d);\n"
+		"                             frame pointers stop at 127 or the kernel's\n"
+		"                             perf_event_max_stack; deeper stacks end in\n"
+		"                             [truncated]\n"
 		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
 		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
 		"                             stacks end in [truncated]\n"
@@ -179,7 +184,7 @@ static void usage_unwinding(FILE *out)
 		"  and with auto in every mode (on CPU and at events such processes alone\n"
 		"  are walked in the kernel); not with fp or an explicit dwarf.\n"
 		"\n",
-		DEFAULT_STACK_SIZE);
+		SCORCH_DEF_USER_DEPTH, SCORCH_MAX_USER_DEPTH, DEFAULT_STACK_SIZE);
 }
 
 /* The summary, the exit status and the examples. */
@@ -331,6 +336,7 @@ enum {
 	OPT_KERNEL_THREADS,
 	OPT_UNWIND,
 	OPT_STACK_SIZE,
+	OPT_MAX_DEPTH,
 	OPT_FORMAT,
 	OPT_TIMING,
 	OPT_INTERVAL,
@@ -361,6 +367,7 @@ static const struct option record_options[] = {
 	{ "kernel-threads-only", no_argument, NULL, OPT_KERNEL_THREADS },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "timing", no_argument, NULL, OPT_TIMING },
@@ -490,7 +497,8 @@ static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, 
 	}
 }
 
-/* --unwind, --stack-size, --ring-size, --no-python. 0, -ENOENT (not one of them), -EINVAL. */
+/* --unwind, --max-depth, --stack-size, --ring-size, --no-python. 0, -ENOENT (not one of
+ * them), -EINVAL. */
 static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c)
 {
 	switch (c) {
@@ -509,6 +517,14 @@ static int parse_unwind_opt(struct record_opts *o, struct parse_state *ps, int c
 		} else {
 			pr_err("invalid --unwind '%s'\n", optarg);
 			pr_hint("use --unwind auto, fp, dwarf or kernel\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MAX_DEPTH:
+		if (parse__long(optarg, 1, SCORCH_MAX_USER_DEPTH, &o->max_depth)) {
+			pr_err("invalid --max-depth '%s'\n", optarg);
+			pr_hint("give user frames per stack, from 1 to %d\n",
+				SCORCH_MAX_USER_DEPTH);
 			return -EINVAL;
 		}
 		return 0;
@@ -881,6 +897,7 @@ int record_opts__parse(int argc, char **argv, struct record_opts *o, bool *help)
 	o->names.sz = sizeof(o->names);
 	o->freq = DEFAULT_FREQ;
 	o->stack_size = DEFAULT_STACK_SIZE;
+	o->max_depth = SCORCH_DEF_USER_DEPTH;
 	o->max_block_us = UINT64_MAX / 1000;
 	o->state_mask = 3;
 	optind = 1;

@@ -11,7 +11,7 @@
 #include "symbolize.h"
 
 int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
-		     const struct stack_trace *user, const struct stack_trace *kernel)
+		     const struct stack *user, const struct stack *kernel)
 {
 	struct record *r = ctx;
 	struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
@@ -95,12 +95,12 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 	if (r->opts.verbose && (walks || st[STAT_KU_NO_PROC]))
 		pr_warn("unwind kernel: %" PRIu64 " walks with tables: %" PRIu64 " complete, %" PRIu64
 			" ended without a rule or frame pointer, %" PRIu64 " at unreadable stack, %" PRIu64
-			" at bad registers, %" PRIu64 " at the depth limit; %" PRIu64
-			" frame-pointer steps; %" PRIu64 " stacks of processes without tables yet (frame "
-			"pointers)\n",
+			" at bad registers, %" PRIu64 " at the depth limit (%ld), %" PRIu64
+			" with the stack map full; %" PRIu64 " frame-pointer steps; %" PRIu64
+			" stacks of processes without tables yet (frame pointers)\n",
 			walks, st[STAT_KU_OUTERMOST], st[STAT_KU_END_NO_INFO], st[STAT_KU_END_READ],
-			st[STAT_KU_END_BAD], st[STAT_KU_END_DEPTH], st[STAT_KU_FP_STEPS],
-			st[STAT_KU_NO_PROC]);
+			st[STAT_KU_END_BAD], st[STAT_KU_END_DEPTH], r->opts.max_depth,
+			st[STAT_KU_END_FULL], st[STAT_KU_FP_STEPS], st[STAT_KU_NO_PROC]);
 	if (r->opts.verbose) {
 		pr_warn("unwind kernel: tables of %" PRIu64 " files (compiled in %.0f ms), %" PRIu64
 			" of %" PRIu64 " rows (%.1f MiB; %" PRIu64

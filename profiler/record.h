@@ -76,6 +76,7 @@ struct record_opts {
 	bool unwind_auto; /* --unwind auto chose it */
 	bool python_walk; /* auto on CPU: CPython processes walked in the kernel (Python frames) */
 	bool no_python;	  /* --no-python: CPython processes unwound as any other */
+	long max_depth;	/* --max-depth: user frames the walks with tables keep */
 	long stack_size;
 	bool timing;	/* --timing: print how long start-up and the end take */
 	long ring_size; /* bytes of each sample ring buffer; 0: sized from the rate */
@@ -142,8 +143,8 @@ int record__reset_reap_mark(struct record *r);
 
 struct record_dwarf {
 	struct unwinder *unw;
-	struct stack_trace *ubuf, *kbuf; /* one sample's stacks */
-	uint64_t uips[SCORCH_MAX_STACK_DEPTH];
+	struct stack *ubuf, *kbuf; /* one sample's stacks */
+	uint64_t uips[SCORCH_MAX_USER_DEPTH];
 	uint32_t ring_bytes;
 	uint64_t skipped; /* samples of processes released or never read */
 	/* stack tops given to the kernel (sampler__set_stack_top()), the last by TID slot
@@ -221,7 +222,7 @@ int record__loop(struct record *r);
 
 /* sampler_drain_fn: one counted stack to the capture and the named outputs. */
 int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
-		      const struct stack_trace *user, const struct stack_trace *kernel);
+		      const struct stack *user, const struct stack *kernel);
 /* --interval: every count so far to this interval's files; the next starts empty. */
 int record__write_interval(struct record *r);
 /* The end: the named outputs, then the capture with the stats @st. 0/-errno. */

@@ -11,13 +11,49 @@
 #include "profiler-private.h"
 #include "sampler-private.h"
 
-int lookup_stack(int fd, __u64 id, struct stack_trace *st)
+int stack_join(int fd, const struct stack_trace *last, struct stack *st, struct stack_parts *parts)
 {
-	if (bpf_map_lookup_elem(fd, &id, st))
-		return -errno;
-	if (st->nr > SCORCH_MAX_STACK_DEPTH)
-		return -EINVAL;
+	size_t end = SCORCH_STACK_WORDS, nr, skip;
+	const struct stack_trace *part = last;
+	struct stack_trace prev;
+	unsigned int n;
+	__u64 id;
+
+	if (parts) {
+		parts->nr = 0;
+		parts->deep = last->flags & STACK_DEEP;
+	}
+	/* from the root's part back to the leaf's, each put before the last */
+	for (n = 0;; n++) {
+		skip = part->flags & STACK_CHAINED ? 1 : 0;
+		if (part->nr > SCORCH_MAX_STACK_DEPTH || part->nr < skip || part->nr - skip > end)
+			return -EINVAL;
+		nr = part->nr - skip;
+		end -= nr;
+		memcpy(st->ips + end, part->ips + skip, nr * sizeof(part->ips[0]));
+		if (!skip)
+			break;
+		if (n + 1 >= STACK_MAX_PARTS)
+			return -EINVAL;
+		id = part->ips[0];
+		if (parts)
+			parts->ids[parts->nr++] = id;
+		if (bpf_map_lookup_elem(fd, &id, &prev))
+			return -errno;
+		part = &prev;
+	}
+	st->nr = SCORCH_STACK_WORDS - end;
+	memmove(st->ips, st->ips + end, st->nr * sizeof(st->ips[0]));
 	return 0;
+}
+
+int lookup_stack(int fd, __u64 id, struct stack *st, struct stack_parts *parts)
+{
+	struct stack_trace last;
+
+	if (bpf_map_lookup_elem(fd, &id, &last))
+		return -errno;
+	return stack_join(fd, &last, st, parts);
 }
 
 /* The sum of the @nr_cpus per-CPU slots of one value in @pcpu. */
@@ -140,7 +176,7 @@ cleanup:
 }
 
 /* lookup_stack() of a kernel stack, through @ps's cache when it has one. */
-static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct stack_trace *st)
+static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct stack *st)
 {
 	struct kstack_slot *slot = ps->kcache ? &ps->kcache[id % KSTACK_CACHE_SLOTS] : NULL;
 	int err;
@@ -150,8 +186,8 @@ static int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct sta
 		memcpy(st->ips, slot->st.ips, st->nr * sizeof(st->ips[0]));
 		return 0;
 	}
-	err = lookup_stack(fd, id, st);
-	if (!err && slot) {
+	err = lookup_stack(fd, id, st, NULL);
+	if (!err && slot && st->nr <= SCORCH_MAX_STACK_DEPTH) {
 		slot->id = id;
 		slot->st.nr = st->nr;
 		memcpy(slot->st.ips, st->ips, st->nr * sizeof(st->ips[0]));
@@ -170,6 +206,7 @@ int waker_set(struct prog_set *ps, const struct waker *w)
 
 	ps->waker = NULL;
 	ps->have_wuser = ps->have_wkernel = false;
+	ps->wparts.nr = 0;
 	if (!w)
 		return 0;
 	if (!ps->wuser)
@@ -178,7 +215,7 @@ int waker_set(struct prog_set *ps, const struct waker *w)
 		ps->wkernel = malloc(sizeof(*ps->wkernel));
 	if (!ps->wuser || !ps->wkernel)
 		return -ENOMEM;
-	if ((w->user_stack && lookup_stack(fd, w->user_stack, ps->wuser)) ||
+	if ((w->user_stack && lookup_stack(fd, w->user_stack, ps->wuser, &ps->wparts)) ||
 	    (w->kernel_stack && lookup_kernel_stack(ps, fd, w->kernel_stack, ps->wkernel)))
 		return -ENOENT;
 	ps->have_wuser = w->user_stack != 0;
@@ -189,23 +226,28 @@ int waker_set(struct prog_set *ps, const struct waker *w)
 
 /*
  * Reads back the stacks of @key (and of its waker @w, or NULL) and calls @cb; unreadable
- * stacks add to *lost.
+ * stacks add to *lost. The parts of the user stacks read are left in @ps (uparts, wparts).
  */
 static int drain_one(struct prog_set *ps, const struct count_key *key, const struct waker *w,
 		     __u64 value, sampler_drain_fn cb, void *ctx, uint64_t *lost,
-		     struct stack_trace *user, struct stack_trace *kernel)
+		     struct stack *user, struct stack *kernel)
 {
 	int stacks_fd = bpf_map__fd(ps->stacks), err;
+	struct count_key k = *key;
 
+	ps->uparts.nr = 0;
 	err = waker_set(ps, w);
-	if (err == -ENOENT || (key->user_stack && lookup_stack(stacks_fd, key->user_stack, user)) ||
+	if (err == -ENOENT ||
+	    (key->user_stack && lookup_stack(stacks_fd, key->user_stack, user, &ps->uparts)) ||
 	    (key->kernel_stack && lookup_kernel_stack(ps, stacks_fd, key->kernel_stack, kernel))) {
 		*lost += value;
 		return 0;
 	}
 	if (err)
 		return err;
-	err = cb(ctx, ps->offcpu, key, value, key->user_stack ? user : NULL,
+	if (key->user_stack && ps->uparts.deep)
+		k.flags |= KEY_USER_DEEP;
+	err = cb(ctx, ps->offcpu, &k, value, key->user_stack ? user : NULL,
 		 key->kernel_stack ? kernel : NULL);
 	ps->waker = NULL;
 	return err;
@@ -278,20 +320,24 @@ static void used_add(struct prog_set *ps, __u64 id)
 	ps->used[ps->nr_used++] = id;
 }
 
-/* Does @select pick @key, or (offwake) its waker @w's process image? A key woken by a
- * process that exited no longer changes either: its waker is named before it is released. */
-static bool selected(sampler_select_fn select, void *ctx, const struct count_key *key,
-		     const struct waker *w)
+/* Does @select pick the process image of waker @w (NULL: none)? */
+static bool waker_selected(sampler_select_fn select, void *ctx, const struct waker *w)
 {
 	struct count_key wkey = {};
 
-	if (select(ctx, key))
-		return true;
 	if (!w || (w->flags & WAKER_KTHREAD))
 		return false;
 	wkey.pid = w->pid;
 	wkey.gen = w->gen;
 	return select(ctx, &wkey);
+}
+
+/* Does @select pick @key, or (offwake) its waker @w's process image? A key woken by a
+ * process that exited no longer changes either: its waker is named before it is released. */
+static bool selected(sampler_select_fn select, void *ctx, const struct count_key *key,
+		     const struct waker *w)
+{
+	return select(ctx, key) || waker_selected(select, ctx, w);
 }
 
 /*
@@ -346,7 +392,7 @@ static void reap_ids__forget(struct reap_ids *r, __u64 id)
  */
 static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 		       sampler_select_fn select, bool final, sampler_drain_fn cb, void *ctx,
-		       uint64_t *lost, struct stack_trace *user, struct stack_trace *kernel,
+		       uint64_t *lost, struct stack *user, struct stack *kernel,
 		       size_t *nr_taken, struct reap_ids *ids)
 {
 	int fd = bpf_map__fd(map);
@@ -355,6 +401,7 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 	const struct waker *w;
 	__u64 *vals = NULL, value;
 	size_t i, n = 0, nr_sel = 0, nr_deleted = 0;
+	unsigned int p;
 	int err;
 
 	if (!ps->kcache)
@@ -389,11 +436,18 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 				continue;
 		}
 		(*nr_taken)++;
+		err = drain_one(ps, key, w, value, cb, ctx, lost, user, kernel);
 		if (select && final) {
 			reap_ids__forget(ids, key->user_stack);
 			/* a waker's too: deleted unless a key left uses it, as the key's are */
 			if (w)
 				reap_ids__forget(ids, w->user_stack);
+			/* the other parts of deep ones, their image's own (stack_chain()):
+			 * when that image is the one taken */
+			for (p = 0; select(ctx, key) && p < ps->uparts.nr; p++)
+				reap_ids__forget(ids, ps->uparts.ids[p]);
+			for (p = 0; p < ps->wparts.nr && waker_selected(select, ctx, w); p++)
+				reap_ids__forget(ids, ps->wparts.ids[p]);
 		}
 		if (ps->aging) {
 			used_add(ps, key->user_stack);
@@ -402,8 +456,11 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 				used_add(ps, w->user_stack);
 				used_add(ps, w->kernel_stack);
 			}
+			for (p = 0; p < ps->uparts.nr; p++)
+				used_add(ps, ps->uparts.ids[p]);
+			for (p = 0; p < ps->wparts.nr; p++)
+				used_add(ps, ps->wparts.ids[p]);
 		}
-		err = drain_one(ps, key, w, value, cb, ctx, lost, user, kernel);
 	}
 	free(keys);
 	free(vals);
@@ -416,7 +473,7 @@ static int take_all(struct sampler *s, sampler_select_fn select, bool final, sam
 		    void *ctx, uint64_t *lost, uint64_t *lost_ns, size_t *nr_taken,
 		    size_t *nr_forgot)
 {
-	struct stack_trace *user = NULL, *kernel = NULL;
+	struct stack *user = NULL, *kernel = NULL;
 	struct reap_ids ids = {};
 	struct bpf_map *maps[MAX_COUNT_MAPS];
 	size_t ksz[MAX_COUNT_MAPS];

@@ -64,16 +64,23 @@ static struct prog_set *off_set(struct sampler *s)
 	return NULL;
 }
 
+/* An open interval's stacks, read back (NULL: none), and its key. */
+struct open_stacks {
+	struct count_key key;
+	const struct stack *user, *kernel;
+};
+
 /*
  * offwake: the blocked part @value of the open interval @st at @now_ns to @cb, under its
  * waker as the BPF program's switch-in would (wake_count_add()): the sched_waking since
  * its last switch-in, else KEY_NO_WAKER (not woken yet, or its waker's stacks gone).
  */
-static int open_waker(struct sampler *s, const struct offcpu_start *st, uint64_t now_ns,
-		      uint64_t value, sampler_drain_fn cb, void *ctx)
+static int open_waker(struct sampler *s, const struct offcpu_start *st,
+		      const struct open_stacks *os, uint64_t now_ns, uint64_t value,
+		      sampler_drain_fn cb, void *ctx)
 {
 	struct prog_set *ps = off_set(s);
-	struct wake_key wk = {.key = st->key};
+	struct wake_key wk = {.key = os->key};
 	bool woken = st->waking && st->waking > st->last_in && st->waking <= now_ns;
 	int err;
 
@@ -93,24 +100,46 @@ static int open_waker(struct sampler *s, const struct offcpu_start *st, uint64_t
 	}
 	if (err)
 		return err;
-	err = cb(ctx, true, &wk.key, value, st->user.nr ? &st->user : NULL,
-		 st->kernel.nr ? &st->kernel : NULL);
+	err = cb(ctx, true, &wk.key, value, os->user, os->kernel);
 	ps->waker = NULL;
 	return err;
 }
+
+/*
+ * The stacks of open interval @st into @user and @kernel, in @os: the user stack's parts
+ * before the one in the slot are in the stack map @fd. 0, or -ENOENT when one is gone.
+ */
+static int open_stacks(int fd, const struct offcpu_start *st, struct stack *user,
+		       struct stack *kernel, struct open_stacks *os)
+{
+	struct stack_parts parts = {};
+
+	os->key = st->key;
+	os->user = st->user.nr ? user : NULL;
+	os->kernel = st->kernel.nr ? kernel : NULL;
+	if ((os->user && stack_join(fd, &st->user, user, &parts)) ||
+	    (os->kernel && stack_join(fd, &st->kernel, kernel, NULL)))
+		return -ENOENT;
+	if (parts.deep)
+		os->key.flags |= KEY_USER_DEEP;
+	return 0;
+}
+
 /* Threads still off CPU: their interval ends now, or at the stop. */
 int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
-	int fd = bpf_map__fd(s->off->maps.start);
-	struct offcpu_start *st;
-	struct count_key key;
+	int fd = bpf_map__fd(s->off->maps.start), sfd = bpf_map__fd(s->off->maps.stacks);
+	struct stack *user = malloc(sizeof(*user)), *kernel = malloc(sizeof(*kernel));
+	struct offcpu_start *st = malloc(sizeof(*st));
 	__u32 tid, next, *prev = NULL;
 	uint64_t now_ns, delta, runq, whole;
+	struct open_stacks os;
 	int err = 0;
 
-	st = malloc(sizeof(*st));
-	if (!st)
-		return -ENOMEM;
+	if (!st || !user || !kernel) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	now_ns = end_ns(s);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		tid = next;
@@ -122,23 +151,23 @@ int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 		open_parts(st, now_ns, &delta, &runq);
 		whole = open_whole(st, now_ns);
 		if (whole < s->opts.min_block_ns || whole > s->opts.max_block_ns ||
-		    st->user.nr > SCORCH_MAX_STACK_DEPTH || st->kernel.nr > SCORCH_MAX_STACK_DEPTH)
+		    open_stacks(sfd, st, user, kernel, &os))
 			continue;
-		key = st->key;
-		if (delta > runq && s->opts.offwake && !(key.flags & KEY_RUNQUEUE))
-			err = open_waker(s, st, now_ns, delta - runq, cb, ctx);
+		if (delta > runq && s->opts.offwake && !(os.key.flags & KEY_RUNQUEUE))
+			err = open_waker(s, st, &os, now_ns, delta - runq, cb, ctx);
 		else if (delta > runq)
-			err = cb(ctx, true, &key, delta - runq, st->user.nr ? &st->user : NULL,
-				 st->kernel.nr ? &st->kernel : NULL);
+			err = cb(ctx, true, &os.key, delta - runq, os.user, os.kernel);
 		/* woken, not switched in yet */
-		key.flags |= KEY_RUNQUEUE;
+		os.key.flags |= KEY_RUNQUEUE;
 		if (!err && runq && s->opts.with_runqueue)
-			err = cb(ctx, true, &key, runq, st->user.nr ? &st->user : NULL,
-				 st->kernel.nr ? &st->kernel : NULL);
+			err = cb(ctx, true, &os.key, runq, os.user, os.kernel);
 		if (err)
 			break;
 	}
+cleanup:
 	free(st);
+	free(user);
+	free(kernel);
 	return err;
 }
 
@@ -146,7 +175,8 @@ int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {
 	int fd = bpf_map__fd(s->ev->maps.inside), sfd = bpf_map__fd(s->ev->maps.stacks);
-	struct stack_trace *user = NULL, *kernel = NULL;
+	struct stack *user = NULL, *kernel = NULL;
+	struct stack_parts parts;
 	struct latency_slot slot;
 	__u32 tid, next, *prev = NULL;
 	uint64_t now_ns = end_ns(s);
@@ -165,9 +195,13 @@ int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx)
 		if (bpf_map_lookup_elem(fd, &tid, &slot) || !slot.ts || slot.ts > now_ns ||
 		    (slot.key.flags & KEY_OFFCPU_COPY))
 			continue;
-		if ((slot.key.user_stack && lookup_stack(sfd, slot.key.user_stack, user)) ||
-		    (slot.key.kernel_stack && lookup_stack(sfd, slot.key.kernel_stack, kernel)))
+		if ((slot.key.user_stack &&
+		     lookup_stack(sfd, slot.key.user_stack, user, &parts)) ||
+		    (slot.key.kernel_stack &&
+		     lookup_stack(sfd, slot.key.kernel_stack, kernel, NULL)))
 			continue;
+		if (slot.key.user_stack && parts.deep)
+			slot.key.flags |= KEY_USER_DEEP;
 		err = cb(ctx, false, &slot.key, now_ns - slot.ts,
 			 slot.key.user_stack ? user : NULL, slot.key.kernel_stack ? kernel : NULL);
 	}
@@ -177,8 +211,8 @@ cleanup:
 	return err;
 }
 
-int sampler__waker(struct sampler *s, const struct waker **w, const struct stack_trace **user,
-		   const struct stack_trace **kernel)
+int sampler__waker(struct sampler *s, const struct waker **w, const struct stack **user,
+		   const struct stack **kernel)
 {
 	struct prog_set *ps = off_set(s);
 

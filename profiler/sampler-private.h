@@ -26,6 +26,15 @@ struct event_bpf;
 #define KSTACK_CACHE_SLOTS 256
 #define SAMPLER_MAX_RINGS 4 /* per set: process notifications, sample records */
 
+/* The parts of a stack read back: at most one per SCORCH_MAX_STACK_DEPTH - 2 words. */
+#define STACK_MAX_PARTS (SCORCH_STACK_WORDS / (SCORCH_MAX_STACK_DEPTH - 2) + 2)
+
+struct stack_parts {
+	__u64 ids[STACK_MAX_PARTS]; /* the parts before the last (whose id is the stack's) */
+	unsigned int nr;
+	bool deep; /* STACK_DEEP: the walk stopped at its depth limit */
+};
+
 struct kstack_slot {
 	__u64 id; /* 0: empty */
 	struct stack_trace st;
@@ -48,8 +57,10 @@ struct prog_set {
 	 * being passed to a sampler_drain_fn (sampler__waker()) with its stacks */
 	struct bpf_map *wake_counts;
 	const struct waker *waker;
-	struct stack_trace *wuser, *wkernel;
+	struct stack *wuser, *wkernel;
 	bool have_wuser, have_wkernel;
+	/* the parts of the user stacks drain_one() read last: the key's, its waker's */
+	struct stack_parts uparts, wparts;
 };
 
 struct sampler {
@@ -84,7 +95,13 @@ struct sampler {
 };
 
 /* sampler-drain.c: reads stack @id of the stack map @fd into @st. 0, -errno, -EINVAL (too deep). */
-int lookup_stack(int fd, __u64 id, struct stack_trace *st);
+/*
+ * Reads stack @id of the stack map @fd into @st, its parts joined; @parts (or NULL) gets
+ * their ids and STACK_DEEP. 0, -ENOENT when a part is gone, -EINVAL when malformed.
+ */
+int lookup_stack(int fd, __u64 id, struct stack *st, struct stack_parts *parts);
+/* lookup_stack() of a stack whose last part @last is in hand (an open interval's). */
+int stack_join(int fd, const struct stack_trace *last, struct stack *st, struct stack_parts *parts);
 
 /* sampler-drain.c, offwake: the waker of a key of @ksz bytes, or NULL (a count_key, or
  * a key with no waker); waker_set() reads waker @w's stacks for sampler__waker() and

@@ -46,6 +46,8 @@
 		(skel)->rodata->follow_forks = (o)->follow_forks;                                  \
 		(skel)->rodata->unwind_dwarf = (o)->unwind_dwarf;                                  \
 		(skel)->rodata->stack_size = (o)->stack_size;                                      \
+		(skel)->rodata->fp_depth = (o)->fp_depth;                                          \
+		(skel)->rodata->max_user_depth = (o)->user_depth;                                  \
 		(skel)->rodata->kunwind_wanted = (o)->unwind_kernel || (o)->python_walk;                               \
 		(skel)->rodata->wakeup_bytes = (o)->ring_bytes / 4;                                \
 		(skel)->rodata->period_ns = period_ns((o)->freq);                                  \

@@ -215,9 +215,11 @@ static void details_verbose(const struct summary *sm)
 			st[STAT_USTACK_ERR], st[STAT_KSTACK_ERR]);
 	if (f->truncated_user || f->truncated_kernel)
 		pr_warn("truncated stacks: %" PRIu64 " user, %" PRIu64
-			" kernel %s deeper than %u frames (marked [truncated])\n",
+			" kernel %s deeper than their walk goes (marked [truncated])\n",
 			f->truncated_user, f->truncated_kernel,
-			sm->mode == MODE_CPU ? "samples" : sm->mode == MODE_EVENT ? "counts" : "microseconds", f->max_depth);
+			sm->mode == MODE_CPU	? "samples" :
+			sm->mode == MODE_EVENT	? "counts" :
+						  "microseconds");
 	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
 		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",
 			st[STAT_LOST_EVENTS] + st[STAT_PROCS_FULL]);
@@ -352,16 +354,25 @@ static void walks_cut(const struct summary *sm)
 
 		if (!f->deep[off] || (!sm->verbose && share < CUT_WARN_PCT))
 			continue;
-		pr_warn("cut stacks: %.1f%% of %s have user stacks deeper than %u frames (their "
-			"root is [truncated])\n",
-			share, what[off], f->max_depth);
-		if (f->max_depth < SCORCH_MAX_STACK_DEPTH)
-			pr_hint("raise the kernel's limit: sysctl kernel.perf_event_max_stack=%d\n",
-				SCORCH_MAX_STACK_DEPTH);
+		if (!f->user_depth) {
+			/* a capture before 1.4: one limit for both walks */
+			pr_warn("cut stacks: %.1f%% of %s have user stacks deeper than %u frames "
+				"(their root is [truncated])\n",
+				share, what[off], f->max_depth);
+			continue;
+		}
+		pr_warn("cut stacks: %.1f%% of %s have user stacks deeper than their walk goes "
+			"(%u frames with tables, %u by frame pointers; their root is "
+			"[truncated])\n",
+			share, what[off], f->user_depth, f->max_depth);
+		if (f->user_depth < SCORCH_MAX_USER_DEPTH)
+			pr_hint("raise --max-depth (at most %d); walks by frame pointers (--unwind "
+				"fp) stop at kernel.perf_event_max_stack, %d at most\n",
+				SCORCH_MAX_USER_DEPTH, SCORCH_MAX_STACK_DEPTH);
 		else
-			pr_hint("%d frames is the most a stack keeps (the kernel's walk, scorch's "
-				"maps): a flame graph shows the leaf end of deeper ones\n",
-				SCORCH_MAX_STACK_DEPTH);
+			pr_hint("%d frames is the most a stack keeps: a flame graph shows the leaf "
+				"end of deeper ones\n",
+				SCORCH_MAX_USER_DEPTH);
 	}
 }
 

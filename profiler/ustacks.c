@@ -71,7 +71,7 @@ static uint64_t stack_hash(const struct count_key *key, bool offcpu, uint32_t un
 }
 
 int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, uint64_t value,
-		 const struct stack_trace *user, const struct stack_trace *kernel)
+		 const struct stack *user, const struct stack *kernel)
 {
 	uint32_t unr = user ? user->nr : UINT32_MAX, knr = kernel ? kernel->nr : 0;
 	size_t nips = (user ? unr : 0) + knr;
@@ -80,7 +80,7 @@ int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, ui
 	struct ustack *e;
 	size_t probe = 0;
 
-	if ((user && unr > SCORCH_MAX_STACK_DEPTH) || knr > SCORCH_MAX_STACK_DEPTH)
+	if ((user && unr > SCORCH_STACK_WORDS) || knr > SCORCH_MAX_STACK_DEPTH)
 		return -EINVAL;
 	h = stack_hash(key, offcpu, unr, uips, knr, kips);
 	while ((val = hashmap__match(&t->index, h, &probe))) {
@@ -113,7 +113,7 @@ int ustacks__add(struct ustacks *t, bool offcpu, const struct count_key *key, ui
 }
 
 int ustacks__take(struct ustacks *t, sampler_select_fn select, sampler_drain_fn cb, void *ctx,
-		  struct stack_trace *ubuf, struct stack_trace *kbuf)
+		  struct stack *ubuf, struct stack *kbuf)
 {
 	struct hashmap_iter it;
 	struct ustack *e;

@@ -32,6 +32,7 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 			  .freq = 99,
 			  .start_ns = 1,
 			  .max_depth = 127,
+			  .user_depth = 512,
 			  .host = "box",
 			  .kernel = "6.1.0",
 			  .version = "0.1.0",
@@ -149,7 +150,8 @@ static void test_round_trip(void)
 		switch (rec.type) {
 		case CAPTURE_META:
 			CHECK(n == 1);
-			CHECK(rec.meta.freq == 99 && rec.meta.max_depth == 127);
+			CHECK(rec.meta.freq == 99 && rec.meta.max_depth == 127 &&
+			      rec.meta.user_depth == 512);
 			CHECK_STR(rec.meta.host, "box");
 			CHECK_STR(rec.meta.kernel, "6.1.0");
 			CHECK_STR(rec.meta.clock, "monotonic");
@@ -224,10 +226,10 @@ static void test_writer_caps(void)
 	struct capture_writer *w = capture_writer__new(fp, 0);
 	struct capture_record meta = {.type = CAPTURE_META, .meta = {.freq = 1, .max_depth = 127}};
 	struct capture_record rec = {.type = CAPTURE_PROC, .proc = {.pid = 1, .comm = big}};
-	uint64_t ips[CAPTURE_MAX_DEPTH + 1] = {};
+	uint64_t ips[CAPTURE_MAX_USER + 1] = {};
 	struct capture_record cnt = {.type = CAPTURE_COUNT,
 				     .count = {.cflags = CAPTURE_COUNT_USER,
-					       .nr_user = CAPTURE_MAX_DEPTH + 1,
+					       .nr_user = CAPTURE_MAX_USER + 1,
 					       .user = ips}};
 	char msg[256];
 
@@ -236,13 +238,15 @@ static void test_writer_caps(void)
 	CHECK(capture_writer__add(w, &meta) == 0);
 	CHECK(capture_writer__add(w, &rec) == -EINVAL);
 	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
+	cnt.count.nr_user = CAPTURE_MAX_USER; /* a stack as deep as a walk keeps: read back */
+	CHECK(capture_writer__add(w, &cnt) == 0);
 	cnt.count.nr_user = 2;
 	cnt.count.cflags = 0; /* addresses without the flag */
 	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
 	CHECK(capture_writer__finish(w) == 0);
 	capture_writer__free(w);
 	fclose(fp);
-	CHECK(read_all((uint8_t *)mem, sz, msg, sizeof(msg)) == 1);
+	CHECK(read_all((uint8_t *)mem, sz, msg, sizeof(msg)) == 2);
 	free(mem);
 }
 
@@ -489,12 +493,12 @@ static void test_absurd(void)
 	raw_le(&r, 1, 8);
 	check_raw(&r, 0, "record longer than the data", "remain");
 
-	/* a count with 1000 addresses */
+	/* a count with 2000 user addresses */
 	r.n = 0;
 	raw_meta(&r);
-	raw_count(&r, 48, 1000);
+	raw_count(&r, 48, 2000);
 	raw_end(&r, 2);
-	check_raw(&r, 0, "1000 addresses", "at most 127");
+	check_raw(&r, 0, "2000 addresses", "at most 1080 and 127");
 
 	/* a count with 5 addresses and room for none */
 	r.b[8 + META_LEN + 8 + 44] = 5;

@@ -18,7 +18,7 @@ struct seen {
 };
 
 static int collect(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
-		   const struct stack_trace *user, const struct stack_trace *kernel)
+		   const struct stack *user, const struct stack *kernel)
 {
 	struct seen *s = ctx;
 
@@ -43,7 +43,7 @@ static bool pid_two(void *ctx, const struct count_key *key)
 
 int main(void)
 {
-	static struct stack_trace user, kernel, empty, ubuf, kbuf, big;
+	static struct stack user, kernel, empty, ubuf, kbuf, big;
 	struct ustacks *t = ustacks__new();
 	struct count_key k1 = {.pid = 1, .gen = 5}, k2 = {.pid = 2, .gen = 6};
 	struct seen s = {0};
@@ -67,7 +67,7 @@ int main(void)
 	user.ips[2] = 31;
 	CHECK(!ustacks__add(t, false, &k2, 1, &user, NULL));
 	CHECK(ustacks__nr(t) == 5);
-	big.nr = SCORCH_MAX_STACK_DEPTH + 1;
+	big.nr = SCORCH_STACK_WORDS + 1;
 	CHECK(ustacks__add(t, false, &k1, 1, &big, NULL) == -EINVAL);
 
 	/* many distinct stacks: the table grows and keeps every count */

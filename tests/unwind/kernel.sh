@@ -11,9 +11,16 @@
 #   frame pointers): >= 95 % of the time blocked in libc's nanosleep and read keeps
 #   its caller and reaches main, the shares within 3 points of the workload's own
 #   measurements, the total within 5 %;
-# - recursion 1..200 deep: the walk stops at 127 frames, those stacks begin with
-#   [truncated] and the summary counts the walks ended at the depth limit; every other
-#   sample reaches main.
+# - recursion 1..300 deep, deeper than one stored stack (127 words): >= 95 % of the
+#   samples reach main, on CPU by default (the copy unwound here) and with the kernel
+#   walk, and off CPU (block.c's rounds 300 calls down);
+# - the parts of deep stacks leave the stack map with their keys: 20 processes in turn,
+#   each blocking 300 calls down, through a 64-entry map (kept, they would lose 40 % of
+#   the intervals), and stacks drifting through depths 1..296 in a 256-entry map with
+#   --interval 0.25: nothing lost;
+# - the same with --max-depth 100: the walk stops at 100 frames, those stacks begin
+#   with [truncated] and the summary counts the walks ended at the depth limit; every
+#   other sample reaches main.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -88,20 +95,64 @@ awk -v ss="$ss" -v sp="$sp" -v ts="$ts" -v tp="$tp" 'BEGIN {
 	printf "wait_sleep share %.1f%% (truth %.1f%%); blocked total %.3f of the truth\n", share, tshare, ratio
 	exit (share < tshare - 3 || share > tshare + 3 || ratio < 0.95 || ratio > 1.05)
 }' || fail "the kernel-walked off-CPU profile is not true"
-# the depth limit: recursion 1..200 deep
-"$SCORCH" record -v --unwind kernel -F 999 -o "$TMP/deep.folded" -- "$SPLIT_NOFP" --seconds 2 \
-	--recurse 200 2>"$TMP/err" || fail "deep record failed: $(grep -v '^debug' "$TMP/err")"
+# deep stacks: recursion 1..300 deep reaches main on CPU, by the copy (the default)
+# and by the kernel walk, whose stacks take several parts of the stack map
 comm=$(basename "$SPLIT_NOFP")
+for unwind in auto kernel; do
+	"$SCORCH" record -v --unwind $unwind -F 999 -o "$TMP/deep.folded" -- "$SPLIT_NOFP" \
+		--seconds 2 --recurse 300 2>"$TMP/err" >/dev/null ||
+		fail "deep record ($unwind) failed: $(grep -v '^debug' "$TMP/err")"
+	total=$(comm_total "$TMP/deep.folded" "$comm")
+	m=$(frame_total "$TMP/deep.folded" "$comm" main)
+	deepest=$(awk '{ n = gsub(/;recurse/, ""); if (n > d) d = n } END { print d + 0 }' "$TMP/deep.folded")
+	echo "deep ($unwind): $total samples, $m reaching main, $deepest recurse frames at most"
+	[ "$deepest" -ge 290 ] || fail "the deepest stack ($unwind) has $deepest recurse frames, not ~300"
+	[ $((m * 100)) -ge $((total * 95)) ] || fail "deep stacks ($unwind) do not reach main ($m of $total)"
+	grep -q 'cut stacks: .*deeper than' "$TMP/err" && fail "deep stacks ($unwind) reported cut"
+done
+# off CPU: the main thread waits 300 calls down
+bcomm=$(basename "$BLOCK_NOFP")
+"$SCORCH" record -v --mode offcpu -o "$TMP/doff.folded" -- "$BLOCK_NOFP" --seconds 2 --libc \
+	--deep 300 >/dev/null 2>"$TMP/err" || fail "deep offcpu record failed: $(grep -v '^debug' "$TMP/err")"
+read -r t k < <(awk -v c="$bcomm" '{
+	line = $0; cnt = $NF; sub(/ [0-9]+$/, "", line)
+	n = split(line, a, ";"); if (a[1] != c || line !~ /;descend;/) next
+	t += cnt; for (i = 2; i <= n; i++) if (a[i] == "main") { k += cnt; break }
+} END { printf "%d %d\n", t, k }' "$TMP/doff.folded")
+echo "deep offcpu: $t us blocked under descend, $k reaching main"
+[ "$t" -gt 1000000 ] || fail "too little time blocked 300 calls down ($t us)"
+[ $((k * 100)) -ge $((t * 95)) ] || fail "deep off-CPU stacks do not reach main ($k of $t us)"
+# the parts of deep stacks leave the map with the keys of exited processes ...
+"$SCORCH" record -v --mode offcpu --max-stacks 64 -o "$TMP/reap.folded" -- sh -c \
+	"for i in \$(seq 20); do '$BLOCK_NOFP' --seconds 0.2 --libc --deep 300 >/dev/null; done" \
+	2>"$TMP/err" || fail "deep processes in turn: exit $? ($(grep '^scorch: lost' "$TMP/err"))"
+grep -q '^scorch: lost: 0 of [1-9]' "$TMP/err" || fail "deep processes in turn lost intervals"
+grep -c ';descend;descend;' "$TMP/reap.folded" >/dev/null || fail "no deep stacks from the processes in turn"
+# ... and with --interval, once unused for one
+mkdir "$TMP/drift"
+"$SCORCH" record -v --unwind kernel -U -F 999 --max-stacks 256 --interval 0.25 \
+	-o "$TMP/drift/d.folded" -- "$SPLIT_NOFP" --recurse 296 --drift 8 --seconds 6 \
+	2>"$TMP/err" >/dev/null || fail "drifting deep stacks: exit $? ($(grep '^scorch: lost' "$TMP/err"))"
+grep -q '^scorch: lost: 0 of [1-9]' "$TMP/err" || fail "drifting deep stacks lost samples"
+deepest=$(cat "$TMP"/drift/d-*.folded | awk '{ n = gsub(/;recurse/, ""); if (n > d) d = n } END { print d + 0 }')
+[ "$deepest" -ge 250 ] || fail "drifting stacks are $deepest deep at most"
+echo "parts: deep processes in turn and drifting deep stacks, nothing lost"
+# the depth limit: --max-depth 100
+"$SCORCH" record -v --unwind kernel --max-depth 100 -F 999 -o "$TMP/deep.folded" -- \
+	"$SPLIT_NOFP" --seconds 2 --recurse 300 2>"$TMP/err" >/dev/null ||
+	fail "deep record failed: $(grep -v '^debug' "$TMP/err")"
 total=$(comm_total "$TMP/deep.folded" "$comm")
 trunc=$(awk -v c="$comm" '{ n = split($0, a, ";"); if (a[1] == c && a[2] == "[truncated]") t += $NF } END { print t + 0 }' "$TMP/deep.folded")
 m=$(frame_total "$TMP/deep.folded" "$comm" main)
-depth=$(sed -n 's/.* at bad registers, \([0-9]*\) at the depth limit.*/\1/p' "$TMP/err")
-# the first samples, before the tables, are frame-pointer walks: cut at 127 too; and a
-# complete stack of exactly 127 frames (recursion 121 deep: 1 in 200) looks cut
+depth=$(sed -n 's/.* at bad registers, \([0-9]*\) at the depth limit (100).*/\1/p' "$TMP/err")
+# the first samples, before the tables, are frame-pointer walks: cut at 127
 early=$(sed -n 's/.*; \([0-9]*\) stacks of processes without tables yet.*/\1/p' "$TMP/err")
-echo "deep: $total samples, [truncated] $trunc, reaching main $m, walks at the depth limit ${depth:-?}, ${early:-?} before the tables"
+echo "depth limit: $total samples, [truncated] $trunc, reaching main $m, walks at the depth limit ${depth:-?}, ${early:-?} before the tables"
 [ "$trunc" -gt 0 ] || fail "no stack marked [truncated]"
-[ -n "$depth" ] && [ $((depth + ${early:-0} + total / 100)) -ge "$trunc" ] ||
-	fail "the depth limit is not counted (${depth:-none} + ${early:-0} < $trunc)"
+[ -n "$depth" ] && [ $((depth + ${early:-0})) -ge "$trunc" ] && [ "$depth" -le "$trunc" ] ||
+	fail "the depth limit is not counted (${depth:-none} + ${early:-0} against $trunc)"
 [ $((trunc + m)) -ge $((total * 98 / 100)) ] || fail "deep stacks neither complete nor marked [truncated]"
+grep -q 'cut stacks: .*deeper than their walk goes (100 frames with tables' "$TMP/err" ||
+	fail "no cut-stacks line for --max-depth"
+grep -q '^hint: raise --max-depth' "$TMP/err" || fail "no hint for --max-depth"
 echo PASS

@@ -1018,7 +1018,8 @@
 
 	// ---- keyboard ----
 	function onKey(e) {
-		const typing = e.target instanceof HTMLInputElement;
+		// (a checkbox clicked keeps the focus: keys are still shortcuts there)
+		const typing = e.target instanceof HTMLInputElement && e.target.type !== "checkbox";
 		if (e.key === "Escape") {
 			if (typing) {
 				e.target.blur();

@@ -61,6 +61,9 @@ const beforeF = folded("before.folded", ["main;a;x 10", "main;b 5", "main;c 3"])
 const afterF = folded("after.folded", ["main;a;x 4", "main;b 15", "main;d 3"]);
 run(["diff", beforeF, afterF, "-o", join(dir, "diff.html")]);
 run(["flamegraph", afterF, "-o", join(dir, "after.html")]);
+// normalizing: before 20 samples split evenly, after 40 with a = 3 b
+const evenF = folded("even.folded", ["main;a 10", "main;b 10"]);
+run(["flamegraph", folded("skew.folded", ["main;a 30", "main;b 10"]), "-o", join(dir, "skew.html")]);
 // names a profiled program may choose (as html_test.mjs)
 const hostile = folded("hostile.folded", [
 	"main;<img src=x onerror=alert(1)> 5", "main;</script><script>alert(2)</script> 4",
@@ -221,14 +224,25 @@ try {
 	await shot("firefox-diff");
 
 	// Compare reads a folded file picked from disk with the File API
-	await open("after.html", "?view=table");
-	const input = await s.send("script.evaluate", { expression: "document.getElementById('compare-file')",
-		target: { context: s.context }, awaitPromise: false, resultOwnership: "root" });
-	await s.send("input.setFiles", { context: s.context, element: { sharedId: input.result.sharedId }, files: [beforeF] });
-	await s.until("scorch.compared !== null || document.getElementById('status').textContent !== ''");
+	const compare = async (page, query, other) => {
+		await open(page, query);
+		const input = await s.send("script.evaluate", { expression: "document.getElementById('compare-file')",
+			target: { context: s.context }, awaitPromise: false, resultOwnership: "root" });
+		await s.send("input.setFiles", { context: s.context, element: { sharedId: input.result.sharedId }, files: [other] });
+		await s.until("scorch.compared !== null || document.getElementById('status').textContent !== ''");
+	};
+	await compare("after.html", "?view=table", beforeF);
 	rows = await tableRows();
 	check((await state()).compared === "before.folded" && rows[0][0] === "b" && rows[0][3] === "+10 (+200.00%)",
 		"Compare with a folded file", [await text("status"), rows.slice(0, 2)]);
+	// normalized (?n=1): before doubled to after's 40, so b shrank; unchecked: b unchanged
+	await compare("skew.html", "?view=table&n=1", evenF);
+	const change = async (name) => (await tableRows()).find((r) => r[0] === name)[3];
+	check(await s.js("scorch.normalized") && (await change("a")) === "+10 (+50.00%)" && (await change("b")) === "-10 (-50.00%)",
+		"Compare normalized", [await change("a"), await change("b")]);
+	await s.click(await center("#normalize"));
+	check(!(await s.js("scorch.normalized")) && (await change("a")) === "+20 (+200.00%)" && (await change("b")) === "0 (+0.00%)",
+		"the normalize box unchecked", [await change("a"), await change("b")]);
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	const before = { dialogs: s.dialogs.length, requests: s.requests.length, errs: s.consoleErrors.length, exc: s.exceptions.length };

@@ -91,13 +91,17 @@ const cleanup = () => {
 		console.log("note: could not remove " + dir + ": " + e.message);
 	}
 };
-for (const sig of ["SIGINT", "SIGTERM"]) {
-	process.on(sig, async () => {
-		await s.close();
-		cleanup();
-		process.exit(1);
-	});
-}
+// firefox is killed and its profile removed however the test ends: a signal, or a
+// step that never answers (before ctest's own timeout would leave firefox behind)
+const abort = async (why) => {
+	console.log("FAIL " + why);
+	await s.close();
+	cleanup();
+	process.exit(1);
+};
+for (const sig of ["SIGINT", "SIGTERM"])
+	process.on(sig, () => abort("stopped by " + sig));
+setTimeout(() => abort("no answer from firefox in 100 s"), 100000).unref();
 const text = (id) => s.js(`document.getElementById(${JSON.stringify(id)}).textContent`);
 const state = () => s.js("({ view: scorch.view, zoomed: scorch.zoomed, total: scorch.total, compared: scorch.compared })");
 const frame = (name) => s.js(`scorch.frameCenter(${JSON.stringify(name)}, "main")`);

@@ -273,6 +273,8 @@ try {
 	check(dom.img === 0 && dom.scripts === 3, "no element made from a name", dom);
 	check(dom.names.includes("<img src=x onerror=alert(1)>") && dom.names.includes("</script><script>alert(2)</script>"),
 		"names shown as text", dom.names);
+	check(dom.names.includes("bad\ufffd\ufffd\ufffd") && dom.names.includes("n?ul"),
+		"bad UTF-8, the bidi override and NUL shown inert", dom.names.filter((n) => /bad|ul$/.test(n)));
 	await shot("firefox-hostile");
 	const pageUrl = "file://" + join(dir, "hostile.html");
 	const extra = s.requests.slice(before.requests).filter((u) => !u.startsWith(pageUrl));

@@ -13,7 +13,8 @@
 	let data;		// the decoded profile: all intervals
 	let tree;		// the tree drawn, for the current time range
 	let views = {};		// FlameView instances by name
-	let state = { view: "flame", range: null, root: null, sort: null, sandwich: null, prevView: "flame" };
+	let state = { view: "flame", range: null, root: null, sort: null, sandwich: null, prevView: "flame", normalize: false };
+	let raw = null;		// a differential profile's counts as read: { self, oself, factor }
 	let readyAt = 0;	// performance.now() when the first view was drawn
 
 	// ---- numbers ----
@@ -714,7 +715,7 @@
 		}
 		body.replaceChildren(frag);
 		$("table-note").textContent = rows.length + " functions" + (rows.length > TABLE_ROWS ? ", the first " + TABLE_ROWS + " shown" : "") +
-			". Total counts a recursive function once per stack. Click a row for its sandwich (callers below, callees above).";
+			". Total counts a recursive function once per stack. Click a row for its sandwich (callers below, callees above)." + normalizeNote();
 	}
 
 	// ---- sandwich ----
@@ -780,6 +781,7 @@
 		set("fn", state.view === "sandwich" ? names[state.sandwich] : null);
 		set("t", state.range ? state.range[0] + "-" + state.range[1] : null);
 		set("p", state.root === null ? null : names[data.name[state.root]]);
+		set("n", normalized() ? "1" : null);
 		const q = p.toString();
 		try {
 			history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
@@ -894,6 +896,57 @@
 		$("range-all").addEventListener("click", () => setRange(null));
 	}
 
+	// ---- normalizing a differential profile ----
+	function gcd(a, b) {
+		while (b) {
+			const r = a % b;
+			a = b;
+			b = r;
+		}
+		return a;
+	}
+	// Keeps the differential counts just read (in data) as those to normalize from, and
+	// shows the toggle when BEFORE's and AFTER's totals differ.
+	function initNormalize() {
+		raw = { self: data.self, oself: data.oself, factor: meta.factor };
+		const tb = raw.oself.reduce((a, b) => a + b, 0), ta = raw.self.reduce((a, b) => a + b, 0);
+		[raw.before, raw.after] = meta.negate ? [ta, tb] : [tb, ta];
+		$("normalize-box").hidden = !(raw.before > 0 && raw.after > 0 && raw.before !== raw.after);
+		applyNormalize();
+	}
+	// As scorch diff -n: BEFORE's counts scaled so that its total equals AFTER's, shown in
+	// AFTER's units. Exact while the counts fit in a double's 53 bits: BEFORE times
+	// after/g and AFTER times before/g (g their gcd), displayed divided by before/g.
+	function normalized() {
+		return !!raw && state.normalize && !$("normalize-box").hidden;
+	}
+	function applyNormalize() {
+		$("normalize").checked = state.normalize;
+		if (!normalized()) {
+			data.self = raw.self;
+			data.oself = raw.oself;
+			meta.factor = raw.factor;
+			return;
+		}
+		const tb = raw.before, ta = raw.after;
+		const exact = Number.isSafeInteger(tb) && Number.isSafeInteger(ta) && Number.isSafeInteger(tb / gcd(tb, ta) * ta);
+		const g = exact ? gcd(tb, ta) : 1, kb = exact ? ta / g : ta / tb, ka = exact ? tb / g : 1;
+		const scale = (a, k) => (k === 1 ? a : a.map((v) => v * k));
+		[data.self, data.oself] = meta.negate ? [scale(raw.self, kb), scale(raw.oself, ka)] : [scale(raw.self, ka), scale(raw.oself, kb)];
+		meta.factor = raw.factor / ka;
+	}
+	function setNormalize(on) {
+		state.normalize = on;
+		applyNormalize();
+		refilter();
+	}
+	function normalizeNote() {
+		if (!normalized())
+			return "";
+		return " Normalized: before's counts \u00d7 " + +(raw.after / raw.before).toPrecision(6) +
+			" so that its total equals after's (" + fmtInt(raw.after * raw.factor / meta.factor) + " " + meta.countname + ").";
+	}
+
 	// ---- comparing with another profile (a file picked by the user) ----
 	// Another scorch page's tree, or folded text, as { names, n, depth, name, self }.
 	async function readOther(file) {
@@ -980,6 +1033,7 @@
 		meta.negate = false;
 		meta.self = false;
 		meta.factor = 1;
+		initNormalize();
 		state.range = null;
 		state.root = null;
 		state.sort = null;
@@ -1018,7 +1072,8 @@
 
 	// ---- keyboard ----
 	function onKey(e) {
-		const typing = e.target instanceof HTMLInputElement;
+		// (a checkbox clicked keeps the focus: keys are still shortcuts there)
+		const typing = e.target instanceof HTMLInputElement && e.target.type !== "checkbox";
 		if (e.key === "Escape") {
 			if (typing) {
 				e.target.blur();
@@ -1071,6 +1126,11 @@
 			$("title").title = meta.file;
 		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)), names.length);
 		colors = data.colors;
+		const p = new URLSearchParams(location.search);
+		state.normalize = p.get("n") === "1";
+		if (data.diff)
+			initNormalize();
+		$("normalize").addEventListener("change", () => setNormalize($("normalize").checked));
 		views.main = new FlameView($("graph"), !!meta.inverted, "main");
 		views.callees = new FlameView($("sw-callees"), false, "callees");
 		views.callers = new FlameView($("sw-callers"), true, "callers");
@@ -1101,7 +1161,6 @@
 		initRootFilter();
 		initCompare();
 
-		const p = new URLSearchParams(location.search);
 		const t = /^(\d+)-(\d+)$/.exec(p.get("t") || "");
 		if (p.get("p") !== null) {
 			const want = names.indexOf(p.get("p"));
@@ -1139,6 +1198,7 @@
 		get zoomed() { return views.main && views.main.focus > 0 ? label(tree.name[views.main.focus]) : null; },
 		get range() { return state.range ? state.range.slice() : null; },
 		get compared() { return state.compared || null; },
+		get normalized() { return normalized(); },
 		get root() { return state.root === null ? null : label(data.name[state.root]); },
 		get sandwich() { return state.sandwich === null ? null : names[state.sandwich]; },
 		get total() { return tree ? tree.total[0] * meta.factor : 0; },

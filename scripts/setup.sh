@@ -15,6 +15,7 @@ build_pkgs=(
 test_pkgs=(
 	libxml2-utils perl python3 gzip zstd time bc binutils elfutils
 	chromium                                  # the flame graph browser test
+	firefox-esr                               # the HTML page's test in Firefox
 	bpftrace linux-perf                       # reference tools beside scorch
 	gdc libc6-dbg libstdc++6-12-dbg           # symbolization fixtures (D, debug files)
 	nodejs openjdk-17-jdk-headless            # JIT runtimes for tests/perfmap

@@ -51,6 +51,14 @@ run(["flamegraph", "--intervals", ...iv, "-o", join(dir, "timeline.html")]);
 const beforeF = folded("before.folded", ["main;a;x 10", "main;b 5", "main;c 3"]);
 const afterF = folded("after.folded", ["main;a;x 4", "main;b 15", "main;d 3"]);
 run(["diff", beforeF, afterF, "-o", join(dir, "diff.html")]);
+run(["diff", "-n", beforeF, afterF, "-o", join(dir, "diffn.html")]);
+run(["diff", "--negate", beforeF, afterF, "-o", join(dir, "diffneg.html")]);
+run(["diff", "-n", "--negate", beforeF, afterF, "-o", join(dir, "diffnegn.html")]);
+// normalizing: the same shape at twice the samples, and a = 3 b after where a = b before
+const halfF = folded("half.folded", ["main;a;x 3", "main;b 2", "main;c 1"]);
+run(["flamegraph", folded("twice.folded", ["main;a;x 6", "main;b 4", "main;c 2"]), "-o", join(dir, "twice.html")]);
+const evenF = folded("even.folded", ["main;a 10", "main;b 10"]);
+run(["flamegraph", folded("skew.folded", ["main;a 30", "main;b 10"]), "-o", join(dir, "skew.html")]);
 // names a profiled program may choose
 const hostile = folded("hostile.folded", [
 	"main;<img src=x onerror=alert(1)> 5", "main;</script><script>alert(2)</script> 4",
@@ -257,6 +265,52 @@ try {
 			"compared with " + other.split("/").pop() + ": the diff's table", [await text("status"), rows.slice(0, 3)]);
 	}
 	await shot("html-compare");
+
+	// normalize (off by default, as scorch diff without -n): BEFORE scaled to AFTER's total
+	const compare = async (page, other, query = "?view=table") => {
+		await open(page, query);
+		const doc = await s.send("DOM.getDocument");
+		const input = await s.send("DOM.querySelector", { nodeId: doc.root.nodeId, selector: "#compare-file" });
+		await s.send("DOM.setFileInputFiles", { nodeId: input.nodeId, files: [other] });
+		await s.until("scorch.compared !== null || document.getElementById('status').textContent !== ''");
+	};
+	const deltas = async () => Object.fromEntries((await tableRows()).map((r) => [r[0], [r[3], r[6]]]));
+	const toggle = async () => s.click(await s.js(`(() => { const b = document.getElementById("normalize").getBoundingClientRect();
+		return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`));
+	await compare("twice.html", halfF);
+	let d = await deltas();
+	check(!(await s.js("scorch.normalized")) && !(await s.js("document.getElementById('normalize-box').hidden")) &&
+		d.b[0] === "+2 (+100.00%)" && d.main[1] === "+6 (+100.00%)", "twice the samples: +100% everywhere, not normalized", d);
+	await toggle();
+	d = await deltas();
+	check(await s.js("scorch.normalized") && Object.values(d).every((v) => /^0( \(\+0\.00%\))?$/.test(v[0]) && v[1] === "0 (+0.00%)"),
+		"normalized: the same shape at twice the samples has no change", d);
+	check(/[?&]n=1/.test(await s.js("location.search")), "normalize kept in the URL", await s.js("location.search"));
+	check(/before's counts \u00d7 2 so that its total equals after's \(12 samples\)/.test(await text("table-note")),
+		"the table states the scale", await text("table-note"));
+	await s.key("f");
+	check(JSON.stringify(await px("b")) === "[255,255,255,255]" && JSON.stringify(await px("x")) === "[255,255,255,255]",
+		"normalized: unchanged frames are white", [await px("b"), await px("x")]);
+	await shot("html-normalize");
+	await compare("skew.html", evenF, "?view=table&n=1");
+	d = await deltas();
+	check(await s.js("document.getElementById('normalize').checked") && d.a[0] === "+10 (+50.00%)" && d.b[0] === "-10 (-50.00%)" &&
+		d.main[1] === "0 (+0.00%)", "?n=1: before doubled, a grew by 10, b shrank by 10", d);
+	await toggle();
+	d = await deltas();
+	check(!(await s.js("scorch.normalized")) && d.a[0] === "+20 (+200.00%)" && d.b[0] === "0 (+0.00%)" &&
+		!/[?&]n=/.test(await s.js("location.search")), "unchecked: the raw change again", d);
+	// a scorch diff page normalizes as scorch diff -n does (x: 10 before, scaled by 22/18,
+	// against 4 after is -67.27%; -60% raw); a -n page has equal totals
+	for (const [page, cliPage] of [["diff.html", "diffn.html"], ["diffneg.html", "diffnegn.html"]]) {
+		await open(cliPage, "?view=table");
+		const cli = await tableRows();
+		check(await s.js("document.getElementById('normalize-box').hidden"), cliPage + ": equal totals, no toggle");
+		await open(page, "?view=table&n=1");
+		rows = await tableRows();
+		check(await s.js("scorch.normalized") && JSON.stringify(rows) === JSON.stringify(cli) && rows[1][0] === "x" && rows[1][3] === "-8 (-67.27%)",
+			"?n=1 on " + page + ": the table of scorch diff -n", [rows, cli]);
+	}
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	const before = { dialogs: s.dialogs.length, requests: s.requests.length, errs: s.consoleErrors.length, exc: s.exceptions.length };

@@ -111,13 +111,17 @@ static int add_kernel_frames(struct fold *f, size_t *n, const struct stack *kern
 
 	if (f->mode == MODE_EVENT) {
 		/* a stack walked at a raw tracepoint begins in the BPF program and the
-		 * tracepoint's call of it: not the traced code */
+		 * tracepoint's call of it: not the traced code. The program itself may be
+		 * unnamed (kallsyms read while it loaded): the plumbing after it tells. */
 		for (i = 0; i <= top; i++) {
 			k = symbolizer__kernel(f->sym, kernel->ips[i], i > 0, f->fbuf, 1);
-			if (k <= 0 || !is_bpf_plumbing(f->fbuf[0].name))
+			if (k > 0 && is_bpf_plumbing(f->fbuf[0].name))
+				leaf = i + 1;
+			else if (k <= 0 || f->fbuf[0].kind != FRAME_UNKNOWN)
 				break;
 		}
-		leaf = i > top ? 0 : i;
+		if (leaf > top)
+			leaf = 0;
 	} else if (offcpu) {
 		/* the leafmost __schedule: frames below it are plumbing */
 		for (i = 0; i <= top; i++) {

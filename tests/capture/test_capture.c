@@ -40,7 +40,8 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 			  .event = "uprobe:libc.so.6:malloc",
 			  .event_weight = 1,
 			  .event_flags = CAPTURE_EVENT_LATENCY,
-			  .event_period = 100}},
+			  .event_period = 100,
+			  .interval_ns = 500000000}},
 		{.type = CAPTURE_PROC, .proc = {.pid = 42, .gen = 7, .comm = "split"}},
 		{.type = CAPTURE_MAPPING,
 		 .map = {.pid = 42,
@@ -105,6 +106,7 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 		CHECK(capture_writer__add(w, &recs[i]) == 0);
 	for (int i = 0; i < nr_counts; i++) {
 		cnt.count.value = 100 + i;
+		cnt.count.interval = (uint32_t)(i % 3 ? 3 - i % 3 : 0); /* 0, 2, 1, 0, ... */
 		CHECK(capture_writer__add(w, &cnt) == 0);
 	}
 	CHECK(capture_writer__add(w, &st) == 0);
@@ -159,6 +161,7 @@ static void test_round_trip(void)
 			CHECK_STR(rec.meta.event, "uprobe:libc.so.6:malloc");
 			CHECK(rec.meta.event_weight == 1 && rec.meta.event_period == 100 &&
 			      rec.meta.event_flags == CAPTURE_EVENT_LATENCY);
+			CHECK(rec.meta.interval_ns == 500000000);
 			break;
 		case CAPTURE_PROC:
 			CHECK(rec.proc.pid == 42 && rec.proc.gen == 7);
@@ -178,6 +181,7 @@ static void test_round_trip(void)
 			break;
 		case CAPTURE_COUNT:
 			CHECK(rec.count.value == 100u + counts);
+			CHECK(rec.count.interval == (uint32_t)(counts % 3 ? 3 - counts % 3 : 0));
 			CHECK(rec.count.nr_user == 3 && rec.count.nr_kernel == 2);
 			CHECK(!memcmp(rec.count.user, uips, sizeof(uips)));
 			CHECK(!memcmp(rec.count.kernel, kips, sizeof(kips)));
@@ -240,6 +244,9 @@ static void test_writer_caps(void)
 	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
 	cnt.count.nr_user = CAPTURE_MAX_USER; /* a stack as deep as a walk keeps: read back */
 	CHECK(capture_writer__add(w, &cnt) == 0);
+	cnt.count.interval = CAPTURE_MAX_INTERVALS; /* beyond the timeline */
+	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
+	cnt.count.interval = 0;
 	cnt.count.nr_user = 2;
 	cnt.count.cflags = 0; /* addresses without the flag */
 	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
@@ -565,6 +572,116 @@ static void test_absurd(void)
 	free(p);
 }
 
+/* The first count of a capture, and its meta record (strings not kept). */
+static int first_count(const uint8_t *data, size_t len, struct capture_meta *meta,
+		       struct capture_count *count)
+{
+	struct capture_reader *r = capture_reader__new(data, len);
+	struct capture_record rec;
+	int ret, found = 0;
+
+	CHECK(r != NULL);
+	while ((ret = capture_reader__next(r, &rec)) == 1) {
+		if (rec.type == CAPTURE_META)
+			*meta = rec.meta;
+		if (rec.type == CAPTURE_COUNT && !found++)
+			*count = rec.count;
+	}
+	capture_reader__free(r);
+	return ret < 0 ? ret : found;
+}
+
+/*
+ * --interval (since 1.4): meta's interval_ns after the event fields, count's interval
+ * after its addresses; records without them (older writers) read as 0.
+ */
+static void test_intervals(void)
+{
+	struct capture_meta meta;
+	struct capture_count count;
+	struct raw r = {};
+	size_t len, at;
+	uint8_t *p;
+
+	/* the layouts older writers wrote: a 1.1 meta, a count ending at its addresses */
+	raw_meta(&r);
+	raw_count(&r, 48, 0);
+	raw_end(&r, 2);
+	p = pack(r.b, r.n, 1, 3, &len);
+	memset(&meta, 0xff, sizeof(meta));
+	memset(&count, 0xff, sizeof(count));
+	CHECK(first_count(p, len, &meta, &count) == 1);
+	CHECK(meta.interval_ns == 0 && count.interval == 0 && count.value == 1);
+	free(p);
+
+	/* a cpu capture with intervals, byte by byte as docs/capture-format.md says */
+	r.n = 0;
+	raw_le(&r, META_LEN + 2 + 4 + 4 + 8 + 2 + 8, 4);
+	raw_le(&r, CAPTURE_META, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, CAPTURE_MODE_CPU, 4);
+	raw_le(&r, 0, 4);
+	raw_le(&r, 99, 8);
+	raw_le(&r, 0, 8);
+	raw_le(&r, 127, 4);
+	raw_le(&r, 0, 4);
+	for (int i = 0; i < 5; i++)
+		raw_le(&r, 0, 2); /* host, kernel, version, clock, event: empty */
+	raw_le(&r, 0, 4);	  /* --weight */
+	raw_le(&r, 0, 4);	  /* event flags */
+	raw_le(&r, 0, 8);	  /* --period */
+	raw_le(&r, 0, 2);	  /* --weight's unit */
+	raw_le(&r, 250000000, 8); /* interval_ns */
+	raw_count(&r, 52, 0);
+	at = r.n;
+	raw_le(&r, 7, 4); /* interval */
+	raw_end(&r, 2);
+	p = pack(r.b, r.n, 1, 4, &len);
+	CHECK(first_count(p, len, &meta, &count) == 1);
+	CHECK(meta.mode == CAPTURE_MODE_CPU && meta.interval_ns == 250000000);
+	CHECK(count.interval == 7 && count.value == 1);
+	free(p);
+
+	/* an interval beyond the cap: an error, nothing allocated from it */
+	r.b[at] = 0, r.b[at + 1] = 0, r.b[at + 2] = 1; /* 65536 */
+	check_raw(&r, 4, "interval 65536", "interval 65536 (at most 65536 intervals)");
+	r.b[at] = 0xff, r.b[at + 1] = 0xff, r.b[at + 2] = 0xff, r.b[at + 3] = 0xff;
+	check_raw(&r, 4, "interval 2^32-1", "at most 65536 intervals");
+
+	/* an interval in a capture that has none */
+	r.n = 0;
+	raw_meta(&r);
+	raw_count(&r, 52, 0);
+	raw_le(&r, 2, 4);
+	raw_end(&r, 2);
+	check_raw(&r, 4, "interval without intervals", "interval 2 in a capture without intervals");
+
+	/* the writer: a cpu capture with intervals reads back the same */
+	{
+		char *mem = NULL;
+		size_t sz = 0;
+		FILE *fp = open_memstream(&mem, &sz);
+		struct capture_writer *w = capture_writer__new(fp, 0);
+		struct capture_record m = {.type = CAPTURE_META,
+					   .meta = {.mode = CAPTURE_MODE_OFFCPU,
+						    .freq = 1,
+						    .max_depth = 127,
+						    .interval_ns = 10000000}};
+		struct capture_record c = {.type = CAPTURE_COUNT,
+					   .count = {.pid = 9, .value = 5, .interval = 65535}};
+
+		CHECK(capture_writer__add(w, &m) == 0);
+		CHECK(capture_writer__add(w, &c) == 0);
+		CHECK(capture_writer__finish(w) == 0);
+		capture_writer__free(w);
+		fclose(fp);
+		CHECK(first_count((uint8_t *)mem, sz, &meta, &count) == 1);
+		CHECK(meta.mode == CAPTURE_MODE_OFFCPU && meta.interval_ns == 10000000);
+		CHECK(count.pid == 9 && count.value == 5 && count.interval == 65535);
+		free(mem);
+	}
+}
+
 /* `test_capture --seed DIR`: writes the fuzz seed corpus. */
 static int write_seeds(const char *dir)
 {
@@ -669,5 +786,6 @@ int main(int argc, char **argv)
 	test_truncated_file();
 	test_flipped();
 	test_absurd();
+	test_intervals();
 	return TEST_DONE();
 }

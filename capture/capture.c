@@ -303,8 +303,11 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u64(b, s->procs_missing);
 		put_u64(b, s->max_stacks);
 		put_u64(b, s->ring_bytes);
+		if (s->nr_intervals > CAPTURE_MAX_INTERVALS)
+			return -EINVAL;
 		for (i = 0; i < s->nr_bpf; i++)
 			put_u64(b, s->bpf[i]);
+		put_u32(b, s->nr_intervals);
 		break;
 	}
 	case CAPTURE_END:
@@ -749,6 +752,13 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 				    s->nr_bpf);
 		for (i = 0; i < s->nr_bpf; i++)
 			s->bpf[i] = get_n(c, 8);
+		s->nr_intervals = c->p < c->end ? (uint32_t)get_n(c, 4) : 0; /* since 1.4 */
+		if (!c->bad && (s->nr_intervals > CAPTURE_MAX_INTERVALS ||
+				(s->nr_intervals && !r->interval_ns)))
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64 " (stats): %u intervals (at most %u, none "
+				    "without meta's interval)",
+				    r->index, s->nr_intervals, CAPTURE_MAX_INTERVALS);
 		break;
 	}
 	case CAPTURE_PYCODE: {

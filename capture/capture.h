@@ -194,6 +194,9 @@ struct capture_stats {
 	uint64_t max_stacks; /* size of the kernel maps (for the hint) */
 	uint64_t ring_bytes; /* --unwind dwarf sample ring, bytes */
 	uint64_t bpf[CAPTURE_MAX_STATS];
+	/* since 1.4, after the counters (0 when absent): the intervals of a recording with
+	 * --interval, the last partial one and those without counts included */
+	uint32_t nr_intervals;
 };
 
 struct capture_record {

@@ -529,7 +529,10 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		if (err)
 			return err;
 	}
-	return folded__add(f->folded, f->frames, n, count);
+	err = folded__add(f->folded, f->frames, n, count);
+	if (!err && f->slice)
+		err = folded__add(f->slice, f->frames, n, count);
+	return err;
 }
 
 /* Titles, units and palette by mode, unless the user chose them. */

@@ -269,7 +269,8 @@ int record__write_output(struct record *r, const uint64_t *st)
 
 /*
  * --interval: every count so far is taken out of the kernel maps (atomically per
- * key), written to this interval's files, and the next interval starts empty.
+ * key), written to this interval's files and to the capture with this interval's
+ * number, and the next interval starts empty. A capture alone has no files to write.
  */
 static bool select_all(void *ctx, const struct count_key *key)
 {
@@ -305,23 +306,27 @@ int record__write_interval(struct record *r)
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		return err;
 	}
-	err = write_named(r);
-	if (err) {
-		r->write_failed = true;
-		return err;
-	}
-	pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted from the "
-		 "kernel's stack maps\n",
-		 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
 	r->stacks_aged += nr_aged;
-	r->stacks_written += folded__nr_stacks(r->fold.folded);
-	folded__free(r->fold.folded);
-	r->fold.folded = folded__new();
-	if (!r->fold.folded)
-		return -ENOMEM;
-	folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
 	r->next_interval += r->opts.interval;
-	err = outputs__next(r->opts.outs);
+	if (r->opts.named) {
+		err = write_named(r);
+		if (err) {
+			r->write_failed = true;
+			return err;
+		}
+		pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted "
+			 "from the kernel's stack maps\n",
+			 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
+		r->stacks_written += folded__nr_stacks(r->fold.folded);
+		folded__free(r->fold.folded);
+		r->fold.folded = folded__new();
+		if (!r->fold.folded)
+			return -ENOMEM;
+		folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
+		err = outputs__next(r->opts.outs);
+	}
+	if (!err && r->cap)
+		err = capture_rec__next_interval(r->cap);
 	r->write_failed = err != 0;
 	return err;
 }

@@ -99,7 +99,8 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 					      .nr_cpus = 2,
 					      .nr_bpf = 3,
 					      .drain_lost = 1,
-					      .bpf = {10, 0, 9}}};
+					      .bpf = {10, 0, 9},
+					      .nr_intervals = 4}};
 
 	CHECK(w != NULL);
 	for (size_t i = 0; i < ARRAY_SIZE_(recs); i++)
@@ -209,6 +210,7 @@ static void test_round_trip(void)
 		case CAPTURE_STATS:
 			CHECK(rec.stats.nr_cpus == 2 && rec.stats.nr_bpf == 3);
 			CHECK(rec.stats.bpf[2] == 9 && rec.stats.drain_lost == 1);
+			CHECK(rec.stats.nr_intervals == 4);
 			break;
 		default:
 			CHECK(!"unexpected record type");
@@ -648,7 +650,19 @@ static void test_intervals(void)
 	r.b[at] = 0xff, r.b[at + 1] = 0xff, r.b[at + 2] = 0xff, r.b[at + 3] = 0xff;
 	check_raw(&r, 4, "interval 2^32-1", "at most 65536 intervals");
 
-	/* an interval in a capture that has none */
+	/* stats: the number of intervals, bounded */
+	r.n = at;
+	raw_le(&r, 7, 4);
+	raw_le(&r, 80 + 4, 4);
+	raw_le(&r, CAPTURE_STATS, 2);
+	raw_le(&r, 0, 2);
+	for (int i = 0; i < 80; i++)
+		raw_le(&r, 0, 1); /* elapsed, CPUs, no counters, ... */
+	raw_le(&r, 70000, 4);
+	raw_end(&r, 3);
+	check_raw(&r, 4, "70000 intervals", "70000 intervals (at most 65536");
+
+		/* an interval in a capture that has none */
 	r.n = 0;
 	raw_meta(&r);
 	raw_count(&r, 52, 0);

@@ -787,8 +787,73 @@ static int write_big(const char *path, long n)
 	return 0;
 }
 
+/*
+ * `test_capture --intervals FILE`: a capture of 0.5 s intervals, six of them, whose
+ * counts come out of interval order (4, 1, 0, 2, 4, 1, ...): interval k holds
+ * 10 * (k + 1) samples, in stacks shared between intervals, except interval 3 and the
+ * last, which hold none.
+ */
+static int write_intervals(const char *path)
+{
+	static const uint32_t order[] = {4, 1, 0, 2, 4, 1, 2, 4, 0, 1};
+	uint32_t left[6] = {10, 20, 30, 0, 50, 0};
+	struct capture_record r = {.type = CAPTURE_META,
+				   .meta = {.mode = CAPTURE_MODE_CPU,
+					    .freq = 99,
+					    .max_depth = 127,
+					    .clock = "monotonic",
+					    .interval_ns = 500000000}};
+	uint64_t ips[3];
+	FILE *fp = fopen(path, "wb");
+	struct capture_writer *w = fp ? capture_writer__new(fp, 0) : NULL;
+	int err = !w || capture_writer__add(w, &r);
+
+	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = "iv"}};
+	err = err || capture_writer__add(w, &r);
+	r = (struct capture_record){.type = CAPTURE_MAPPING,
+				    .map = {.pid = 42,
+					    .kind = CAPTURE_MAP_ANON,
+					    .start = 0x7f0000000000,
+					    .end = 0x7f0000100000,
+					    .path = ""}};
+	err = err || capture_writer__add(w, &r);
+	for (size_t i = 0; !err && (left[0] || left[1] || left[2] || left[4]); i++) {
+		uint32_t k = order[i % ARRAY_SIZE_(order)];
+		uint32_t v = left[k] < 3 ? left[k] : 3;
+
+		if (!v)
+			continue;
+		left[k] -= v;
+		for (size_t j = 0; j < ARRAY_SIZE_(ips); j++)
+			ips[j] = 0x7f0000000000 + ((uint64_t)(i % 4) << 12) + j * 16;
+		r = (struct capture_record){.type = CAPTURE_COUNT,
+					    .count = {.pid = 42,
+						      .value = v,
+						      .comm = "iv",
+						      .cflags = CAPTURE_COUNT_USER,
+						      .nr_user = ARRAY_SIZE_(ips),
+						      .user = ips,
+						      .interval = k}};
+		err = capture_writer__add(w, &r);
+	}
+	r = (struct capture_record){.type = CAPTURE_STATS,
+				    .stats = {.elapsed_ns = 2900000000ull,
+					      .nr_cpus = 1,
+					      .nr_intervals = 6}};
+	err = err || capture_writer__add(w, &r);
+	err = err || capture_writer__finish(w);
+	capture_writer__free(w);
+	if ((fp && fclose(fp)) || err) {
+		fprintf(stderr, "test_capture: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--intervals"))
+		return write_intervals(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--seed"))
 		return write_seeds(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--big"))

@@ -100,8 +100,10 @@ static void usage(FILE *out)
 		"options:\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
 		"                             repeatable; the format by the name: .svg flame\n"
-		"                             graph, .html profile viewer, .pb.gz or .pb pprof,\n"
-		"                             .json speedscope, anything else folded stacks\n"
+		"                             graph, .html profile viewer (a capture recorded\n"
+		"                             with --interval: with its timeline), .pb.gz or\n"
+		"                             .pb pprof, .json speedscope, anything else folded\n"
+		"                             stacks (every interval summed)\n"
 		"      --format FMT           folded, svg, html, pprof or speedscope for a\n"
 		"                             single -o (or standard output), whatever its name\n"
 		"      --symfs DIR            look for the binaries under DIR first "
@@ -135,6 +137,7 @@ static void usage(FILE *out)
 		"  scorch report cpu.scorch -o cpu.folded\n"
 		"  scorch report cpu.scorch -o cpu.svg --title 'My app'\n"
 		"  scorch report cpu.scorch -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
+		"  scorch report cpu.scorch -o cpu.html   # recorded with --interval: a timeline\n"
 		"  scorch report cpu.scorch --symfs /srv/sysroot -o cpu.svg   # binaries moved\n");
 }
 

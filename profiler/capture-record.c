@@ -500,3 +500,8 @@ void capture_rec__summary(const struct capture_rec *c)
 		c->counts, c->images, c->mappings, c->nr_ksyms, c->nr_jits, file / 1024.0,
 		raw / 1024.0);
 }
+
+uint64_t capture_rec__counts(const struct capture_rec *c)
+{
+	return c->counts;
+}

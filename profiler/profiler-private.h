@@ -668,6 +668,8 @@ void fold__release(struct fold *f);
  */
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack *user, const struct stack *kernel, bool lost_proc);
+/* What fold__add() counts of time off CPU, without naming (a capture alone's summary). */
+void fold__tally(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value);
 /* Titles, units and palette of an SVG by mode, unless the user chose them. */
 void fold__svg_defaults(enum record_mode mode, struct flamegraph_opts *fg);
 
@@ -775,6 +777,8 @@ int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen);
 int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bool commit);
 /* One summary line: what the capture holds and its size. */
 void capture_rec__summary(const struct capture_rec *c);
+/* COUNT records written (a stack by its addresses, once per interval it was seen in). */
+uint64_t capture_rec__counts(const struct capture_rec *c);
 void capture_rec__free(struct capture_rec *c);
 /* ---- probe.c: what the host allows (scorch check; record's preflight) ---- */
 

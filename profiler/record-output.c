@@ -33,6 +33,8 @@ int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint6
 		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
 	if (!err && r->opts.named)
 		err = fold__add(&r->fold, offcpu, key, value, user, kernel, lost_proc);
+	else if (!err)
+		fold__tally(&r->fold, offcpu, key, value); /* a capture alone: its summary */
 	return err;
 }
 
@@ -147,7 +149,8 @@ double record__summary(struct record *r, const uint64_t *st)
 		.procs_released = r->nprocs.released,
 		.procs_held_max = r->nprocs.held_max,
 		.ss = o->named ? &ss : NULL,
-		.stacks_written = r->stacks_written,
+		/* a capture alone names no stack: its counts, by address */
+		.stacks_written = o->named ? r->stacks_written : capture_rec__counts(r->cap),
 		.js = &js,
 		.steal_pct = -1,
 	};

@@ -290,7 +290,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 	case CAPTURE_STATS: {
 		const struct capture_stats *s = &rec->stats;
 
-		if (s->nr_bpf > CAPTURE_MAX_STATS)
+		if (s->nr_bpf > CAPTURE_MAX_STATS || s->nr_intervals > CAPTURE_MAX_INTERVALS)
 			return -EINVAL;
 		put_u64(b, s->elapsed_ns);
 		put_u32(b, s->nr_cpus);
@@ -303,8 +303,6 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u64(b, s->procs_missing);
 		put_u64(b, s->max_stacks);
 		put_u64(b, s->ring_bytes);
-		if (s->nr_intervals > CAPTURE_MAX_INTERVALS)
-			return -EINVAL;
 		for (i = 0; i < s->nr_bpf; i++)
 			put_u64(b, s->bpf[i]);
 		put_u32(b, s->nr_intervals);
@@ -704,7 +702,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		k->interval = c->p < c->end ? (uint32_t)get_n(c, 4) : 0; /* since 1.4 */
 		if (!c->bad && k->interval >= CAPTURE_MAX_INTERVALS)
 			return fail(r, -EBADMSG,
-				    "record %" PRIu64 " (count): interval %u (at most %u intervals)",
+				    "record %" PRIu64
+				    " (count): interval %u (at most %u intervals)",
 				    r->index, k->interval, CAPTURE_MAX_INTERVALS);
 		if (!c->bad && k->interval && !r->interval_ns)
 			return fail(r, -EBADMSG,

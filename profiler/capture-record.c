@@ -120,7 +120,7 @@ struct capture_rec {
 	size_t nr_procs, procs_cap;
 	struct frame fbuf[1];
 	uint64_t counts, images, mappings, nr_ksyms, nr_jits, nr_pycodes;
-	uint32_t interval; /* --interval: the one the counts are taken in now */
+	uint32_t interval;  /* --interval: the one the counts are taken in now */
 	struct pycodes *py; /* named Python code objects, written at the close */
 	bool closed;
 	int err; /* the first write error: later writes are not attempted */

@@ -662,7 +662,7 @@ static void test_intervals(void)
 	raw_end(&r, 3);
 	check_raw(&r, 4, "70000 intervals", "70000 intervals (at most 65536");
 
-		/* an interval in a capture that has none */
+	/* an interval in a capture that has none */
 	r.n = 0;
 	raw_meta(&r);
 	raw_count(&r, 52, 0);
@@ -836,10 +836,9 @@ static int write_intervals(const char *path)
 						      .interval = k}};
 		err = capture_writer__add(w, &r);
 	}
-	r = (struct capture_record){.type = CAPTURE_STATS,
-				    .stats = {.elapsed_ns = 2900000000ull,
-					      .nr_cpus = 1,
-					      .nr_intervals = 6}};
+	r = (struct capture_record){
+		.type = CAPTURE_STATS,
+		.stats = {.elapsed_ns = 2900000000ull, .nr_cpus = 1, .nr_intervals = 6}};
 	err = err || capture_writer__add(w, &r);
 	err = err || capture_writer__finish(w);
 	capture_writer__free(w);

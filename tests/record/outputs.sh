@@ -221,6 +221,8 @@ mkdir "$TMP/alone"
 cat "$TMP/err"
 grep -q "^scorch: wrote $TMP/alone/a.scorch\$" "$TMP/err" ||
 	fail "the summary does not say the capture was written"
+grep -Eq '^scorch: [1-9][0-9]* samples in .*: [1-9][0-9]* stacks, ' "$TMP/err" ||
+	fail "the summary of a capture alone counts no stacks: $(cat "$TMP/err")"
 [ "$(ls "$TMP/alone")" = a.scorch ] || fail "a capture alone wrote $(ls "$TMP/alone")"
 "$SCORCH" report -q "$TMP/alone/a.scorch" -o "$TMP/alone.html" -o "$TMP/alone.folded" ||
 	fail "report of a capture alone failed"

@@ -216,13 +216,14 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u32(b, m->user_depth);
 		ok = put_str(b, m->host) && put_str(b, m->kernel) && put_str(b, m->version) &&
 		     put_str(b, m->clock);
-		if (m->mode != CAPTURE_MODE_EVENT)
+		if (m->mode != CAPTURE_MODE_EVENT && !m->interval_ns)
 			break; /* the record as 1.1 wrote it */
 		ok = ok && put_str(b, m->event ? m->event : "");
 		put_u32(b, m->event_weight);
 		put_u32(b, m->event_flags);
 		put_u64(b, m->event_period);
 		ok = ok && put_str(b, m->event_weight_unit ? m->event_weight_unit : "");
+		put_u64(b, m->interval_ns);
 		break;
 	}
 	case CAPTURE_PROC:
@@ -253,6 +254,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		const struct capture_count *c = &rec->count;
 
 		if (c->nr_user > CAPTURE_MAX_USER || c->nr_kernel > CAPTURE_MAX_DEPTH ||
+		    c->interval >= CAPTURE_MAX_INTERVALS ||
 		    (c->nr_user && !(c->cflags & CAPTURE_COUNT_USER)) ||
 		    (c->nr_kernel && !(c->cflags & CAPTURE_COUNT_KERNEL)))
 			return -EINVAL;
@@ -268,6 +270,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 			put_u64(b, c->user[i]);
 		for (i = 0; i < c->nr_kernel; i++)
 			put_u64(b, c->kernel[i]);
+		put_u32(b, c->interval);
 		break;
 	}
 	case CAPTURE_KSYM:
@@ -287,7 +290,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 	case CAPTURE_STATS: {
 		const struct capture_stats *s = &rec->stats;
 
-		if (s->nr_bpf > CAPTURE_MAX_STATS)
+		if (s->nr_bpf > CAPTURE_MAX_STATS || s->nr_intervals > CAPTURE_MAX_INTERVALS)
 			return -EINVAL;
 		put_u64(b, s->elapsed_ns);
 		put_u32(b, s->nr_cpus);
@@ -302,6 +305,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u64(b, s->ring_bytes);
 		for (i = 0; i < s->nr_bpf; i++)
 			put_u64(b, s->bpf[i]);
+		put_u32(b, s->nr_intervals);
 		break;
 	}
 	case CAPTURE_END:
@@ -384,6 +388,7 @@ struct capture_reader {
 	uint64_t offset; /* decompressed offset of win[pos] */
 	uint64_t index;	 /* records read */
 	uint64_t skipped;
+	uint64_t interval_ns; /* the meta record's */
 	char *strs; /* this record's strings, NUL-terminated */
 	size_t strs_len, strs_cap;
 	uint64_t ips[CAPTURE_MAX_USER + CAPTURE_MAX_DEPTH];
@@ -610,6 +615,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->event_flags = c->p < c->end ? (uint32_t)get_n(c, 4) : 0;
 		m->event_period = c->p < c->end ? get_n(c, 8) : 0;
 		m->event_weight_unit = c->p < c->end ? get_str(c) : "";
+		m->interval_ns = c->p < c->end ? get_n(c, 8) : 0; /* since 1.4 */
+		r->interval_ns = m->interval_ns;
 		if (!c->bad && m->mode == CAPTURE_MODE_EVENT && (!m->event || !*m->event))
 			return fail(r, -EBADMSG, "record %" PRIu64 " (meta): an event capture without its event",
 				    r->index);
@@ -692,6 +699,17 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		k->nr_kernel = nk;
 		k->user = r->ips;
 		k->kernel = r->ips + nu;
+		k->interval = c->p < c->end ? (uint32_t)get_n(c, 4) : 0; /* since 1.4 */
+		if (!c->bad && k->interval >= CAPTURE_MAX_INTERVALS)
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64
+				    " (count): interval %u (at most %u intervals)",
+				    r->index, k->interval, CAPTURE_MAX_INTERVALS);
+		if (!c->bad && k->interval && !r->interval_ns)
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64 " (count): interval %u in a capture without "
+				    "intervals",
+				    r->index, k->interval);
 		break;
 	}
 	case CAPTURE_KSYM:
@@ -733,6 +751,13 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 				    s->nr_bpf);
 		for (i = 0; i < s->nr_bpf; i++)
 			s->bpf[i] = get_n(c, 8);
+		s->nr_intervals = c->p < c->end ? (uint32_t)get_n(c, 4) : 0; /* since 1.4 */
+		if (!c->bad && (s->nr_intervals > CAPTURE_MAX_INTERVALS ||
+				(s->nr_intervals && !r->interval_ns)))
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64 " (stats): %u intervals (at most %u, none "
+				    "without meta's interval)",
+				    r->index, s->nr_intervals, CAPTURE_MAX_INTERVALS);
 		break;
 	}
 	case CAPTURE_PYCODE: {

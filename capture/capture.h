@@ -40,6 +40,7 @@
 #define CAPTURE_MAX_BUILD_ID 64		/* bytes of one build-id */
 #define CAPTURE_MAX_STATS    64		/* BPF counters in a stats record */
 #define CAPTURE_MAX_LINETABLE 65536	/* bytes of one Python line table */
+#define CAPTURE_MAX_INTERVALS 65536	/* intervals of one recording (count.interval below) */
 
 enum capture_type {
 	CAPTURE_META = 1,    /* once, first: how the recording was made */
@@ -90,6 +91,9 @@ struct capture_meta {
 	uint32_t event_flags;
 	uint64_t event_period;
 	const char *event_weight_unit; /* since 1.3: --weight's unit ("": bytes) */
+	/* since 1.4, after the event fields (written empty outside CAPTURE_MODE_EVENT; 0
+	 * when absent): record --interval's length in ns; 0: the recording is one whole */
+	uint64_t interval_ns;
 };
 
 /* capture_meta.event_flags */
@@ -142,6 +146,9 @@ struct capture_count {
 	uint32_t nr_user, nr_kernel;
 	const uint64_t *user;	/* leaf first, nr_user of them */
 	const uint64_t *kernel; /* leaf first */
+	/* since 1.4, after the addresses (0 when absent): the 0-based --interval the count
+	 * was taken in, < CAPTURE_MAX_INTERVALS; always 0 when meta.interval_ns is 0 */
+	uint32_t interval;
 };
 
 struct capture_ksym {
@@ -187,6 +194,9 @@ struct capture_stats {
 	uint64_t max_stacks; /* size of the kernel maps (for the hint) */
 	uint64_t ring_bytes; /* --unwind dwarf sample ring, bytes */
 	uint64_t bpf[CAPTURE_MAX_STATS];
+	/* since 1.4, after the counters (0 when absent): the intervals of a recording with
+	 * --interval, the last partial one and those without counts included */
+	uint32_t nr_intervals;
 };
 
 struct capture_record {

@@ -120,6 +120,7 @@ struct capture_rec {
 	size_t nr_procs, procs_cap;
 	struct frame fbuf[1];
 	uint64_t counts, images, mappings, nr_ksyms, nr_jits, nr_pycodes;
+	uint32_t interval;  /* --interval: the one the counts are taken in now */
 	struct pycodes *py; /* named Python code objects, written at the close */
 	bool closed;
 	int err; /* the first write error: later writes are not attempted */
@@ -173,6 +174,7 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 		.kernel = u.release,
 		.version = SCORCH_VERSION,
 		.clock = "monotonic",
+		.interval_ns = (uint64_t)(o->interval * 1e9 + 0.5),
 	};
 	if (o->mode == MODE_EVENT && o->event) {
 		meta.meta.event = o->event->spec;
@@ -364,6 +366,7 @@ int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key 
 		.value = value,
 		.cflags = (offcpu ? CAPTURE_COUNT_OFFCPU : 0) |
 			  (lost_proc ? CAPTURE_COUNT_NOPROC : 0),
+		.interval = c->interval,
 	};
 	memcpy(k->comm, key->comm, sizeof(k->comm));
 	if (user) {
@@ -431,6 +434,18 @@ int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key 
 	return c->err;
 }
 
+int capture_rec__next_interval(struct capture_rec *c)
+{
+	if (c->interval + 1 >= CAPTURE_MAX_INTERVALS) {
+		pr_err("capture: more than %d intervals: a capture holds no more\n",
+		       CAPTURE_MAX_INTERVALS);
+		pr_hint("use a longer --interval\n");
+		return -ERANGE;
+	}
+	c->interval++;
+	return 0;
+}
+
 int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen)
 {
 	const struct pair *p = pairset__find(&c->procs, pid, gen);
@@ -464,6 +479,7 @@ int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bo
 		err = pycodes__foreach(c->py, put_pycode, c);
 	if (!err && st) {
 		rec.stats = *st;
+		rec.stats.nr_intervals = c->o.interval > 0 ? c->interval + 1 : 0;
 		err = put(c, &rec);
 	}
 	if (!err)
@@ -483,4 +499,9 @@ void capture_rec__summary(const struct capture_rec *c)
 		"(%.1f KiB uncompressed)\n",
 		c->counts, c->images, c->mappings, c->nr_ksyms, c->nr_jits, file / 1024.0,
 		raw / 1024.0);
+}
+
+uint64_t capture_rec__counts(const struct capture_rec *c)
+{
+	return c->counts;
 }

@@ -75,6 +75,13 @@ struct report {
 	struct symbolizer *sym;
 	struct fold fold;
 	struct event_spec event; /* an event capture's event (record --event) */
+	/*
+	 * A capture recorded with --interval, to an HTML page: the page's graph, and in
+	 * fold.slice the counts of interval @slice_interval not yet in it. Its counts may
+	 * come in any order of intervals: a slice goes to the page whenever it changes.
+	 */
+	struct flamegraph *page;
+	uint32_t slice_interval;
 };
 
 static void usage(FILE *out)
@@ -93,8 +100,10 @@ static void usage(FILE *out)
 		"options:\n"
 		"  -o, --output FILE          write here ('-' or absent: standard output);\n"
 		"                             repeatable; the format by the name: .svg flame\n"
-		"                             graph, .html profile viewer, .pb.gz or .pb pprof,\n"
-		"                             .json speedscope, anything else folded stacks\n"
+		"                             graph, .html profile viewer (a capture recorded\n"
+		"                             with --interval: with its timeline), .pb.gz or\n"
+		"                             .pb pprof, .json speedscope, anything else folded\n"
+		"                             stacks (every interval summed)\n"
 		"      --format FMT           folded, svg, html, pprof or speedscope for a\n"
 		"                             single -o (or standard output), whatever its name\n"
 		"      --symfs DIR            look for the binaries under DIR first "
@@ -128,6 +137,7 @@ static void usage(FILE *out)
 		"  scorch report cpu.scorch -o cpu.folded\n"
 		"  scorch report cpu.scorch -o cpu.svg --title 'My app'\n"
 		"  scorch report cpu.scorch -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
+		"  scorch report cpu.scorch -o cpu.html   # recorded with --interval: a timeline\n"
 		"  scorch report cpu.scorch --symfs /srv/sysroot -o cpu.svg   # binaries moved\n");
 }
 
@@ -326,10 +336,36 @@ static const char *intern(struct report *r, const char *s, int *err)
 	return p;
 }
 
+/* The counts of one interval folded so far into the page, under its interval. */
+static int flush_slice(struct report *r)
+{
+	int err;
+
+	if (!folded__nr_stacks(r->fold.slice))
+		return 0;
+	err = flamegraph__set_interval(r->page, r->slice_interval);
+	if (!err)
+		err = flamegraph__add_folded(r->page, r->fold.slice);
+	folded__free(r->fold.slice);
+	r->fold.slice = folded__new();
+	if (!r->fold.slice)
+		return -ENOMEM;
+	folded__set_max_stacks(r->fold.slice, FOLD_MAX_STACKS);
+	return err;
+}
+
 /* One count folded as it is read: counts are never all held. Returns 0 or -errno. */
 static int fold_count(struct report *r, const struct capture_count *c)
 {
 	struct count_key key = {.pid = c->pid, .flags = c->key_flags, .gen = c->gen};
+	int err;
+
+	if (r->page && c->interval != r->slice_interval) {
+		err = flush_slice(r);
+		if (err)
+			return err;
+		r->slice_interval = c->interval;
+	}
 
 	memcpy(key.comm, c->comm, sizeof(key.comm));
 	/* empty arrays may come as NULL: memcpy must not see them */
@@ -602,6 +638,32 @@ static int import_images(struct report *r)
 	return err;
 }
 
+/*
+ * A capture recorded with --interval and an HTML output: the page is built here, each
+ * interval its slice of the timeline, as record builds it. 0 or -ENOMEM.
+ */
+static int open_page(struct report *r)
+{
+	if (!r->meta.interval_ns || !outputs__count(r->opts.outs, "html"))
+		return 0;
+	r->page = flamegraph__new(&r->opts.fg);
+	r->fold.slice = folded__new();
+	if (!r->page || !r->fold.slice)
+		return -ENOMEM;
+	folded__set_max_stacks(r->fold.slice, FOLD_MAX_STACKS);
+	return 0;
+}
+
+/* The last slice into the page, and its timeline as long as the recording's. */
+static int close_page(struct report *r)
+{
+	int err = flush_slice(r);
+
+	if (!err && r->stats.nr_intervals)
+		err = flamegraph__set_interval(r->page, r->stats.nr_intervals - 1);
+	return err;
+}
+
 static double summary(struct report *r)
 {
 	struct symbolizer_stats ss;
@@ -736,6 +798,7 @@ static int report_run(struct report *r)
 				: r->fold.mode == MODE_WALL   ? OUTPUTS_WALL
 							      : OUTPUTS_EVENT,
 			.freq = r->fold.freq,
+			.seconds = r->meta.interval_ns / 1e9, /* the page's timeline */
 			.lines = o->names.lines,
 			.inline_frames = !o->names.no_inline,
 		};
@@ -746,11 +809,17 @@ static int report_run(struct report *r)
 			event__unit(&r->event, &oopts.value_type, &oopts.value_unit, &countname);
 			oopts.period = r->event.period;
 		}
+		if (o->graph && r->fold.mode == MODE_EVENT)
+			event__svg_defaults(&r->event, &o->fg);
+		else if (o->graph)
+			fold__svg_defaults(r->fold.mode, &o->fg);
 
 		/* opened first: the profile side of the outputs sees every stack */
 		err = outputs__open(o->outs, &oopts);
 		if (!err)
 			err = fold__init(&r->fold);
+		if (!err)
+			err = open_page(r);
 		r->user = malloc(sizeof(*r->user));
 		r->kernel = malloc(sizeof(*r->kernel));
 		if (!err && (!r->user || !r->kernel))
@@ -758,13 +827,12 @@ static int report_run(struct report *r)
 		r->folding = true;
 		if (!err)
 			err = load(r, data, len);
+		if (!err && r->page)
+			err = close_page(r);
 		if (err)
 			goto cleanup;
-		if (o->graph && r->fold.mode == MODE_EVENT)
-			event__svg_defaults(&r->event, &o->fg);
-		else if (o->graph)
-			fold__svg_defaults(r->fold.mode, &o->fg);
 		d.folded = r->fold.folded;
+		d.page = r->page;
 		err = outputs__write(o->outs, &d);
 		if (err)
 			goto cleanup;
@@ -793,6 +861,8 @@ int cmd_report(int argc, char **argv)
 	err = report_run(&r);
 	outputs__free(r.opts.outs); /* uncommitted files removed */
 	fold__release(&r.fold);
+	folded__free(r.fold.slice);
+	flamegraph__free(r.page);
 	pycodes__free(r.py);
 	symbolizer__free(r.sym);
 	event__free(&r.event);

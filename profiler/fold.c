@@ -417,6 +417,15 @@ static int wakeup_line(struct fold *f, size_t *n)
 	return 0;
 }
 
+void fold__tally(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value)
+{
+	if (!offcpu)
+		return;
+	f->offcpu_ns += value;
+	if (key->flags & KEY_RUNQUEUE)
+		f->runqueue_ns += value;
+}
+
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack *user, const struct stack *kernel, bool lost_proc)
 {
@@ -426,10 +435,8 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	int i, j, k, nr, err;
 	bool cut = false, deep;
 
+	fold__tally(f, offcpu, key, value);
 	if (offcpu) {
-		f->offcpu_ns += value;
-		if (key->flags & KEY_RUNQUEUE)
-			f->runqueue_ns += value;
 		count = (value + 500) / 1000; /* microseconds */
 	} else if (f->mode == MODE_WALL) {
 		count = (uint64_t)(value * 1e6 / f->freq + 0.5);
@@ -533,7 +540,10 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		if (err)
 			return err;
 	}
-	return folded__add(f->folded, f->frames, n, count);
+	err = folded__add(f->folded, f->frames, n, count);
+	if (!err && f->slice)
+		err = folded__add(f->slice, f->frames, n, count);
+	return err;
 }
 
 /* Titles, units and palette by mode, unless the user chose them. */

@@ -43,7 +43,8 @@ static int write_svg(const struct output_data *d, FILE *fp)
 /*
  * One page of the whole recording: with --interval, @acc (owned by the output)
  * holds every interval so far, each its own slice of the timeline, and the page
- * is written again at each interval. Without, @acc is NULL.
+ * is written again at each interval. Without, @acc is NULL. d->page: the caller's
+ * graph, its intervals set (report), written as it is.
  */
 static int write_html(const struct output_data *d, FILE *fp, struct flamegraph **acc,
 		      unsigned int seq, double seconds)
@@ -51,6 +52,15 @@ static int write_html(const struct output_data *d, FILE *fp, struct flamegraph *
 	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds, .name = d->name};
 	struct flamegraph *fg = acc ? *acc : NULL;
 	int err;
+
+	if (d->page) {
+		err = flamegraph__write_html(d->page, &ho, fp);
+		if (err == -ENODATA) {
+			pr_warn("no samples: the page says \"No stack counts found\"\n");
+			err = 0;
+		}
+		return err;
+	}
 
 	if (!fg) {
 		fg = flamegraph__new(d->fg);

@@ -621,6 +621,9 @@ struct fold {
 	/* optional (set by the caller): the outputs that want each stack's addresses and
 	 * frames (pprof, speedscope); NULL: folded stacks only */
 	struct outputs *outs;
+	/* optional (set and owned by the caller): a second table every folded stack also
+	 * goes to (report: the counts of one interval, for the HTML page's timeline) */
+	struct folded *slice;
 	/* counted by fold__add() for the summary */
 	uint64_t offcpu_ns; /* off-CPU time counted */
 	uint64_t runqueue_ns; /* of which runnable, waiting for a CPU ([runqueue]) */
@@ -665,6 +668,8 @@ void fold__release(struct fold *f);
  */
 int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value,
 	      const struct stack *user, const struct stack *kernel, bool lost_proc);
+/* What fold__add() counts of time off CPU, without naming (a capture alone's summary). */
+void fold__tally(struct fold *f, bool offcpu, const struct count_key *key, uint64_t value);
 /* Titles, units and palette of an SVG by mode, unless the user chose them. */
 void fold__svg_defaults(enum record_mode mode, struct flamegraph_opts *fg);
 
@@ -723,6 +728,7 @@ struct capture_rec_opts {
 	unsigned int user_depth; /* --max-depth */
 	bool user_only, kernel_only, unwind_dwarf;
 	const struct event_spec *event; /* MODE_EVENT: the event and its options */
+	double interval; /* --interval in seconds (0: none): counts carry their interval */
 	/*
 	 * Only a capture is written: user frames are not named during the recording, only
 	 * what a later report needs is kept (JIT names are asked for JIT addresses only).
@@ -746,13 +752,19 @@ void capture_rec__set_python(struct capture_rec *c, struct pycodes *py);
 int capture_rec__jit_lookup(void *ctx, pid_t pid, uint64_t ip, const char **name,
 			    uint64_t *offset);
 /*
- * Stores one counted key as fold__add() receives it, and the kernel symbols covering its
+ * Stores one counted key as fold__add() receives it (in the interval of the last
+ * capture_rec__next_interval()), and the kernel symbols covering its
  * kernel addresses (and, with opts.only, the JIT names of its user addresses that fall in
  * anonymous memory or no mapping). Returns 0 or -errno.
  */
 int capture_rec__add(struct capture_rec *c, bool offcpu, const struct count_key *key,
 		     uint64_t value, const struct stack *user, const struct stack *kernel,
 		     bool lost_proc);
+/*
+ * --interval: the counts added from now on belong to the next interval. Returns 0, or
+ * -ERANGE at CAPTURE_MAX_INTERVALS intervals (logged): a capture holds no more.
+ */
+int capture_rec__next_interval(struct capture_rec *c);
 /*
  * Before symbolizer__forget_gen(@pid, @gen): writes the mappings of the image if counts
  * used them. Returns 0 or -errno.
@@ -765,6 +777,8 @@ int capture_rec__release(struct capture_rec *c, pid_t pid, uint64_t gen);
 int capture_rec__close(struct capture_rec *c, const struct capture_stats *st, bool commit);
 /* One summary line: what the capture holds and its size. */
 void capture_rec__summary(const struct capture_rec *c);
+/* COUNT records written (a stack by its addresses, once per interval it was seen in). */
+uint64_t capture_rec__counts(const struct capture_rec *c);
 void capture_rec__free(struct capture_rec *c);
 /* ---- probe.c: what the host allows (scorch check; record's preflight) ---- */
 
@@ -872,6 +886,9 @@ struct output_data {
 	const struct profile *prof;
 	const struct flamegraph_opts *fg;
 	const char *name;
+	/* NULL, or the HTML page's graph, built by the caller with its intervals (report of
+	 * a capture recorded with --interval): written as it is, @folded not added */
+	struct flamegraph *page;
 };
 
 /* One output format: its --format name, the file name endings that choose it, and its

@@ -119,10 +119,11 @@ static void usage_targets(FILE *out)
 		"      --interval SECONDS     write every output every SECONDS (decimals\n"
 		"                             allowed) to numbered files, cpu.svg ->\n"
 		"                             cpu-0001.svg, cpu-0002.svg ...; each holds that\n"
-		"                             interval only; the last, partial one included\n"
-		"                             (not for captures); an .html page is one file\n"
-		"                             of every interval so far, with a timeline\n"
-		"                             whose brush restricts every view\n"
+		"                             interval only; the last, partial one included;\n"
+		"                             an .html page is one file of every interval so\n"
+		"                             far, with a timeline whose brush restricts every\n"
+		"                             view; a capture is one file whose counts keep\n"
+		"                             their interval (report draws the same timeline)\n"
 		"      --max-stacks N         distinct stacks kept in the kernel, preallocated at\n"
 		"                             about 1.2 KiB each with its count (default:\n"
 		"                             frequency x duration x CPUs within 4096..65536;\n"
@@ -867,13 +868,9 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 		pr_hint("record --mode offwake without --interval, or --mode offcpu with it\n");
 		return -EINVAL;
 	}
-	if (o->interval && o->capture) {
-		pr_err("--interval writes numbered outputs; a capture holds the whole recording\n");
-		pr_hint("record the capture without --interval, or the intervals without -o "
-			"FILE.scorch\n");
-		return -EINVAL;
-	}
-	if (o->interval && (!outputs__count(o->outs, NULL) || outputs__to_stdout(o->outs))) {
+	/* a capture is one file (it keeps each count's interval): only the others need one */
+	if (o->interval && o->named &&
+	    (!outputs__count(o->outs, NULL) || outputs__to_stdout(o->outs))) {
 		pr_err("--interval writes numbered files: it needs -o FILE, not standard output\n");
 		pr_hint("e.g. --interval 5 -o cpu.svg writes cpu-0001.svg, cpu-0002.svg ...\n");
 		return -EINVAL;

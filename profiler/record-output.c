@@ -33,6 +33,8 @@ int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint6
 		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
 	if (!err && r->opts.named)
 		err = fold__add(&r->fold, offcpu, key, value, user, kernel, lost_proc);
+	else if (!err)
+		fold__tally(&r->fold, offcpu, key, value); /* a capture alone: its summary */
 	return err;
 }
 
@@ -147,7 +149,8 @@ double record__summary(struct record *r, const uint64_t *st)
 		.procs_released = r->nprocs.released,
 		.procs_held_max = r->nprocs.held_max,
 		.ss = o->named ? &ss : NULL,
-		.stacks_written = r->stacks_written,
+		/* a capture alone names no stack: its counts, by address */
+		.stacks_written = o->named ? r->stacks_written : capture_rec__counts(r->cap),
 		.js = &js,
 		.steal_pct = -1,
 	};
@@ -269,7 +272,8 @@ int record__write_output(struct record *r, const uint64_t *st)
 
 /*
  * --interval: every count so far is taken out of the kernel maps (atomically per
- * key), written to this interval's files, and the next interval starts empty.
+ * key), written to this interval's files and to the capture with this interval's
+ * number, and the next interval starts empty. A capture alone has no files to write.
  */
 static bool select_all(void *ctx, const struct count_key *key)
 {
@@ -305,23 +309,27 @@ int record__write_interval(struct record *r)
 		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
 		return err;
 	}
-	err = write_named(r);
-	if (err) {
-		r->write_failed = true;
-		return err;
-	}
-	pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted from the "
-		 "kernel's stack maps\n",
-		 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
 	r->stacks_aged += nr_aged;
-	r->stacks_written += folded__nr_stacks(r->fold.folded);
-	folded__free(r->fold.folded);
-	r->fold.folded = folded__new();
-	if (!r->fold.folded)
-		return -ENOMEM;
-	folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
 	r->next_interval += r->opts.interval;
-	err = outputs__next(r->opts.outs);
+	if (r->opts.named) {
+		err = write_named(r);
+		if (err) {
+			r->write_failed = true;
+			return err;
+		}
+		pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted "
+			 "from the kernel's stack maps\n",
+			 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
+		r->stacks_written += folded__nr_stacks(r->fold.folded);
+		folded__free(r->fold.folded);
+		r->fold.folded = folded__new();
+		if (!r->fold.folded)
+			return -ENOMEM;
+		folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
+		err = outputs__next(r->opts.outs);
+	}
+	if (!err && r->cap)
+		err = capture_rec__next_interval(r->cap);
 	r->write_failed = err != 0;
 	return err;
 }

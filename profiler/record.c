@@ -302,6 +302,7 @@ static int record_open(struct record *r)
 			.kernel_only = o->kernel_only,
 			.unwind_dwarf = o->unwind == UNWIND_DWARF,
 			.event = o->mode == MODE_EVENT ? &o->event : NULL,
+			.interval = o->interval,
 			.only = !o->named,
 		};
 

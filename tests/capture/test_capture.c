@@ -40,7 +40,8 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 			  .event = "uprobe:libc.so.6:malloc",
 			  .event_weight = 1,
 			  .event_flags = CAPTURE_EVENT_LATENCY,
-			  .event_period = 100}},
+			  .event_period = 100,
+			  .interval_ns = 500000000}},
 		{.type = CAPTURE_PROC, .proc = {.pid = 42, .gen = 7, .comm = "split"}},
 		{.type = CAPTURE_MAPPING,
 		 .map = {.pid = 42,
@@ -98,13 +99,15 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 					      .nr_cpus = 2,
 					      .nr_bpf = 3,
 					      .drain_lost = 1,
-					      .bpf = {10, 0, 9}}};
+					      .bpf = {10, 0, 9},
+					      .nr_intervals = 4}};
 
 	CHECK(w != NULL);
 	for (size_t i = 0; i < ARRAY_SIZE_(recs); i++)
 		CHECK(capture_writer__add(w, &recs[i]) == 0);
 	for (int i = 0; i < nr_counts; i++) {
 		cnt.count.value = 100 + i;
+		cnt.count.interval = (uint32_t)(i % 3 ? 3 - i % 3 : 0); /* 0, 2, 1, 0, ... */
 		CHECK(capture_writer__add(w, &cnt) == 0);
 	}
 	CHECK(capture_writer__add(w, &st) == 0);
@@ -159,6 +162,7 @@ static void test_round_trip(void)
 			CHECK_STR(rec.meta.event, "uprobe:libc.so.6:malloc");
 			CHECK(rec.meta.event_weight == 1 && rec.meta.event_period == 100 &&
 			      rec.meta.event_flags == CAPTURE_EVENT_LATENCY);
+			CHECK(rec.meta.interval_ns == 500000000);
 			break;
 		case CAPTURE_PROC:
 			CHECK(rec.proc.pid == 42 && rec.proc.gen == 7);
@@ -178,6 +182,7 @@ static void test_round_trip(void)
 			break;
 		case CAPTURE_COUNT:
 			CHECK(rec.count.value == 100u + counts);
+			CHECK(rec.count.interval == (uint32_t)(counts % 3 ? 3 - counts % 3 : 0));
 			CHECK(rec.count.nr_user == 3 && rec.count.nr_kernel == 2);
 			CHECK(!memcmp(rec.count.user, uips, sizeof(uips)));
 			CHECK(!memcmp(rec.count.kernel, kips, sizeof(kips)));
@@ -205,6 +210,7 @@ static void test_round_trip(void)
 		case CAPTURE_STATS:
 			CHECK(rec.stats.nr_cpus == 2 && rec.stats.nr_bpf == 3);
 			CHECK(rec.stats.bpf[2] == 9 && rec.stats.drain_lost == 1);
+			CHECK(rec.stats.nr_intervals == 4);
 			break;
 		default:
 			CHECK(!"unexpected record type");
@@ -240,6 +246,9 @@ static void test_writer_caps(void)
 	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
 	cnt.count.nr_user = CAPTURE_MAX_USER; /* a stack as deep as a walk keeps: read back */
 	CHECK(capture_writer__add(w, &cnt) == 0);
+	cnt.count.interval = CAPTURE_MAX_INTERVALS; /* beyond the timeline */
+	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
+	cnt.count.interval = 0;
 	cnt.count.nr_user = 2;
 	cnt.count.cflags = 0; /* addresses without the flag */
 	CHECK(capture_writer__add(w, &cnt) == -EINVAL);
@@ -565,6 +574,128 @@ static void test_absurd(void)
 	free(p);
 }
 
+/* The first count of a capture, and its meta record (strings not kept). */
+static int first_count(const uint8_t *data, size_t len, struct capture_meta *meta,
+		       struct capture_count *count)
+{
+	struct capture_reader *r = capture_reader__new(data, len);
+	struct capture_record rec;
+	int ret, found = 0;
+
+	CHECK(r != NULL);
+	while ((ret = capture_reader__next(r, &rec)) == 1) {
+		if (rec.type == CAPTURE_META)
+			*meta = rec.meta;
+		if (rec.type == CAPTURE_COUNT && !found++)
+			*count = rec.count;
+	}
+	capture_reader__free(r);
+	return ret < 0 ? ret : found;
+}
+
+/*
+ * --interval (since 1.4): meta's interval_ns after the event fields, count's interval
+ * after its addresses; records without them (older writers) read as 0.
+ */
+static void test_intervals(void)
+{
+	struct capture_meta meta;
+	struct capture_count count;
+	struct raw r = {};
+	size_t len, at;
+	uint8_t *p;
+
+	/* the layouts older writers wrote: a 1.1 meta, a count ending at its addresses */
+	raw_meta(&r);
+	raw_count(&r, 48, 0);
+	raw_end(&r, 2);
+	p = pack(r.b, r.n, 1, 3, &len);
+	memset(&meta, 0xff, sizeof(meta));
+	memset(&count, 0xff, sizeof(count));
+	CHECK(first_count(p, len, &meta, &count) == 1);
+	CHECK(meta.interval_ns == 0 && count.interval == 0 && count.value == 1);
+	free(p);
+
+	/* a cpu capture with intervals, byte by byte as docs/capture-format.md says */
+	r.n = 0;
+	raw_le(&r, META_LEN + 2 + 4 + 4 + 8 + 2 + 8, 4);
+	raw_le(&r, CAPTURE_META, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, CAPTURE_MODE_CPU, 4);
+	raw_le(&r, 0, 4);
+	raw_le(&r, 99, 8);
+	raw_le(&r, 0, 8);
+	raw_le(&r, 127, 4);
+	raw_le(&r, 0, 4);
+	for (int i = 0; i < 5; i++)
+		raw_le(&r, 0, 2); /* host, kernel, version, clock, event: empty */
+	raw_le(&r, 0, 4);	  /* --weight */
+	raw_le(&r, 0, 4);	  /* event flags */
+	raw_le(&r, 0, 8);	  /* --period */
+	raw_le(&r, 0, 2);	  /* --weight's unit */
+	raw_le(&r, 250000000, 8); /* interval_ns */
+	raw_count(&r, 52, 0);
+	at = r.n;
+	raw_le(&r, 7, 4); /* interval */
+	raw_end(&r, 2);
+	p = pack(r.b, r.n, 1, 4, &len);
+	CHECK(first_count(p, len, &meta, &count) == 1);
+	CHECK(meta.mode == CAPTURE_MODE_CPU && meta.interval_ns == 250000000);
+	CHECK(count.interval == 7 && count.value == 1);
+	free(p);
+
+	/* an interval beyond the cap: an error, nothing allocated from it */
+	r.b[at] = 0, r.b[at + 1] = 0, r.b[at + 2] = 1; /* 65536 */
+	check_raw(&r, 4, "interval 65536", "interval 65536 (at most 65536 intervals)");
+	r.b[at] = 0xff, r.b[at + 1] = 0xff, r.b[at + 2] = 0xff, r.b[at + 3] = 0xff;
+	check_raw(&r, 4, "interval 2^32-1", "at most 65536 intervals");
+
+	/* stats: the number of intervals, bounded */
+	r.n = at;
+	raw_le(&r, 7, 4);
+	raw_le(&r, 80 + 4, 4);
+	raw_le(&r, CAPTURE_STATS, 2);
+	raw_le(&r, 0, 2);
+	for (int i = 0; i < 80; i++)
+		raw_le(&r, 0, 1); /* elapsed, CPUs, no counters, ... */
+	raw_le(&r, 70000, 4);
+	raw_end(&r, 3);
+	check_raw(&r, 4, "70000 intervals", "70000 intervals (at most 65536");
+
+	/* an interval in a capture that has none */
+	r.n = 0;
+	raw_meta(&r);
+	raw_count(&r, 52, 0);
+	raw_le(&r, 2, 4);
+	raw_end(&r, 2);
+	check_raw(&r, 4, "interval without intervals", "interval 2 in a capture without intervals");
+
+	/* the writer: a cpu capture with intervals reads back the same */
+	{
+		char *mem = NULL;
+		size_t sz = 0;
+		FILE *fp = open_memstream(&mem, &sz);
+		struct capture_writer *w = capture_writer__new(fp, 0);
+		struct capture_record m = {.type = CAPTURE_META,
+					   .meta = {.mode = CAPTURE_MODE_OFFCPU,
+						    .freq = 1,
+						    .max_depth = 127,
+						    .interval_ns = 10000000}};
+		struct capture_record c = {.type = CAPTURE_COUNT,
+					   .count = {.pid = 9, .value = 5, .interval = 65535}};
+
+		CHECK(capture_writer__add(w, &m) == 0);
+		CHECK(capture_writer__add(w, &c) == 0);
+		CHECK(capture_writer__finish(w) == 0);
+		capture_writer__free(w);
+		fclose(fp);
+		CHECK(first_count((uint8_t *)mem, sz, &meta, &count) == 1);
+		CHECK(meta.mode == CAPTURE_MODE_OFFCPU && meta.interval_ns == 10000000);
+		CHECK(count.pid == 9 && count.value == 5 && count.interval == 65535);
+		free(mem);
+	}
+}
+
 /* `test_capture --seed DIR`: writes the fuzz seed corpus. */
 static int write_seeds(const char *dir)
 {
@@ -656,8 +787,72 @@ static int write_big(const char *path, long n)
 	return 0;
 }
 
+/*
+ * `test_capture --intervals FILE`: a capture of 0.5 s intervals, six of them, whose
+ * counts come out of interval order (4, 1, 0, 2, 4, 1, ...): interval k holds
+ * 10 * (k + 1) samples, in stacks shared between intervals, except interval 3 and the
+ * last, which hold none.
+ */
+static int write_intervals(const char *path)
+{
+	static const uint32_t order[] = {4, 1, 0, 2, 4, 1, 2, 4, 0, 1};
+	uint32_t left[6] = {10, 20, 30, 0, 50, 0};
+	struct capture_record r = {.type = CAPTURE_META,
+				   .meta = {.mode = CAPTURE_MODE_CPU,
+					    .freq = 99,
+					    .max_depth = 127,
+					    .clock = "monotonic",
+					    .interval_ns = 500000000}};
+	uint64_t ips[3];
+	FILE *fp = fopen(path, "wb");
+	struct capture_writer *w = fp ? capture_writer__new(fp, 0) : NULL;
+	int err = !w || capture_writer__add(w, &r);
+
+	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = "iv"}};
+	err = err || capture_writer__add(w, &r);
+	r = (struct capture_record){.type = CAPTURE_MAPPING,
+				    .map = {.pid = 42,
+					    .kind = CAPTURE_MAP_ANON,
+					    .start = 0x7f0000000000,
+					    .end = 0x7f0000100000,
+					    .path = ""}};
+	err = err || capture_writer__add(w, &r);
+	for (size_t i = 0; !err && (left[0] || left[1] || left[2] || left[4]); i++) {
+		uint32_t k = order[i % ARRAY_SIZE_(order)];
+		uint32_t v = left[k] < 3 ? left[k] : 3;
+
+		if (!v)
+			continue;
+		left[k] -= v;
+		for (size_t j = 0; j < ARRAY_SIZE_(ips); j++)
+			ips[j] = 0x7f0000000000 + ((uint64_t)(i % 4) << 12) + j * 16;
+		r = (struct capture_record){.type = CAPTURE_COUNT,
+					    .count = {.pid = 42,
+						      .value = v,
+						      .comm = "iv",
+						      .cflags = CAPTURE_COUNT_USER,
+						      .nr_user = ARRAY_SIZE_(ips),
+						      .user = ips,
+						      .interval = k}};
+		err = capture_writer__add(w, &r);
+	}
+	r = (struct capture_record){
+		.type = CAPTURE_STATS,
+		.stats = {.elapsed_ns = 2900000000ull, .nr_cpus = 1, .nr_intervals = 6}};
+	err = err || capture_writer__add(w, &r);
+	err = err || capture_writer__finish(w);
+	capture_writer__free(w);
+	if ((fp && fclose(fp)) || err) {
+		fprintf(stderr, "test_capture: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--intervals"))
+		return write_intervals(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--seed"))
 		return write_seeds(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--big"))
@@ -669,5 +864,6 @@ int main(int argc, char **argv)
 	test_truncated_file();
 	test_flipped();
 	test_absurd();
+	test_intervals();
 	return TEST_DONE();
 }

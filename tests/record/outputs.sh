@@ -5,7 +5,10 @@
 # 50 % (within 3 points) and every format must hold the same samples. --interval on
 # the phases workload (phase_one burns, then execs phase_two) must put phase one in
 # the early files and phase two in the late ones, the files must add up to the
-# summary, and one HTML page must hold every interval with the same samples. Bad option combinations are usage errors. A program named "jit" keeps its
+# summary, and one HTML page must hold every interval with the same samples; a
+# capture of the same recording, reported to a page, must hold each interval's samples
+# too and its folded output their sum (a capture alone: no numbered files, the same
+# page). Bad option combinations are usage errors. A program named "jit" keeps its
 # symbols; a full file system is reported once, as such, after which the summary follows.
 set -eu
 . "$(dirname "$0")/../lib.sh"
@@ -26,6 +29,7 @@ expect 2 "applies to one output" -- record --format pprof -o "$TMP/a.pb.gz" -o "
 NOHINT=1 expect 2 "-o $TMP/a.svg is given twice" -- record -o "$TMP/a.svg" -o "$TMP/a.svg"
 expect 2 "needs -o FILE" -- record --interval 1
 expect 2 "needs -o FILE" -- record --interval 1 -o "$TMP/x.svg" -o -
+expect 2 "needs -o FILE" -- record --interval 1 -o "$TMP/x.scorch" -o -
 expect 2 "invalid --interval '0'" -- record --interval 0 -o "$TMP/x.svg"
 NOHINT=1 expect 2 "flame graph options need an SVG or HTML output" -- record --title x -o "$TMP/x.pb.gz"
 "$SCORCH" record --help | grep -q -- '--interval SECONDS' || fail "--help lacks --interval"
@@ -107,8 +111,8 @@ python3 -c "import sys, json; d = json.load(open(sys.argv[1])); assert d['profil
 
 # --- --interval: phases in order, files add up to the summary ---
 "$SCORCH" record -v -F 499 --interval 0.25 -o "$TMP/ph.folded" -o "$TMP/ph.pb.gz" \
-	-o "$TMP/ph.json" -o "$TMP/ph.html" -- "$PHASE_ONE" 800 "$PHASE_TWO" 2>"$TMP/err" ||
-	fail "record --interval failed: $(cat "$TMP/err")"
+	-o "$TMP/ph.json" -o "$TMP/ph.html" -o "$TMP/ph.scorch" -- "$PHASE_ONE" 800 "$PHASE_TWO" \
+	2>"$TMP/err" || fail "record --interval failed: $(cat "$TMP/err")"
 cat "$TMP/err"
 ls "$TMP"/ph* | head -n 4
 [ -e "$TMP/ph-0001.folded" ] && [ -e "$TMP/ph-0001.pb.gz" ] && [ -e "$TMP/ph-0001.json" ] ||
@@ -163,6 +167,79 @@ try:
         folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(f"{d}/ph-{i:04d}.folded"))
         got = sum(intervals[i - 1].values())
         check(got == folded, f"interval {i}: the page holds {got} samples, folded {folded}")
+except CheckError as e:
+    print(f"FAIL: {e}")
+    sys.exit(1)
+EOF
+
+# --- the capture of the same recording: report's page has the same intervals ---
+[ ! -e "$TMP/ph-0001.scorch" ] || fail "--interval numbered the capture"
+"$SCORCH" report "$TMP/ph.scorch" -o "$TMP/rep.html" -o "$TMP/rep.folded" 2>"$TMP/err" ||
+	fail "report of the --interval capture failed: $(cat "$TMP/err")"
+cat "$TMP/err"
+check_folded "$TMP/rep.folded"
+python3 - "$CHECKS" "$TMP" "$n" <<'EOF' || fail "report of the --interval capture"
+import sys
+from collections import Counter
+sys.path.insert(0, sys.argv[1])
+from checks import CheckError, check, load_html
+d, n = sys.argv[2], int(sys.argv[3])
+
+
+def folded(path):
+    c = Counter()
+    for line in open(path):
+        stack, count = line.rsplit(" ", 1)
+        c[stack] += int(count)
+    return c
+
+
+try:
+    files = [folded(f"{d}/ph-{i:04d}.folded") for i in range(1, n + 1)]
+    meta, nodes, intervals = load_html(f"{d}/rep.html")
+    check(len(intervals) == n, f"report's page has {len(intervals)} intervals, record's files {n}")
+    check(meta["interval"] == 0.25, f"report's page's interval is {meta['interval']}")
+    got = [sum(iv.values()) for iv in intervals]
+    want = [sum(f.values()) for f in files]
+    print(f"per interval: report's page {got}, record's files {want}")
+    check(got == want, "report's page and the numbered folded files disagree")
+    check(sum(s for _, _, s in nodes) == sum(want), "the page's tree is not its intervals' sum")
+    # the merged whole: the numbered files summed, stack by stack
+    rep, merged = folded(f"{d}/rep.folded"), sum(files, Counter())
+    print(f"report's folded: {sum(rep.values())} samples in {len(rep)} stacks; "
+          f"the files' sum {sum(merged.values())} in {len(merged)}")
+    check(rep == merged, "report's folded output is not the sum of the numbered files")
+except CheckError as e:
+    print(f"FAIL: {e}")
+    sys.exit(1)
+EOF
+
+# --- a capture alone with --interval: no numbered files, report draws the timeline ---
+mkdir "$TMP/alone"
+"$SCORCH" record -F 499 --interval 0.25 -o "$TMP/alone/a.scorch" -- "$SPLIT" --seconds 1 \
+	>/dev/null 2>"$TMP/err" || fail "record --interval of a capture alone: $(cat "$TMP/err")"
+cat "$TMP/err"
+grep -q "^scorch: wrote $TMP/alone/a.scorch\$" "$TMP/err" ||
+	fail "the summary does not say the capture was written"
+grep -Eq '^scorch: [1-9][0-9]* samples in .*: [1-9][0-9]* stacks, ' "$TMP/err" ||
+	fail "the summary of a capture alone counts no stacks: $(cat "$TMP/err")"
+[ "$(ls "$TMP/alone")" = a.scorch ] || fail "a capture alone wrote $(ls "$TMP/alone")"
+"$SCORCH" report -q "$TMP/alone/a.scorch" -o "$TMP/alone.html" -o "$TMP/alone.folded" ||
+	fail "report of a capture alone failed"
+python3 - "$CHECKS" "$TMP" <<'EOF' || fail "report of a capture alone with --interval"
+import sys
+sys.path.insert(0, sys.argv[1])
+from checks import CheckError, check, load_html
+d = sys.argv[2]
+try:
+    meta, nodes, intervals = load_html(f"{d}/alone.html")
+    got = [sum(iv.values()) for iv in intervals]
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in open(f"{d}/alone.folded"))
+    print(f"a capture alone: {len(intervals)} intervals {got}, folded {total}")
+    # 1 s of one busy thread in 0.25 s intervals: four of them at least, each with samples
+    check(len(intervals) >= 4, f"{len(intervals)} intervals in a 1 s recording at 0.25 s")
+    check(all(got[:4]), f"an interval of the busy workload without samples: {got}")
+    check(sum(got) == total, f"the page's intervals hold {sum(got)}, the folded output {total}")
 except CheckError as e:
     print(f"FAIL: {e}")
     sys.exit(1)

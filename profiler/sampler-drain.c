@@ -516,9 +516,24 @@ int sampler__reap(struct sampler *s, sampler_select_fn select, bool final, sampl
 	return take_all(s, select, final, cb, ctx, lost, lost_ns, nr_reaped, nr_forgot);
 }
 
+void used_add_parts(struct prog_set *ps, int stacks_fd, __u64 id)
+{
+	struct stack_trace part;
+	unsigned int n;
+
+	for (n = 0; id && n < STACK_MAX_PARTS; n++) {
+		used_add(ps, id);
+		if (bpf_map_lookup_elem(stacks_fd, &id, &part) || !(part.flags & STACK_CHAINED) ||
+		    !part.nr)
+			break;
+		id = part.ips[0];
+	}
+}
+
 /* Notes the stacks of every key now in the counts map @fd (keys of @ksz bytes) as used. */
 static void note_keys(struct prog_set *ps, int fd, size_t ksz)
 {
+	int stacks_fd = bpf_map__fd(ps->stacks);
 	struct wake_key key, next;
 	const struct waker *w;
 	void *prev = NULL;
@@ -526,11 +541,11 @@ static void note_keys(struct prog_set *ps, int fd, size_t ksz)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		memcpy(&key, &next, ksz);
 		prev = &key;
-		used_add(ps, key.key.user_stack);
+		used_add_parts(ps, stacks_fd, key.key.user_stack);
 		used_add(ps, key.key.kernel_stack);
 		w = key_waker(&key.key, ksz);
 		if (w) {
-			used_add(ps, w->user_stack);
+			used_add_parts(ps, stacks_fd, w->user_stack);
 			used_add(ps, w->kernel_stack);
 		}
 	}
@@ -584,9 +599,13 @@ int sampler__age_stacks(struct sampler *s, size_t *nr_deleted)
 	int i;
 
 	*nr_deleted = 0;
-	for (i = 0; i < s->nr_sets; i++)
-		if (s->sets[i].aging)
-			*nr_deleted += age_set(&s->sets[i]);
+	for (i = 0; i < s->nr_sets; i++) {
+		if (!s->sets[i].aging)
+			continue;
+		if (s->sets[i].offcpu && s->off)
+			note_open_intervals(s, &s->sets[i]);
+		*nr_deleted += age_set(&s->sets[i]);
+	}
 	return 0;
 }
 

@@ -171,6 +171,29 @@ cleanup:
 	return err;
 }
 
+void note_open_intervals(struct sampler *s, struct prog_set *ps)
+{
+	int fd = bpf_map__fd(s->off->maps.start), stacks_fd = bpf_map__fd(ps->stacks);
+	struct offcpu_start *st = malloc(sizeof(*st));
+	__u32 tid, next, *prev = NULL;
+
+	if (!st) {
+		ps->used_lost = true;
+		return;
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		tid = next;
+		prev = &tid;
+		if (bpf_map_lookup_elem(fd, &tid, st) || !st->ts)
+			continue;
+		if ((st->user.flags & STACK_CHAINED) && st->user.nr)
+			used_add_parts(ps, stacks_fd, st->user.ips[0]);
+		used_add_parts(ps, stacks_fd, st->waker.user_stack);
+		used_add_parts(ps, stacks_fd, st->waker.kernel_stack);
+	}
+	free(st);
+}
+
 /* --latency: calls still open at the end count until then, under their entry's stacks. */
 int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx)
 {

@@ -100,6 +100,12 @@ struct sampler {
  * their ids and STACK_DEEP. 0, -ENOENT when a part is gone, -EINVAL when malformed.
  */
 int lookup_stack(int fd, __u64 id, struct stack *st, struct stack_parts *parts);
+/* sampler_opts.age_stacks: notes stack @id (0: none) as used in this interval, with
+ * the parts before its last */
+void used_add_parts(struct prog_set *ps, int stacks_fd, __u64 id);
+/* ... and the stacks the threads off CPU now count at their switch-in, stored before
+ * it: the parts of a deep user stack before the one in the slot, the waker's */
+void note_open_intervals(struct sampler *s, struct prog_set *ps);
 /* lookup_stack() of a stack whose last part @last is in hand (an open interval's). */
 int stack_join(int fd, const struct stack_trace *last, struct stack *st, struct stack_parts *parts);
 

@@ -6,37 +6,16 @@
 // hostile names (no dialog, no request, no console error). Screenshots in ARTIFACTS.
 // usage: node --experimental-websocket html_firefox_test.mjs SCORCH ARTIFACTS
 // Exit 77 (skip) when firefox is missing, unless CI=true.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findFirefox, launch } from "./bidi.mjs";
+import { HOSTILE, checkHostile, checker, pageHelpers, removeDir, requireBrowser, workdir } from "./page_test.mjs";
 
 const [scorch, artifacts] = process.argv.slice(2);
 const firefox = findFirefox();
-const onCI = process.env.CI === "true";
-if (!firefox) {
-	console.error("firefox not found (install firefox-esr: scripts/setup.sh --test)" +
-		(onCI ? " (CI=true: failing)" : ": skipping"));
-	process.exit(onCI ? 1 : 77);
-}
-if (typeof WebSocket === "undefined") {
-	console.error("this node has no WebSocket: run with --experimental-websocket (node >= 20.10)");
-	process.exit(1);
-}
-mkdirSync(artifacts, { recursive: true });
-const dir = mkdtempSync(join(tmpdir(), "fg-firefox-"));
+requireBrowser(firefox, "firefox (install firefox-esr: scripts/setup.sh --test)");
+const { dir, run, folded } = workdir(scorch, artifacts, "fg-firefox-");
 
-function run(args) {
-	const r = spawnSync(scorch, args);
-	if (r.status !== 0)
-		throw new Error("scorch " + args.join(" ") + " failed: " + r.stderr);
-}
-function folded(name, lines) {
-	const p = join(dir, name);
-	writeFileSync(p, Buffer.from(lines.join("\n") + "\n", "latin1"));
-	return p;
-}
 // The share of the samples under the stack prefix @under (frames) whose stack has a
 // frame below that prefix, or the prefix's last, matching @re: the page's "Matched: P%".
 function matchedShare(lines, re, under = []) {
@@ -64,37 +43,15 @@ run(["flamegraph", afterF, "-o", join(dir, "after.html")]);
 // normalizing: before 20 samples split evenly, after 40 with a = 3 b
 const evenF = folded("even.folded", ["main;a 10", "main;b 10"]);
 run(["flamegraph", folded("skew.folded", ["main;a 30", "main;b 10"]), "-o", join(dir, "skew.html")]);
-// names a profiled program may choose (as html_test.mjs)
-const hostile = folded("hostile.folded", [
-	"main;<img src=x onerror=alert(1)> 5", "main;</script><script>alert(2)</script> 4",
-	"main;<svg onload=alert(3)>;javascript:alert(4) 3", "main;\" onmouseover=\"alert(5) 2",
-	"main;bad\xff\xfe\u00e2\u0080\u00ae;n\x00ul 2", "main;{{constructor.constructor('alert(6)')()}} 1",
-	"__proto__;toString;hasOwnProperty 2",
-]);
-run(["flamegraph", hostile, "-o", join(dir, "hostile.html")]);
+run(["flamegraph", folded("hostile.folded", HOSTILE), "-o", join(dir, "hostile.html")]);
 
-let failures = 0;
-function check(cond, what, got) {
-	if (cond) {
-		console.log("ok   " + what);
-	} else {
-		failures++;
-		console.log("FAIL " + what + (got === undefined ? "" : ": got " + JSON.stringify(got)));
-	}
-}
-
+const { check, fail, failures } = checker();
 const s = await launch(firefox, dir, "1300,800");
-const cleanup = () => {
-	try {
-		rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-	} catch (e) {
-		console.log("note: could not remove " + dir + ": " + e.message);
-	}
-};
+const cleanup = () => removeDir(dir);
 // firefox is killed and its profile removed however the test ends: a signal, or a
 // step that never answers (before ctest's own timeout would leave firefox behind)
 const abort = async (why) => {
-	console.log("FAIL " + why);
+	fail(why);
 	await s.close();
 	cleanup();
 	process.exit(1);
@@ -102,13 +59,8 @@ const abort = async (why) => {
 for (const sig of ["SIGINT", "SIGTERM"])
 	process.on(sig, () => abort("stopped by " + sig));
 setTimeout(() => abort("no answer from firefox in 100 s"), 100000).unref();
-const text = (id) => s.js(`document.getElementById(${JSON.stringify(id)}).textContent`);
-const state = () => s.js("({ view: scorch.view, zoomed: scorch.zoomed, total: scorch.total, compared: scorch.compared })");
-const frame = (name) => s.js(`scorch.frameCenter(${JSON.stringify(name)}, "main")`);
-const tableRows = () => s.js(`[...document.querySelectorAll("#fn-body tr")].map((tr) =>
-	[...tr.children].map((td) => td.textContent))`);
-const center = (sel) => s.js(`(() => { const b = document.querySelector(${JSON.stringify(sel)}).getBoundingClientRect();
-	return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`);
+const helpers = pageHelpers(s, dir, artifacts, check);
+const { text, state, frame, tableRows, center, open, shot, search } = helpers;
 // Pixels of the graph's canvas that are not the background, and the distinct colours.
 const inked = () => s.js(`(() => { const c = document.getElementById("graph-canvas");
 	const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, seen = new Set();
@@ -120,21 +72,6 @@ const inked = () => s.js(`(() => { const c = document.getElementById("graph-canv
 		}
 	}
 	return { n, colours: seen.size, w: c.width, h: c.height }; })()`);
-async function open(name, query = "") {
-	await s.load("file://" + join(dir, name) + query);
-	await s.until("document.body.dataset.ready !== undefined");
-	check(await s.js("document.body.dataset.ready") === "1", name + query + ": the page is ready",
-		await text("status"));
-}
-async function shot(name) {
-	await s.screenshot(join(artifacts, name + ".png"));
-}
-async function search(term) {
-	await s.click(await center("#search"));
-	await s.js(`document.getElementById("search").select()`);
-	await s.type(term);
-	await s.key("Escape"); // leaves the box, so that keys are shortcuts again
-}
 
 try {
 	// the observers see a dialog, a request and a console error when a page makes them
@@ -249,45 +186,12 @@ try {
 		"the normalize box unchecked", [await change("a"), await change("b")]);
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
-	const before = { dialogs: s.dialogs.length, requests: s.requests.length, errs: s.consoleErrors.length, exc: s.exceptions.length };
-	await open("hostile.html");
-	for (const n of ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "javascript:alert(4)"]) {
-		const p = await frame(n);
-		check(p !== null, "hostile name drawn: " + n);
-		if (p) {
-			await s.move(p);
-			await s.click(p);
-			check((await state()).zoomed === n, "zoom into a hostile name", await state());
-			await s.key("r");
-		}
-	}
-	await search(".");
-	await s.key("t");
-	await s.click(await s.js(`(() => { const b = document.querySelector("#fn-body td.name").getBoundingClientRect();
-		return { x: b.x + 10, y: b.y + b.height / 2 }; })()`));
-	check((await state()).view === "sandwich", "sandwich of a hostile name");
-	await s.key("Escape");
-	const dom = await s.js(`({ img: document.querySelectorAll("img, svg, iframe, object, embed").length,
-		scripts: document.querySelectorAll("script").length,
-		names: [...document.querySelectorAll("#fn-body td.name")].map((t) => t.textContent) })`);
-	check(dom.img === 0 && dom.scripts === 3, "no element made from a name", dom);
-	check(dom.names.includes("<img src=x onerror=alert(1)>") && dom.names.includes("</script><script>alert(2)</script>"),
-		"names shown as text", dom.names);
-	check(dom.names.includes("bad\ufffd\ufffd\ufffd") && dom.names.includes("n?ul"),
-		"bad UTF-8, the bidi override and NUL shown inert", dom.names.filter((n) => /bad|ul$/.test(n)));
-	await shot("firefox-hostile");
-	const pageUrl = "file://" + join(dir, "hostile.html");
-	const extra = s.requests.slice(before.requests).filter((u) => !u.startsWith(pageUrl));
-	check(s.dialogs.length === before.dialogs, "no dialog", s.dialogs);
-	check(extra.length === 0, "no network request", extra);
-	check(s.consoleErrors.length === 0 && s.exceptions.length === 0, "no console error or exception",
-		[s.consoleErrors, s.exceptions]);
+	await checkHostile(s, helpers, dir, check, "firefox-hostile");
 } catch (e) {
-	failures++;
-	console.log("FAIL " + e.stack);
+	fail(e.stack);
 } finally {
 	await s.close();
 	cleanup();
 }
 console.log("screenshots in " + artifacts);
-process.exit(failures ? 1 : 0);
+process.exit(failures() ? 1 : 0);

@@ -742,30 +742,64 @@ static int write_seeds(const char *dir)
  * `test_capture --big FILE N`: a capture of N counts of 120 user frames each (64
  * distinct stacks, so it compresses to little), for the memory test of scorch report.
  */
-static int write_big(const char *path, long n)
+/*
+ * The beginning of a capture file written to @path: @meta, then process 42 named
+ * @comm with one anonymous mapping at 0x7f0000000000 (1 MiB) for its counts. Returns
+ * the writer (*@fp its file), or NULL with *@fp to close (or NULL).
+ */
+static struct capture_writer *begin_file(const char *path, const struct capture_meta *meta,
+					 const char *comm, FILE **fp)
 {
-	struct capture_record r = {.type = CAPTURE_META,
-				   .meta = {.mode = CAPTURE_MODE_CPU,
-					    .freq = 99,
-					    .max_depth = 127,
-					    .host = "box",
-					    .kernel = "6.1.0",
-					    .version = "0.1.0",
-					    .clock = "monotonic"}};
-	uint64_t ips[120];
-	FILE *fp = fopen(path, "wb");
-	struct capture_writer *w = fp ? capture_writer__new(fp, 0) : NULL;
-	int err = !w || capture_writer__add(w, &r);
+	struct capture_record r = {.type = CAPTURE_META, .meta = *meta};
+	struct capture_writer *w;
 
-	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = "big"}};
-	err = err || capture_writer__add(w, &r);
+	*fp = fopen(path, "wb");
+	w = *fp ? capture_writer__new(*fp, 0) : NULL;
+	if (!w || capture_writer__add(w, &r))
+		goto fail;
+	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = comm}};
+	if (capture_writer__add(w, &r))
+		goto fail;
 	r = (struct capture_record){.type = CAPTURE_MAPPING,
 				    .map = {.pid = 42,
 					    .kind = CAPTURE_MAP_ANON,
 					    .start = 0x7f0000000000,
 					    .end = 0x7f0000100000,
 					    .path = ""}};
-	err = err || capture_writer__add(w, &r);
+	if (!capture_writer__add(w, &r))
+		return w;
+fail:
+	capture_writer__free(w);
+	return NULL;
+}
+
+/* The end of begin_file()'s capture: 0, or 1 with a message when anything failed. */
+static int end_file(struct capture_writer *w, FILE *fp, const char *path, int err)
+{
+	err = err || !w || capture_writer__finish(w);
+	capture_writer__free(w);
+	if ((fp && fclose(fp)) || err) {
+		fprintf(stderr, "test_capture: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+static int write_big(const char *path, long n)
+{
+	const struct capture_meta meta = {.mode = CAPTURE_MODE_CPU,
+					  .freq = 99,
+					  .max_depth = 127,
+					  .host = "box",
+					  .kernel = "6.1.0",
+					  .version = "0.1.0",
+					  .clock = "monotonic"};
+	struct capture_record r;
+	uint64_t ips[120];
+	FILE *fp;
+	struct capture_writer *w = begin_file(path, &meta, "big", &fp);
+	int err = !w;
+
 	for (long i = 0; i < n && !err; i++) {
 		for (size_t j = 0; j < ARRAY_SIZE_(ips); j++)
 			ips[j] = 0x7f0000000000 + ((uint64_t)(i % 64) << 12) + j * 16;
@@ -778,13 +812,7 @@ static int write_big(const char *path, long n)
 						      .user = ips}};
 		err = capture_writer__add(w, &r);
 	}
-	err = err || capture_writer__finish(w);
-	capture_writer__free(w);
-	if ((fp && fclose(fp)) || err) {
-		fprintf(stderr, "test_capture: cannot write %s\n", path);
-		return 1;
-	}
-	return 0;
+	return end_file(w, fp, path, err);
 }
 
 /*
@@ -797,26 +825,17 @@ static int write_intervals(const char *path)
 {
 	static const uint32_t order[] = {4, 1, 0, 2, 4, 1, 2, 4, 0, 1};
 	uint32_t left[6] = {10, 20, 30, 0, 50, 0};
-	struct capture_record r = {.type = CAPTURE_META,
-				   .meta = {.mode = CAPTURE_MODE_CPU,
-					    .freq = 99,
-					    .max_depth = 127,
-					    .clock = "monotonic",
-					    .interval_ns = 500000000}};
+	const struct capture_meta meta = {.mode = CAPTURE_MODE_CPU,
+					  .freq = 99,
+					  .max_depth = 127,
+					  .clock = "monotonic",
+					  .interval_ns = 500000000};
+	struct capture_record r;
 	uint64_t ips[3];
-	FILE *fp = fopen(path, "wb");
-	struct capture_writer *w = fp ? capture_writer__new(fp, 0) : NULL;
-	int err = !w || capture_writer__add(w, &r);
+	FILE *fp;
+	struct capture_writer *w = begin_file(path, &meta, "iv", &fp);
+	int err = !w;
 
-	r = (struct capture_record){.type = CAPTURE_PROC, .proc = {.pid = 42, .comm = "iv"}};
-	err = err || capture_writer__add(w, &r);
-	r = (struct capture_record){.type = CAPTURE_MAPPING,
-				    .map = {.pid = 42,
-					    .kind = CAPTURE_MAP_ANON,
-					    .start = 0x7f0000000000,
-					    .end = 0x7f0000100000,
-					    .path = ""}};
-	err = err || capture_writer__add(w, &r);
 	for (size_t i = 0; !err && (left[0] || left[1] || left[2] || left[4]); i++) {
 		uint32_t k = order[i % ARRAY_SIZE_(order)];
 		uint32_t v = left[k] < 3 ? left[k] : 3;
@@ -840,13 +859,7 @@ static int write_intervals(const char *path)
 		.type = CAPTURE_STATS,
 		.stats = {.elapsed_ns = 2900000000ull, .nr_cpus = 1, .nr_intervals = 6}};
 	err = err || capture_writer__add(w, &r);
-	err = err || capture_writer__finish(w);
-	capture_writer__free(w);
-	if ((fp && fclose(fp)) || err) {
-		fprintf(stderr, "test_capture: cannot write %s\n", path);
-		return 1;
-	}
-	return 0;
+	return end_file(w, fp, path, err);
 }
 
 int main(int argc, char **argv)

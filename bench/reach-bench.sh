@@ -8,8 +8,10 @@
 # one after the other, in this run. A stack reaches the root when it holds libc's
 # __libc_start_call_main (a main thread's, below main) or start_thread (another
 # thread's): libc's frames are named even in stripped programs. Shares are of the
-# samples of the workload's own command, weighted by samples.
-# usage: bench/reach-bench.sh [WORKLOAD...]   (default: all five; root; perf, sqlite3,
+# samples of the workload's own command, weighted by samples. The sixth workload, deepjson,
+# is python3's C JSON encoder on a list nested 400 deep: native stacks of about 420
+# frames, more than one stored stack (127 words) and more than an 8 KiB copy holds.
+# usage: bench/reach-bench.sh [WORKLOAD...]   (default: all six; root; perf, sqlite3,
 #   xz-utils, zstd, gcc, python3)
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -32,8 +34,14 @@ declare -A cmds=(
 	[xz]="xz -6 -T1 -c data.txt"
 	[zstd]="zstd -15 -T1 -c data.txt"
 	[cc1]="gcc -O2 -S -o /dev/null big.c"
+	[deepjson]="/usr/bin/python3 -c 'import json, sys, time
+sys.setrecursionlimit(10000)
+d = 1
+for _ in range(400): d = [d, {\"k\": 2}]
+end = time.time() + 4
+while time.time() < end: json.dumps(d)'"
 )
-declare -A comms=([sqlite3]=sqlite3 [python3]=python3 [xz]=xz [zstd]=zstd [cc1]=cc1)
+declare -A comms=([sqlite3]=sqlite3 [python3]=python3 [xz]=xz [zstd]=zstd [cc1]=cc1 [deepjson]=python3)
 
 # scorch_reach FOLDED COMM: "reaching total" samples of COMM
 scorch_reach() {
@@ -57,9 +65,9 @@ pct() { awk -v r="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * r / t : 0 }'; 
 
 printf '| workload | scorch kernel | scorch dwarf | scorch fp | perf --call-graph dwarf |\n'
 printf '| --- | ---: | ---: | ---: | ---: |\n'
-[ $# -gt 0 ] || set -- sqlite3 python3 xz zstd cc1
+[ $# -gt 0 ] || set -- sqlite3 python3 xz zstd cc1 deepjson
 for w in "$@"; do
-	[ -n "${cmds[$w]:-}" ] || die "unknown workload '$w'" "one of: sqlite3 python3 xz zstd cc1"
+	[ -n "${cmds[$w]:-}" ] || die "unknown workload '$w'" "one of: sqlite3 python3 xz zstd cc1 deepjson"
 	row="| $w"
 	for u in kernel dwarf fp; do
 		eval "$scorch record -F 999 --unwind $u -o s.folded -- ${cmds[$w]}" >/dev/null 2>s.err ||

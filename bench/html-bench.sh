@@ -7,7 +7,8 @@
 # The profiles are random call trees (bench/flamegraph-gen.py tree, at most 60 deep):
 # STACKS distinct stacks, as many tree nodes. The SVG is drawn twice: by default
 # (frames under 0.1 px left out) and with --minwidth 0 (every frame, what the page
-# holds); an SVG over SVG_MAX_MB (default 100) is measured on disk only. speedscope
+# holds), the page twice: by default (every frame) and with --minwidth 0.1 (the
+# default SVG's frames); an SVG over SVG_MAX_MB (default 100) is measured on disk only. speedscope
 # (the npm package, installed into the work directory from npm's registry, or taken
 # from SPEEDSCOPE_DIR, its dist/release folder) loads scorch's speedscope JSON of the
 # same profile, served over HTTP on 127.0.0.1 (port SS_PORT, default 8765). Each page
@@ -75,10 +76,11 @@ echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 for n in "${sizes[@]}"; do
 	folded="$work/$n.folded"
 	python3 "$here/flamegraph-gen.py" "$n" 60 1 tree >"$folded"
-	for kind in html svg svg0 speedscope; do
+	for kind in html html01 svg svg0 speedscope; do
 		case $kind in
 		speedscope) out="$work/srv/profile.json" r=$(render "$out" "$folded") label="speedscope (scorch's JSON)" k=speedscope ;;
 		html) out="$work/$n.html" r=$(render "$out" "$folded") label="HTML page" k=html ;;
+		html01) out="$work/$n-01.html" r=$(render "$out" --minwidth 0.1 "$folded") label="HTML page --minwidth 0.1" k=html ;;
 		svg) out="$work/$n.svg" r=$(render "$out" "$folded") label="SVG" k=svg ;;
 		svg0) out="$work/$n-all.svg" r=$(render "$out" --minwidth 0 "$folded") label="SVG --minwidth 0" k=svg ;;
 		esac
@@ -96,4 +98,4 @@ for n in "${sizes[@]}"; do
 	rm -f "$folded"
 done
 echo
-echo "First view: navigation to the first view drawn plus two animation frames (the SVG: load event and its script's init; the page: data decoded, graph drawn; speedscope: its title names the profile and its canvas is drawn, over HTTP on this machine). Search: 'run_1' as a regex, to the next frame. The SVG leaves out frames under 0.1 px, so its matched share counts only what it drew; the page's is exact."
+echo "First view: navigation to the first view drawn plus two animation frames (the SVG: load event and its script's init; the page: data decoded, graph drawn; speedscope: its title names the profile and its canvas is drawn, over HTTP on this machine). Search: 'run_1' as a regex, to the next frame. The SVG leaves out frames under 0.1 px, so its matched share counts only what it drew; the page's is exact. With --minwidth 0.1 the page leaves out the same frames as the SVG (their counts stay in the frame below as its own)."

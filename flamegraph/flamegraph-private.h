@@ -12,6 +12,9 @@
 #include "flamegraph.h"
 
 #define FOLDED_EMPTY_FRAME "[empty]"
+/* the SVG's margin left and right of the frames, px (--minwidth in pixels is of the
+ * width between) */
+#define FG_XPAD 10
 
 /* Grows *@p (of *@cap elements of @elem bytes) to hold @need, doubling. 0 or -ENOMEM. */
 int array__grow(void **p, size_t *cap, size_t need, size_t elem);

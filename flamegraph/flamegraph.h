@@ -123,6 +123,7 @@ struct flamegraph_opts {
 	unsigned int height;		/* frame height in px (16) */
 	double minwidth;		/* omit frames narrower than this (0.1) ... */
 	bool minwidth_percent;		/* ... px, or percent of the total when nonzero */
+	bool minwidth_set;		/* given: the HTML page leaves out those frames too */
 	const char *fonttype;		/* font-family ("Verdana") */
 	double fontsize;		/* 12 */
 	double fontwidth;		/* average glyph width / fontsize (0.59) */
@@ -250,8 +251,10 @@ struct flamegraph_html_opts {
  * Writes the HTML page of @fg to @out, with @opts (NULL: defaults); the graph's
  * flame-graph options that apply are title, subtitle, countname, colors (frame
  * colours are computed as the SVG's), hash, inverted (the page opens as an
- * icicle), reverse, flamechart, negate, factor and self; minwidth does not
- * apply (the page draws what fits). Differential graphs (see flamegraph__read())
+ * icicle), reverse, flamechart, negate, factor and self; minwidth only when
+ * given (minwidth_set): the page then leaves out the frames the SVG leaves out,
+ * their counts kept as the nearest frame left's own, else it holds every frame
+ * (it draws what fits). Differential graphs (see flamegraph__read())
  * are coloured as the SVG's and their table sorted by change. Unlike
  * flamegraph__write_svg(), the graph is left as it was: more stacks may be added
  * and the page written again. Returns 0; -ENODATA when there are no samples (a

@@ -50,7 +50,9 @@ struct html_slice {
 
 struct html_tree {
 	const struct flamegraph *fg;
-	uint32_t *rank; /* name id -> rank */
+	uint32_t *rank;	   /* name id -> rank */
+	uint32_t *by_rank; /* the page's names in rank order: name ids */
+	size_t nr_ranks;   /* ... how many (all the graph's, but those tree_prune() left out) */
 	size_t *order;	/* stack indices, sorted */
 	struct html_node *nodes;
 	size_t nr_nodes, cap_nodes;
@@ -98,7 +100,8 @@ static int tree_sort(struct html_tree *t)
 	qsort_r(ids, fg->nr_names, sizeof(*ids), fg__cmp_names, (void *)fg);
 	for (i = 0; i < fg->nr_names; i++)
 		t->rank[ids[i]] = (uint32_t)i;
-	free(ids);
+	t->by_rank = ids;
+	t->nr_ranks = fg->nr_names;
 	for (i = 0; i < fg->nr_stacks; i++)
 		t->order[i] = i;
 	if (!fg->opts.flamechart)
@@ -123,6 +126,23 @@ static int cmp_slices(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* One slice per (interval, node), in that order. */
+static void slices_merge(struct html_tree *t)
+{
+	size_t i, k;
+
+	if (!t->nr_slices)
+		return;
+	qsort(t->slices, t->nr_slices, sizeof(*t->slices), cmp_slices);
+	for (i = 1, k = 0; i < t->nr_slices; i++) {
+		if (!cmp_slices(&t->slices[k], &t->slices[i]))
+			t->slices[k].count = sat_add(t->slices[k].count, t->slices[i].count);
+		else
+			t->slices[++k] = t->slices[i];
+	}
+	t->nr_slices = k + 1;
+}
+
 /*
  * Merges the ordered stacks into nodes in preorder: a stack shares the nodes of
  * the previous one as far as their frames are equal (a trie walk after the sort).
@@ -130,7 +150,7 @@ static int cmp_slices(const void *a, const void *b)
 static int tree_build(struct html_tree *t)
 {
 	const struct flamegraph *fg = t->fg;
-	size_t depth = 0, i, k, o;
+	size_t depth = 0, k, o;
 	int err;
 
 	t->path = malloc((fg->max_len + 1) * sizeof(*t->path));
@@ -170,23 +190,86 @@ static int tree_build(struct html_tree *t)
 				return err;
 		}
 	}
-	if (!t->nr_slices)
-		return 0;
-	/* one slice per (interval, node) */
-	qsort(t->slices, t->nr_slices, sizeof(*t->slices), cmp_slices);
-	for (i = 1, k = 0; i < t->nr_slices; i++) {
-		if (!cmp_slices(&t->slices[k], &t->slices[i]))
-			t->slices[k].count = sat_add(t->slices[k].count, t->slices[i].count);
-		else
-			t->slices[++k] = t->slices[i];
-	}
-	t->nr_slices = k + 1;
+	slices_merge(t);
 	return 0;
+}
+
+/*
+ * --minwidth given: the page leaves out the frames the SVG leaves out (narrower than
+ * minwidth at the SVG's width, and what is above them), their counts kept as their
+ * nearest frame left's own, and the names only they had. Returns 0 or -ENOMEM.
+ */
+static int tree_prune(struct html_tree *t)
+{
+	const struct flamegraph_opts *o = &t->fg->opts;
+	uint64_t *total = calloc(t->nr_nodes, sizeof(*total)), timemax;
+	uint32_t *parent = malloc(t->nr_nodes * sizeof(*parent));
+	uint32_t *to = malloc(t->nr_nodes * sizeof(*to));
+	bool *used = calloc(MAX(t->nr_ranks, 1), sizeof(*used));
+	size_t i, n = 1, k;
+	double min;
+	int err = -ENOMEM;
+
+	if (!total || !parent || !to || !used)
+		goto cleanup;
+	for (i = 1; i < t->nr_nodes; i++) {
+		t->path[t->nodes[i].depth] = (uint32_t)i;
+		parent[i] = t->path[t->nodes[i].depth - 1];
+	}
+	/* children follow their parent in preorder: totals from the end */
+	for (i = t->nr_nodes; i-- > 0;) {
+		total[i] = sat_add(total[i], t->nodes[i].self);
+		if (i)
+			total[parent[i]] = sat_add(total[parent[i]], total[i]);
+	}
+	timemax = MAX(total[0], o->total);
+	min = o->minwidth_percent ? o->minwidth / 100 * (double)timemax
+				  : o->minwidth * (double)timemax / MAX(o->width - 2.0 * FG_XPAD, 1.0);
+	/* kept nodes move down in place; a node left out adds to its parent's place,
+	 * already written (to[] of a left-out node: its nearest kept ancestor's, with
+	 * the top bit) */
+	to[0] = 0;
+	for (i = 1; i < t->nr_nodes; i++) {
+		uint32_t up = to[parent[i]];
+
+		if (!(up >> 31) && (double)total[i] >= min) {
+			to[i] = (uint32_t)n;
+			t->nodes[n++] = t->nodes[i];
+			continue;
+		}
+		to[i] = up | 1u << 31;
+		up &= ~(1u << 31);
+		t->nodes[up].self = sat_add(t->nodes[up].self, t->nodes[i].self);
+		t->nodes[up].oself = sat_add(t->nodes[up].oself, t->nodes[i].oself);
+	}
+	t->nr_nodes = n;
+	for (i = 0; i < t->nr_slices; i++)
+		t->slices[i].node = to[t->slices[i].node] & ~(1u << 31);
+	slices_merge(t);
+	/* the names of the nodes left, renumbered in the same order */
+	for (i = 1; i < n; i++)
+		used[t->nodes[i].name] = true;
+	for (i = 0, k = 0; i < t->nr_ranks; i++) {
+		to[i] = (uint32_t)k;
+		if (used[i])
+			t->by_rank[k++] = t->by_rank[i];
+	}
+	t->nr_ranks = k;
+	for (i = 1; i < n; i++)
+		t->nodes[i].name = to[t->nodes[i].name];
+	err = 0;
+cleanup:
+	free(total);
+	free(parent);
+	free(to);
+	free(used);
+	return err;
 }
 
 static void tree_free(struct html_tree *t)
 {
 	free(t->rank);
+	free(t->by_rank);
 	free(t->order);
 	free(t->nodes);
 	free(t->slices);
@@ -231,24 +314,17 @@ static void put_payload(struct vbuf *b, const struct html_tree *t, bool diff)
 	const struct flamegraph *fg = t->fg;
 	const struct flamegraph_opts *o = &fg->opts;
 	size_t i, n, start;
-	uint32_t prev = 0, *by_rank;
+	uint32_t prev = 0;
 	int64_t last;
 
 	vb_put(b, HTML_FORMAT_VERSION);
 	vb_put(b, diff ? 1 : 0);
 	vb_put(b, t->nr_nodes);
 	vb_put(b, fg->nr_intervals > 1 ? fg->nr_intervals : 0);
-	vb_put(b, fg->nr_names);
-	by_rank = malloc(MAX(fg->nr_names, 1) * sizeof(*by_rank));
-	if (!by_rank) {
-		b->err = -ENOMEM;
-		return;
-	}
-	for (i = 0; i < fg->nr_names; i++)
-		by_rank[t->rank[i]] = (uint32_t)i;
-	for (i = 0; i < fg->nr_names; i++) {
-		const char *s = fg->names[by_rank[i]];
-		size_t len = fg->name_len[by_rank[i]];
+	vb_put(b, t->nr_ranks);
+	for (i = 0; i < t->nr_ranks; i++) {
+		const char *s = fg->names[t->by_rank[i]];
+		size_t len = fg->name_len[t->by_rank[i]];
 		char annot = fg_color__annotation(s, &len);
 		struct flamegraph_opts hot = *o;
 		struct rgb c;
@@ -259,7 +335,6 @@ static void put_payload(struct vbuf *b, const struct html_tree *t, bool diff)
 		c = fg_color__frame(&hot, s, len, annot);
 		vb_put(b, (uint64_t)c.r << 16 | (uint64_t)c.g << 8 | c.b);
 	}
-	free(by_rank);
 	for (i = 1; i < t->nr_nodes; i++) {
 		const struct html_node *nd = &t->nodes[i];
 
@@ -473,7 +548,6 @@ static int put_meta(FILE *out, const struct html_tree *t, const struct flamegrap
 {
 	const struct flamegraph *fg = t->fg;
 	const struct flamegraph_opts *o = &fg->opts;
-	uint32_t *by_rank = NULL;
 	size_t i;
 	int err;
 
@@ -490,18 +564,12 @@ static int put_meta(FILE *out, const struct html_tree *t, const struct flamegrap
 		o->factor, diff ? "true" : "false", o->negate ? "true" : "false",
 		o->self ? "true" : "false", o->inverted ? "true" : "false", palette_name(o->colors),
 		ho->interval);
-	by_rank = malloc(MAX(fg->nr_names, 1) * sizeof(*by_rank));
-	if (!by_rank)
-		return -ENOMEM;
-	for (i = 0; i < fg->nr_names; i++)
-		by_rank[t->rank[i]] = (uint32_t)i;
-	for (i = 0; i < fg->nr_names && !err; i++) {
+	for (i = 0; i < t->nr_ranks && !err; i++) {
 		if (i)
 			fputc(',', out);
-		err = put_json_string(out, fg->names[by_rank[i]], fg->name_len[by_rank[i]], scratch,
-				      cap);
+		err = put_json_string(out, fg->names[t->by_rank[i]], fg->name_len[t->by_rank[i]],
+				      scratch, cap);
 	}
-	free(by_rank);
 	fputs("]}", out);
 	return err;
 }
@@ -525,6 +593,8 @@ int flamegraph__write_html(struct flamegraph *fg, const struct flamegraph_html_o
 	err = tree_sort(&t);
 	if (!err)
 		err = tree_build(&t);
+	if (!err && fg->opts.minwidth_set)
+		err = tree_prune(&t);
 	if (!err) {
 		put_payload(&b, &t, diff);
 		err = b.err;

@@ -62,7 +62,8 @@ void flamegraph__print_options_help(FILE *out)
 		"  --width PX          image width (default 1200)\n"
 		"  --height PX         frame height (default 16)\n"
 		"  --minwidth PX|N%%    omit frames narrower than PX pixels or N%% of the total\n"
-		"                      (default 0.1 px; 0 keeps every frame)\n"
+		"                      (default 0.1 px; 0 keeps every frame); an HTML page\n"
+		"                      keeps every frame unless it is given\n"
 		"  --fonttype FONT     font family (default Verdana)\n"
 		"  --fontsize SIZE     font size (default 12)\n"
 		"  --fontwidth RATIO   average glyph width / font size (default 0.59)\n"
@@ -191,6 +192,7 @@ int flamegraph_opts__set(struct flamegraph_opts *o, const char *name, const char
 
 		len = strlen(value);
 		o->minwidth_percent = len && value[len - 1] == '%';
+		o->minwidth_set = true;
 		if (len >= sizeof(buf)) {
 			pr_err("flamegraph: invalid --minwidth '%s'\n", value);
 			return -EINVAL;

@@ -16,7 +16,6 @@
 #define fputc  fputc_unlocked
 #define fwrite fwrite_unlocked
 
-#define XPAD	 10
 #define FRAMEPAD 1
 #define ROOT_ID	 UINT32_MAX
 #define FG_NS	 "urn:scorch:flamegraph"
@@ -542,8 +541,8 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		c = fg_color__frame(o, name, len, annot);
 	}
 
-	x1 = XPAD + (double)f->start * r->pxper;
-	x2 = XPAD + (double)(f->start + width) * r->pxper;
+	x1 = FG_XPAD + (double)f->start * r->pxper;
+	x2 = FG_XPAD + (double)(f->start + width) * r->pxper;
 	if (o->inverted) {
 		y1 = r->ypad1 + r->ypad3 + (double)depth * o->height;
 		y2 = y1 + o->height - FRAMEPAD;
@@ -808,7 +807,7 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 	if (r.diff && !o->subtitle)
 		fg->opts.subtitle = diff_subtitle(o);
 	sum = fg->sum;
-	area = (double)o->width - 2 * XPAD;
+	area = (double)o->width - 2 * FG_XPAD;
 	if (fg->written)
 		return -EALREADY;
 	fg->written = true;
@@ -890,13 +889,13 @@ int flamegraph__write_svg(struct flamegraph *fg, FILE *out)
 		"<text id=\"search\" x=\"%.2f\" y=\"%.2f\">Search</text>\n"
 		"<text id=\"ignorecase\" x=\"%.2f\" y=\"%.2f\">ic</text>\n"
 		"<text id=\"matched\" x=\"%.2f\" y=\"%.2f\"> </text>\n",
-		XPAD, r.imgh - r.ypad2 / 2, XPAD, o->fontsize * 2, o->width - XPAD - 100.0,
-		o->fontsize * 2, o->width - XPAD - 16.0, o->fontsize * 2, o->width - XPAD - 100.0,
+		FG_XPAD, r.imgh - r.ypad2 / 2, FG_XPAD, o->fontsize * 2, o->width - FG_XPAD - 100.0,
+		o->fontsize * 2, o->width - FG_XPAD - 16.0, o->fontsize * 2, o->width - FG_XPAD - 100.0,
 		r.imgh - r.ypad2 / 2);
 	fprintf(out,
 		"<g id=\"frames\" fg:total=\"%.0f\" fg:xpad=\"%d\" fg:width=\"%.0f\" "
 		"fg:fontsize=\"%g\" fg:fontwidth=\"%g\" fg:inverted=\"%d\" fg:nametype=\"",
-		r.timemax, XPAD, area, o->fontsize, o->fontwidth, o->inverted ? 1 : 0);
+		r.timemax, FG_XPAD, area, o->fontsize, o->fontwidth, o->inverted ? 1 : 0);
 	err = put_text(out, &r.tb, o->nametype);
 	if (err)
 		goto cleanup;

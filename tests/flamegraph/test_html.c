@@ -321,10 +321,61 @@ static void test_diff_and_empty(void)
 	flamegraph__free(fg);
 }
 
+/*
+ * --minwidth given: the frames under it leave the page as they leave the SVG, their
+ * counts kept as their parent's own (in the timeline too), their names gone. 100
+ * samples: main;a 90 in interval 0, main;b;c 9 and main;b;z 1 in interval 1; at 5 %
+ * z goes, b keeps its 1.
+ */
+static void test_minwidth(void)
+{
+	const char *a[] = {"main", "a"}, *c[] = {"main", "b", "c"}, *z[] = {"main", "b", "z"};
+	struct flamegraph_opts o;
+	struct flamegraph *fg;
+	size_t len = 0, plen = 0;
+	unsigned char *pl;
+	char *page;
+	int err = -1;
+
+	flamegraph_opts__init(&o);
+	CHECK(flamegraph_opts__set(&o, "minwidth", "5%") == 0 && o.minwidth_set);
+	fg = flamegraph__new(&o);
+	CHECK(fg);
+	CHECK(flamegraph__add_stack(fg, a, 2, 90) == 0);
+	CHECK(flamegraph__set_interval(fg, 1) == 0);
+	CHECK(flamegraph__add_stack(fg, c, 3, 9) == 0);
+	CHECK(flamegraph__add_stack(fg, z, 3, 1) == 0);
+	page = render(fg, NULL, &len, &err);
+	CHECK(err == 0 && page && strstr(page, "\"names\":[\"a\",\"b\",\"c\",\"main\"]}"));
+	pl = page ? payload(page, &plen) : NULL;
+	CHECK(pl != NULL);
+	if (pl) {
+		struct rd r = {pl, pl + plen, false};
+
+		/* version, flags, nodes (root, main, a, b, c), intervals, names */
+		CHECK(next(&r) == 1 && next(&r) == 0 && next(&r) == 5 && next(&r) == 2 &&
+		      next(&r) == 4);
+		next(&r), next(&r), next(&r), next(&r);
+		CHECK(next(&r) == 0 && next(&r) == 3 && next(&r) == 0); /* main */
+		CHECK(next(&r) == 0 && next(&r) == 0 && next(&r) == 90); /* a */
+		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 1); /* b: z's 1 */
+		CHECK(next(&r) == 0 && next(&r) == 2 && next(&r) == 9); /* c */
+		/* interval 0: a (node 2) 90; interval 1: b (node 3) 1, c (node 4) 9 */
+		CHECK(next(&r) == 1 && next(&r) == 3 && next(&r) == 90);
+		CHECK(next(&r) == 2 && next(&r) == 4 && next(&r) == 1 && next(&r) == 1 &&
+		      next(&r) == 9);
+		CHECK(!r.bad && r.p == r.end);
+	}
+	free(pl);
+	free(page);
+	flamegraph__free(fg);
+}
+
 int main(void)
 {
 	test_hostile();
 	test_intervals();
 	test_diff_and_empty();
+	test_minwidth();
 	return TEST_DONE();
 }

@@ -18,6 +18,8 @@ const { dir, run, folded } = workdir(scorch, artifacts, "fg-html-");
 const basic = folded("basic.folded", ["main;foo;bar 10", "main;foo 5", "main;baz 3", "java;Thread.run 3",
 	"java;Thread.run.lambda;b 2", "java;Thread.run;a 4"]);
 run(["flamegraph", basic, "-o", join(dir, "basic.html")]);
+// --minwidth 15%: baz (3 of 27) goes, as from the SVG; bar (10) stays
+run(["flamegraph", "--minwidth", "15%", basic, "-o", join(dir, "narrow.html")]);
 // rec is recursive: its total counts once per stack (4 + 2 + 1), self 2 + 1
 const rec = folded("rec.folded", ["main;rec;rec;leaf 4", "main;rec 2", "other;rec 1", "main;leaf 3"]);
 run(["flamegraph", rec, "-o", join(dir, "rec.html")]);
@@ -49,6 +51,12 @@ try {
 	let st = await state();
 	check(st.view === "flame" && st.zoomed === null && st.total === 27, "opens as a flame graph of 27 samples", st);
 	check(await s.js("document.querySelectorAll('script').length") === 3, "three script elements");
+	await open("narrow.html");
+	st = await state();
+	const kept = await s.js(`["main", "foo", "bar", "baz"].map((n) => scorch.frameCenter(n, "main") !== null)`);
+	check(st.total === 27 && JSON.stringify(kept) === "[true,true,true,false]",
+		"--minwidth 15%: the narrow frames left out, the total kept", { total: st.total, kept });
+	await open("basic.html");
 
 	// hover: tooltip and details line
 	const mainAt = await frame("main");

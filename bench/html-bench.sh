@@ -35,8 +35,11 @@ render() { # OUT ARGS...: renders, prints "seconds peak-MB"
 		die "scorch flamegraph $* failed: $(tail -n 1 "$work/err")"
 	awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$work/time"
 }
-load() { # FILE KIND: the JSON line of html-bench.mjs
-	node --experimental-websocket --no-warnings "$here/html-bench.mjs" "$1" "$2" "$work"
+load() { # FILE KIND: the JSON line of html-bench.mjs; a page that stops answering (a
+	# renderer gone) is given up a minute past PAGE_TIMEOUT, as an error
+	timeout -k 5 $((${PAGE_TIMEOUT:-120} + 60)) \
+		node --experimental-websocket --no-warnings "$here/html-bench.mjs" "$1" "$2" "$work" ||
+		echo '{"error":"no answer"}'
 }
 field() { # JSON KEY
 	node -e 'const o = JSON.parse(process.argv[1]); const v = o[process.argv[2]];

@@ -210,6 +210,10 @@ static int tree_prune(struct html_tree *t)
 	double min;
 	int err = -ENOMEM;
 
+	if (t->nr_nodes >> 31) {
+		err = -EOVERFLOW; /* to[]'s top bit marks a node left out */
+		goto cleanup;
+	}
 	if (!total || !parent || !to || !used)
 		goto cleanup;
 	for (i = 1; i < t->nr_nodes; i++) {

@@ -185,9 +185,32 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 }
 
 /*
+ * The bytes of section @scn (header @sh), at most SECTION_MAX, into *@len: read from
+ * the file, or inflated by libelf when compressed (-gz) and not larger than that.
+ */
+static const void *section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, Elf *elf, uint64_t *len)
+{
+	Elf_Data *d;
+	GElf_Chdr ch;
+
+	if (!(sh->sh_flags & SHF_COMPRESSED)) {
+		*len = MIN(sh->sh_size, (uint64_t)SECTION_MAX);
+		return file_chunk(elf, sh->sh_offset, *len);
+	}
+	if (!gelf_getchdr(scn, &ch) || !ch.ch_size || ch.ch_size > SECTION_MAX ||
+	    elf_compress(scn, 0, 0) != 1)
+		return NULL;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != ch.ch_size)
+		return NULL;
+	*len = d->d_size;
+	return d->d_buf;
+}
+
+/*
  * Adds the .debug_frame of @elf to @f (after its .eh_frame, if any) with its index;
  * keeps it only when some of its FDEs cover code .eh_frame does not. 0, -ENOENT
- * (none, or compressed: not read), -EINVAL, -ENOMEM.
+ * (none), -EINVAL, -ENOMEM.
  */
 static int parse_debug(struct ufile *f, Elf *elf, size_t n)
 {
@@ -196,20 +219,23 @@ static int parse_debug(struct ufile *f, Elf *elf, size_t n)
 	const void *src;
 	GElf_Shdr sh;
 	GElf_Phdr ph;
+	Elf_Scn *scn;
 	uint64_t len;
 	uint8_t *buf;
 	int err;
 
-	if (!find_section(elf, ".debug_frame", &sh) || (sh.sh_flags & SHF_COMPRESSED))
+	scn = find_section(elf, ".debug_frame", &sh);
+	if (!scn)
 		return -ENOENT;
 	for (i = 0; i < n && nr_code < CODE_SPANS; i++) {
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
 		    ph.p_vaddr + ph.p_memsz > ph.p_vaddr)
 			code[nr_code++] = (struct code_span){ph.p_vaddr, ph.p_vaddr + ph.p_memsz};
 	}
-	len = MIN(sh.sh_size, (uint64_t)SECTION_MAX);
-	src = file_chunk(elf, sh.sh_offset, len);
-	if (!src || !nr_code)
+	if (!nr_code)
+		return -EINVAL;
+	src = section_bytes(scn, &sh, elf, &len);
+	if (!src)
 		return -EINVAL;
 	buf = realloc(f->cfi, f->eh_len + len);
 	if (!buf)

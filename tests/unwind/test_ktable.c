@@ -5,8 +5,9 @@
  * real files cover, the compiled row found by binary search must give the rule the
  * program gives there, and addresses no FDE covers must find an INVALID row.
  * Files: Debian's libc and, when present, python3.11 and ld.so; and the same code built
- * twice (argv[1], argv[2]: dbgframe_code.c with its CFI in .eh_frame, and in .debug_frame
- * only), whose rules must be the same, function by function, from either section.
+ * three times (argv[1..3]: dbgframe_code.c with its CFI in .eh_frame, in .debug_frame
+ * only, and in a compressed .debug_frame, -gz), whose rules must be the same, function
+ * by function, from each.
  * A .debug_frame written here byte by byte checks its index: FDEs out of order, in the
  * 64-bit format with a version 4 CIE, overlapping, at the linkers' address 0, outside
  * the code, pointing at an FDE for their CIE, and a truncated entry.
@@ -382,9 +383,10 @@ int main(int argc, char **argv)
 	check_file("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", true, 7, 100, 1000);
 	check_file("/usr/bin/python3.11", false, 7, 100, 1000);
 	check_debug_index();
-	CHECK(argc == 3, "usage: test_ktable EH.so DEBUG_FRAME.so");
-	if (argc == 3) {
+	CHECK(argc == 4, "usage: test_ktable EH.so DEBUG_FRAME.so COMPRESSED_DEBUG_FRAME.so");
+	if (argc == 4) {
 		check_same_code(argv[1], argv[2]);
+		check_same_code(argv[1], argv[3]);
 		/* the kernel's rows from .debug_frame: every address of the code */
 		check_file(argv[2], true, 1, 4, 100);
 	}

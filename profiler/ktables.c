@@ -177,6 +177,7 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, const cha
 		f->hi = kt->used + (uint32_t)nr;
 		kt->used = f->hi;
 		kt->st.files++;
+		kt->st.files_debug_frame += ks->fdes_debug > 0;
 		kt->st.rows = kt->used;
 		kt->st.rows_invalid += ks->invalid;
 	} else if (nr) {

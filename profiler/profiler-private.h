@@ -482,7 +482,8 @@ bool ustacks__full(const struct ustacks *t);
 struct ktables_stats {
 	uint64_t images;	   /* process images given their mappings' tables */
 	uint64_t files;		   /* files compiled into rows */
-	uint64_t files_no_cfi;	   /* files without .eh_frame_hdr: frame pointers there */
+	uint64_t files_no_cfi;	   /* files without CFI (.eh_frame, .debug_frame): FP there */
+	uint64_t files_debug_frame; /* files compiled with .debug_frame FDEs */
 	uint64_t files_too_big;	   /* files whose rows did not fit what was left */
 	uint64_t files_unreadable; /* files that could not be opened or read */
 	uint64_t rows, rows_cap;   /* rows written, of the map's entries */

@@ -338,10 +338,10 @@ void record__report_unwind(struct record *r, const uint64_t *st)
 	if (us.files_loaded || us.files_no_cfi || us.files_unreadable)
 			pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
 			" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
-			" dropped when unused; %" PRIu64 " files without .eh_frame_hdr (%" PRIu64
-			" with only .debug_frame: frame pointers used), %" PRIu64 " unreadable\n",
+			" dropped when unused; %" PRIu64 " files with .debug_frame, %" PRIu64
+			" without CFI (frame pointers used), %" PRIu64 " unreadable\n",
 			us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
-			us.table_bytes / 1048576.0, us.files_evicted, us.files_no_cfi, us.files_debug_frame,
+			us.table_bytes / 1048576.0, us.files_evicted, us.files_debug_frame, us.files_no_cfi,
 			us.files_unreadable);
 	if (st[STAT_STACK_TOP] || r->dw.tops_set || r->dw.tops_forgotten || r->dw.tops_cut)
 		pr_warn("unwind dwarf: %" PRIu64 " copies ended at their thread's known stack top (%" PRIu64

@@ -107,11 +107,12 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 		pr_warn("unwind kernel: tables of %" PRIu64 " files (compiled in %.0f ms), %" PRIu64
 			" of %" PRIu64 " rows (%.1f MiB; %" PRIu64
 			" rules walked by frame pointer), for %" PRIu64
-			" process images; %" PRIu64 " files without .eh_frame, %" PRIu64
-			" unreadable, %" PRIu64 " mappings past %d per image\n",
+			" process images; %" PRIu64 " files with .debug_frame, %" PRIu64
+			" without CFI, %" PRIu64 " unreadable, %" PRIu64 " mappings past %d per image\n",
 			ks.files, ks.build_s * 1e3, ks.rows, ks.rows_cap,
 			ks.rows * sizeof(struct kunwind_row) / 1048576.0,
-			ks.rows_invalid, ks.images, ks.files_no_cfi, ks.files_unreadable,
+			ks.rows_invalid, ks.images, ks.files_debug_frame, ks.files_no_cfi,
+			ks.files_unreadable,
 			ks.maps_dropped, KUNWIND_MAX_MAPS);
 	}
 	report_python(r, st, &ks);

@@ -319,9 +319,11 @@ static void walks_cut(const struct summary *sm)
 			pr_hint("record with --unwind kernel or --unwind dwarf: they unwind with the "
 				"files' CFI, frame pointers or not\n");
 		else if (f->kwalk)
-			pr_hint("the kernel walk fell back to frame pointers there (no .eh_frame "
-				"rule, or the process's tables not loaded yet; -v counts them): "
-				"--unwind dwarf unwinds in scorch, with .debug_frame too\n");
+			pr_hint("the kernel walk fell back to frame pointers there (a rule it "
+				"cannot follow, or a process whose tables were not loaded yet: "
+				"short-lived commands; -v counts them): --unwind dwarf unwinds "
+				"each sample's stack copy later, with every rule over ip, sp "
+				"and bp\n");
 	}
 	for (off = 0; off < 2; off++) {
 		double share = pct(f->jit_end[off], f->user_counts[off]);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* unwind: .eh_frame read: encoded values, CIEs and FDEs, CFA programs run into rows. */
+/*
+ * unwind: .eh_frame and .debug_frame read: encoded values, CIEs and FDEs, the index of
+ * .debug_frame, CFA programs run into rows.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,19 +157,40 @@ struct cie {
 	const uint8_t *insns, *end;
 };
 
-/* Reads an entry's length at *@p (left after it): its body ends at *@body_end. */
-static bool entry_body(const uint8_t **p, const uint8_t *end, const uint8_t **body_end)
+/*
+ * Reads an entry's length at *@p (left after it): its body ends at *@body_end; *@is64:
+ * the 64-bit DWARF format (.debug_frame's CIE ids and pointers are 8 bytes then).
+ */
+static bool entry_body(const uint8_t **p, const uint8_t *end, const uint8_t **body_end, bool *is64)
 {
 	uint64_t len;
 
 	if (!eh__read_fixed(p, end, 4, &len))
 		return false;
-	if (len == 0xffffffff && !eh__read_fixed(p, end, 8, &len))
+	*is64 = len == 0xffffffff;
+	if (*is64 && !eh__read_fixed(p, end, 8, &len))
 		return false;
 	if (!len || len > (uint64_t)(end - *p))
 		return false;
 	*body_end = *p + len;
 	return true;
+}
+
+/* The bytes of .debug_frame (@debug) or .eh_frame in @f's copy, and how many. */
+static const uint8_t *sec_base(const struct ufile *f, bool debug)
+{
+	return debug ? f->cfi + f->eh_len : f->cfi;
+}
+
+static uint64_t sec_len(const struct ufile *f, bool debug)
+{
+	return debug ? f->dbg_len : f->eh_len;
+}
+
+/* .debug_frame's CIE id (also what no FDE's CIE pointer may be). */
+static uint64_t dbg_cie_id(bool is64)
+{
+	return is64 ? UINT64_MAX : 0xffffffffULL;
 }
 
 /* Skips a pointer of encoding @enc (its size depends on the low four bits only). */
@@ -177,17 +201,25 @@ static bool skip_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc)
 	return enc == DW_EH_PE_omit || eh__read_encoded(p, end, enc & 0x0f, 0, 0, &v);
 }
 
-static int cie_parse(const struct ufile *f, uint64_t off, struct cie *c)
+/*
+ * The CIE at @off of .debug_frame (@debug) or .eh_frame. .debug_frame's differ: their id
+ * is all ones, not 0; version 4 adds the address and segment selector sizes; addresses
+ * are absolute (DW_EH_PE_absptr of the address size), whatever the augmentation.
+ */
+static int cie_parse(const struct ufile *f, bool debug, uint64_t off, struct cie *c)
 {
-	const uint8_t *p = f->eh + off, *end = f->eh + f->eh_len, *body_end, *aug, *aug_end;
+	const uint8_t *base = sec_base(f, debug), *end = base + sec_len(f, debug);
+	const uint8_t *p = base + off, *body_end, *aug, *aug_end;
 	uint64_t id, len;
 	uint8_t version, enc;
+	bool is64;
 
-	if (off >= f->eh_len || !entry_body(&p, end, &body_end) ||
-	    !eh__read_fixed(&p, body_end, 4, &id) || id || p >= body_end)
+	if (off >= sec_len(f, debug) || !entry_body(&p, end, &body_end, &is64) ||
+	    !eh__read_fixed(&p, body_end, debug && is64 ? 8 : 4, &id) ||
+	    id != (debug ? dbg_cie_id(is64) : 0) || p >= body_end)
 		return -EINVAL;
 	version = *p++;
-	if (version != 1 && version != 3)
+	if (version != 1 && version != 3 && !(debug && version == 4))
 		return -EINVAL;
 	aug = p;
 	while (p < body_end && *p)
@@ -195,7 +227,14 @@ static int cie_parse(const struct ufile *f, uint64_t off, struct cie *c)
 	if (p++ >= body_end)
 		return -EINVAL;
 	memset(c, 0, sizeof(*c));
-	c->fde_enc = DW_EH_PE_absptr;
+	c->fde_enc = debug && f->dbg_addr == 4 ? DW_EH_PE_udata4 : DW_EH_PE_absptr;
+	if (version == 4) {
+		/* address_size, segment_selector_size: segmented addresses are not read */
+		if (body_end - p < 2 || (p[0] != 4 && p[0] != 8) || p[1])
+			return -EINVAL;
+		c->fde_enc = p[0] == 4 ? DW_EH_PE_udata4 : DW_EH_PE_absptr;
+		p += 2;
+	}
 	if (!eh__read_uleb(&p, body_end, &c->code_align) || !eh__read_sleb(&p, body_end, &c->data_align))
 		return -EINVAL;
 	if (version == 1) {
@@ -238,42 +277,56 @@ static int cie_parse(const struct ufile *f, uint64_t off, struct cie *c)
 			}
 		}
 		p = aug_end;
-	} else if (aug[0]) {
-		return -EINVAL; /* "eh" and other pre-'z' augmentations */
+	} else {
+		/* no data to skip: only 'S' (gas's signal frames in .debug_frame) is read */
+		for (const uint8_t *a = aug; *a; a++) {
+			if (*a != 'S')
+				return -EINVAL; /* "eh" and other pre-'z' augmentations */
+			c->signal = true;
+		}
 	}
+	/* .debug_frame is not loaded: no address in it is relative to where it lies */
+	if (debug && (c->fde_enc & 0x70))
+		return -EINVAL;
 	c->insns = p;
 	c->end = body_end;
 	return 0;
 }
 
 /*
- * The FDE of .eh_frame_hdr entry @i: its CIE, first address, length and instructions.
- * Returns 0 or -EINVAL (malformed).
+ * The FDE at @off of .debug_frame (@debug) or .eh_frame: its CIE, first address, length
+ * and instructions. Returns 0 or -EINVAL (malformed). Its CIE pointer is an offset from
+ * the start of .debug_frame, and one back from where it lies in .eh_frame.
  */
-static int fde_at(const struct ufile *f, uint64_t i, struct cie *c, uint64_t *start,
-		  uint64_t *range, const uint8_t **insns, const uint8_t **insns_end)
+static int fde_read(const struct ufile *f, bool debug, uint64_t off, struct cie *c, uint64_t *start,
+		    uint64_t *range, const uint8_t **insns, const uint8_t **insns_end)
 {
-	const uint8_t *p, *end = f->eh + f->eh_len, *body_end, *id_at;
-	uint64_t off, cie_ptr, pc_begin, pc_range, len;
-	int32_t fde_rel;
+	const uint8_t *base = sec_base(f, debug), *p, *end = base + sec_len(f, debug), *body_end;
+	uint64_t id_off, cie_ptr, cie_off, pc_begin, pc_range, len;
+	bool is64;
 	int err;
 
-	memcpy(&fde_rel, f->hdr + f->table_off + i * 8 + 4, sizeof(fde_rel));
-	off = f->hdr_vaddr + (uint64_t)(int64_t)fde_rel - f->eh_vaddr;
-	if (off >= f->eh_len)
+	if (off >= sec_len(f, debug))
 		return -EINVAL;
-	p = f->eh + off;
-	if (!entry_body(&p, end, &body_end))
+	p = base + off;
+	if (!entry_body(&p, end, &body_end, &is64))
 		return -EINVAL;
-	id_at = p;
-	if (!eh__read_fixed(&p, body_end, 4, &cie_ptr) || !cie_ptr ||
-	    cie_ptr > (uint64_t)(id_at - f->eh))
-		return -EINVAL;
-	err = cie_parse(f, (uint64_t)(id_at - f->eh) - cie_ptr, c);
+	id_off = (uint64_t)(p - base);
+	if (debug) {
+		if (!eh__read_fixed(&p, body_end, is64 ? 8 : 4, &cie_ptr) ||
+		    cie_ptr == dbg_cie_id(is64) || cie_ptr >= f->dbg_len)
+			return -EINVAL;
+		cie_off = cie_ptr;
+	} else {
+		if (!eh__read_fixed(&p, body_end, 4, &cie_ptr) || !cie_ptr || cie_ptr > id_off)
+			return -EINVAL;
+		cie_off = id_off - cie_ptr;
+	}
+	err = cie_parse(f, debug, cie_off, c);
 	if (err)
 		return err;
-	if (!eh__read_encoded(&p, body_end, c->fde_enc, f->eh_vaddr + (uint64_t)(p - f->eh),
-			     f->hdr_vaddr, &pc_begin) ||
+	if (!eh__read_encoded(&p, body_end, c->fde_enc, f->eh_vaddr + (uint64_t)(p - f->cfi),
+			      f->hdr_vaddr, &pc_begin) ||
 	    !eh__read_encoded(&p, body_end, c->fde_enc & 0x0f, 0, 0, &pc_range))
 		return -EINVAL;
 	if (c->aug_data) {
@@ -288,12 +341,44 @@ static int fde_at(const struct ufile *f, uint64_t i, struct cie *c, uint64_t *st
 	return 0;
 }
 
-/*
- * The FDE covering file address @pc: its CIE, first address and instructions. Returns 0,
- * -ENOENT (none covers @pc) or -EINVAL (malformed).
- */
-static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t *start,
-		    const uint8_t **insns, const uint8_t **insns_end)
+/* The first address of .eh_frame_hdr entry @i (its table is sorted by it). */
+static uint64_t eh_start(const struct ufile *f, uint64_t i)
+{
+	int32_t rel;
+
+	memcpy(&rel, f->hdr + f->table_off + i * 8, sizeof(rel));
+	return f->hdr_vaddr + (uint64_t)(int64_t)rel;
+}
+
+/* The FDE of .eh_frame_hdr entry @i, as fde_read(). */
+static int fde_at(const struct ufile *f, uint64_t i, struct cie *c, uint64_t *start,
+		  uint64_t *range, const uint8_t **insns, const uint8_t **insns_end)
+{
+	int32_t fde_rel;
+
+	memcpy(&fde_rel, f->hdr + f->table_off + i * 8 + 4, sizeof(fde_rel));
+	return fde_read(f, false, f->hdr_vaddr + (uint64_t)(int64_t)fde_rel - f->eh_vaddr, c, start,
+			range, insns, insns_end);
+}
+
+/* The .eh_frame_hdr entry of the last FDE starting at or before @addr, or -1. */
+static int64_t eh_index(const struct ufile *f, uint64_t addr)
+{
+	int64_t rel = (int64_t)(addr - f->hdr_vaddr);
+
+	if (!f->fde_count)
+		return -1;
+	/* farther than the table's int32 reach: before its first entry, or after its last */
+	if (rel < INT32_MIN)
+		rel = INT32_MIN;
+	else if (rel > INT32_MAX)
+		rel = INT32_MAX;
+	return table_search(f, (int32_t)rel);
+}
+
+/* The .eh_frame FDE covering file address @pc, as fde_find(). */
+static int eh_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t *start,
+		   const uint8_t **insns, const uint8_t **insns_end)
 {
 	uint64_t range;
 	int64_t i;
@@ -301,7 +386,7 @@ static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t 
 
 	if (pc - f->hdr_vaddr + 0x80000000ULL > 0xffffffffULL)
 		return -ENOENT; /* farther than the table's int32 reach */
-	i = table_search(f, (int32_t)(pc - f->hdr_vaddr));
+	i = eh_index(f, pc);
 	if (i < 0)
 		return -ENOENT;
 	err = fde_at(f, (uint64_t)i, c, start, &range, insns, insns_end);
@@ -309,6 +394,147 @@ static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t 
 		return err;
 	if (pc < *start || pc - *start >= range)
 		return -ENOENT;
+	return 0;
+}
+
+/* The .debug_frame FDE covering file address @pc (its index's binary search), as fde_find(). */
+static int dbg_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t *start,
+		    const uint8_t **insns, const uint8_t **insns_end)
+{
+	uint64_t lo = 0, hi = f->dbg_count, mid, range;
+	const struct dbg_fde *e;
+	int err;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < f->dbg_table[mid].start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (!hi || pc >= f->dbg_table[hi - 1].end)
+		return -ENOENT;
+	e = &f->dbg_table[hi - 1];
+	err = fde_read(f, true, e->off, c, start, &range, insns, insns_end);
+	if (err)
+		return err;
+	if (pc < *start || pc - *start >= range)
+		return -ENOENT;
+	return 0;
+}
+
+/*
+ * The FDE covering file address @pc: its CIE, first address and instructions, from
+ * .eh_frame, else from .debug_frame. Returns 0, -ENOENT (none covers @pc) or -EINVAL
+ * (malformed).
+ */
+static int fde_find(const struct ufile *f, uint64_t pc, struct cie *c, uint64_t *start,
+		    const uint8_t **insns, const uint8_t **insns_end)
+{
+	int err = f->fde_count ? eh_find(f, pc, c, start, insns, insns_end) : -ENOENT;
+
+	/* a malformed .eh_frame FDE before @pc: .debug_frame may still cover it */
+	if (err && f->dbg_count && !dbg_find(f, pc, c, start, insns, insns_end))
+		return 0;
+	return err;
+}
+
+/* Does an .eh_frame FDE (one that can be read) cover any of [@lo, @hi)? */
+static bool eh_overlaps(const struct ufile *f, uint64_t lo, uint64_t hi)
+{
+	int64_t idx[2] = {eh_index(f, hi - 1), eh_index(f, lo)};
+	const uint8_t *insns, *end;
+	uint64_t start, range;
+	struct cie c;
+
+	/* .eh_frame's FDEs are disjoint: the last starting before @hi, or the one over @lo */
+	for (int k = 0; k < 2; k++) {
+		if (idx[k] < 0 || (k && idx[1] == idx[0]) ||
+		    fde_at(f, (uint64_t)idx[k], &c, &start, &range, &insns, &end))
+			continue;
+		if (start < hi && start + range > lo && start + range > start)
+			return true;
+	}
+	return false;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct dbg_fde *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end ? 1 : 0;
+}
+
+static bool in_code(const struct code_span *code, size_t nr_code, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < nr_code; i++)
+		if (lo >= code[i].lo && hi <= code[i].hi)
+			return true;
+	return false;
+}
+
+int cfi__index_debug(struct ufile *f, const struct code_span *code, size_t nr_code)
+{
+	const uint8_t *base = sec_base(f, true), *end = base + f->dbg_len, *p, *body_end, *insns,
+		      *insns_end;
+	struct dbg_fde *t = NULL, *tmp;
+	uint64_t off = 0, id, start, range;
+	size_t n = 0, cap = 0, i, kept = 0;
+	struct cie c;
+	bool is64;
+
+	f->dbg_table = NULL;
+	f->dbg_count = f->dbg_bad = 0;
+	while (off < f->dbg_len) {
+		p = base + off;
+		if (!entry_body(&p, end, &body_end, &is64)) {
+			f->dbg_bad++; /* the rest cannot be told apart */
+			break;
+		}
+		id = 0;
+		if (!eh__read_fixed(&p, body_end, is64 ? 8 : 4, &id) || id != dbg_cie_id(is64)) {
+			/* an FDE: one that can be read, over code only .debug_frame covers */
+			if (fde_read(f, true, off, &c, &start, &range, &insns, &insns_end) ||
+			    !range || start + range < start || !start ||
+			    !in_code(code, nr_code, start, start + range)) {
+				/* start 0: linkers' mark of an FDE of code they dropped */
+				f->dbg_bad++;
+			} else if (n == DBG_FDES_MAX) {
+				f->dbg_bad++;
+			} else if (!eh_overlaps(f, start, start + range)) {
+				if (n == cap) {
+					cap = cap ? cap * 2 : 256;
+					tmp = realloc(t, cap * sizeof(*t));
+					if (!tmp) {
+						free(t);
+						return -ENOMEM;
+					}
+					t = tmp;
+				}
+				t[n++] = (struct dbg_fde){
+					.start = start, .end = start + range, .off = off};
+			}
+		}
+		off = (uint64_t)(body_end - base);
+	}
+	if (n)
+		qsort(t, n, sizeof(*t), by_start);
+	/* overlapping FDEs are not code's: keep the first of them (the lowest, shortest) */
+	for (i = 0; i < n; i++) {
+		if (kept && t[i].start < t[kept - 1].end) {
+			f->dbg_bad++;
+			continue;
+		}
+		t[kept++] = t[i];
+	}
+	if (!kept) {
+		free(t);
+		t = NULL;
+	}
+	f->dbg_table = t;
+	f->dbg_count = kept;
 	return 0;
 }
 
@@ -368,7 +594,8 @@ static bool read_expr(const struct cfa_run *run, const uint8_t **p, const uint8_
 
 	if (!eh__read_uleb(p, end, &len) || len > (uint64_t)(end - *p) || len > UINT16_MAX)
 		return false;
-	*out = (struct rule){.kind = kind, .len = (uint16_t)len, .off = (int32_t)(*p - run->f->eh)};
+	*out = (struct rule){
+		.kind = kind, .len = (uint16_t)len, .off = (int32_t)(*p - run->f->cfi)};
 	*p += len;
 	return true;
 }
@@ -415,8 +642,8 @@ static int cfa_run(struct cfa_run *run, struct row_state *st, const uint8_t *p, 
 			continue;
 		case 0x01: /* DW_CFA_set_loc */
 			if (!eh__read_encoded(&p, end, c->fde_enc,
-					     run->f->eh_vaddr + (uint64_t)(p - run->f->eh),
-					     run->f->hdr_vaddr, &u))
+					      run->f->eh_vaddr + (uint64_t)(p - run->f->cfi),
+					      run->f->hdr_vaddr, &u))
 				return -EINVAL;
 			if (run->emit && u > loc) {
 				int err = run->emit(run->emit_ctx, loc, st, run->signal);
@@ -589,12 +816,14 @@ int cfi__row(const struct ufile *f, uint64_t pc, struct row *row)
 int cfi__rows(const struct ufile *f, cfi_row_fn fn, void *ctx, uint64_t *nr_bad)
 {
 	const uint8_t *insns, *end;
-	uint64_t i, start, range;
+	uint64_t i = 0, j = 0, start, range;
 	struct cie c;
+	bool debug;
 	int err;
 
 	*nr_bad = 0;
-	for (i = 0; i < f->fde_count; i++) {
+	/* the two sorted tables merged: .debug_frame's FDEs lie where .eh_frame has none */
+	while (i < f->fde_count || j < f->dbg_count) {
 		struct cfa_run run = {.f = f, .c = &c};
 		struct row_state st = {
 			.cfa = {.kind = RULE_UNDEF},
@@ -603,7 +832,14 @@ int cfi__rows(const struct ufile *f, cfi_row_fn fn, void *ctx, uint64_t *nr_bad)
 			      [R_RA] = {.kind = RULE_UNDEF}},
 		};
 
-		if (fde_at(f, i, &c, &start, &range, &insns, &end) || !range) {
+		debug = i == f->fde_count ||
+			(j < f->dbg_count && f->dbg_table[j].start < eh_start(f, i));
+		if (debug)
+			err = fde_read(f, true, f->dbg_table[j++].off, &c, &start, &range, &insns,
+				       &end);
+		else
+			err = fde_at(f, i++, &c, &start, &range, &insns, &end);
+		if (err || !range) {
 			(*nr_bad)++;
 			continue;
 		}

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* unwind: .eh_frame compiled into rows a BPF program can search (unwind_ktable__build()). */
+/*
+ * unwind: .eh_frame (and .debug_frame) compiled into rows a BPF program can search
+ * (unwind_ktable__build()).
+ */
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -24,11 +27,11 @@ struct build {
 /* The threshold N of a .plt expression at @r (DW_OP_lit10 or lit11), or 0: another one. */
 static int plt_threshold(const struct ufile *f, const struct rule *r)
 {
-	const uint8_t *e = f->eh + r->off;
+	const uint8_t *e = f->cfi + r->off;
 	uint8_t lit;
 
 	if (r->len != sizeof(plt_expr_head) + 1 + sizeof(plt_expr_tail) ||
-	    (uint64_t)r->off + r->len > f->eh_len ||
+	    (uint64_t)r->off + r->len > f->eh_len + f->dbg_len ||
 	    memcmp(e, plt_expr_head, sizeof(plt_expr_head)) ||
 	    memcmp(e + sizeof(plt_expr_head) + 1, plt_expr_tail, sizeof(plt_expr_tail)))
 		return 0;
@@ -169,6 +172,8 @@ int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, siz
 	err = ufile__parse(&f, elf);
 	if (!err)
 		err = cfi__rows(&f, on_row, &b, &st->fdes_bad);
+	st->fdes_debug = f.dbg_count;
+	st->fdes_bad += f.dbg_bad;
 	ufile__clear(&f);
 	elf_end(elf);
 	if (err) {

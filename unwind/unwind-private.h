@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * unwind: the structures of the unwinder shared by unwind.c (files, walks, the public
- * API) and cfi.c (.eh_frame's encoded values, CIEs and FDEs, CFA programs run into rows).
+ * API) and cfi.c (.eh_frame's and .debug_frame's encoded values, CIEs and FDEs, CFA
+ * programs run into rows).
  */
 #ifndef SCORCH_UNWIND_PRIVATE_H
 #define SCORCH_UNWIND_PRIVATE_H
@@ -12,7 +13,9 @@
 
 #include "unwind.h"
 
-#define SECTION_MAX	(64u << 20) /* .eh_frame bytes kept per file */
+#define SECTION_MAX	(64u << 20) /* .eh_frame (and .debug_frame) bytes kept per file */
+#define DBG_FDES_MAX	(1u << 20)  /* .debug_frame FDEs indexed per file */
+#define CODE_SPANS	16	    /* executable segments where .debug_frame FDEs may lie */
 #define STACK_PLAUSIBLE (8u << 20)  /* reads this far above sp are stack reads */
 #define ROWS_NR		4096	    /* cached rows (a power of two) */
 #define STATE_DEPTH	8	    /* DW_CFA_remember_state nesting */
@@ -39,17 +42,37 @@
 #define DWARF_RSP 7
 #define DWARF_RIP 16
 
-/* The unwind tables of one file, copied out of it (the file may go away). */
+/* One FDE of .debug_frame: it covers [start, end); @off: where it lies in the section. */
+struct dbg_fde {
+	uint64_t start, end, off;
+};
+
+/*
+ * The unwind tables of one file, copied out of it (the file may go away): .eh_frame
+ * with the search table of its .eh_frame_hdr, and .debug_frame (which has none: one is
+ * built when it is read) for the code .eh_frame has no FDE for. Either may be absent.
+ */
 struct ufile {
 	const void *id;
 	bool loaded;	   /* false: not read, open failed (process gone) or dropped by trim */
-	bool no_cfi;	   /* no usable .eh_frame_hdr */
+	bool no_cfi;	   /* neither a usable .eh_frame nor a .debug_frame FDE */
 	uint64_t last_use; /* unwinder tick of the last lookup */
 	uint8_t *hdr;
 	uint64_t hdr_vaddr, hdr_len;
-	uint8_t *eh;
-	uint64_t eh_vaddr, eh_len;
-	uint64_t fde_count, table_off;
+	uint64_t fde_count, table_off; /* .eh_frame_hdr's table (fde_count 0: no .eh_frame) */
+	/* one copy: .eh_frame in [0, eh_len), then .debug_frame in [eh_len, + dbg_len) */
+	uint8_t *cfi;
+	uint64_t eh_vaddr, eh_len, dbg_len;
+	/* .debug_frame's FDEs by address: disjoint, none over code an .eh_frame FDE covers */
+	struct dbg_fde *dbg_table;
+	uint64_t dbg_count;
+	uint64_t dbg_bad; /* .debug_frame entries not indexed: malformed, outside the code */
+	uint8_t dbg_addr; /* the address size of .debug_frame (the ELF class's: 4 or 8) */
+};
+
+/* An executable PT_LOAD's addresses [lo, hi): what a .debug_frame FDE may cover. */
+struct code_span {
+	uint64_t lo, hi;
 };
 
 /* How one register of the caller is found (DWARF's register rules). */
@@ -68,7 +91,7 @@ struct rule {
 	uint8_t kind;
 	uint8_t reg;
 	uint16_t len; /* expression bytes */
-	int32_t off;  /* offset; the expression's offset in the file's .eh_frame copy */
+	int32_t off;  /* offset; the expression's offset in the file's CFI copy (ufile.cfi) */
 };
 
 /* The registers a walk follows: the CFA's rule, then rbp, rsp and the return address. */
@@ -95,7 +118,7 @@ struct row {
 };
 
 /*
- * Encoded values of .eh_frame and DWARF expressions, read from *@p (advanced) up to
+ * Encoded values of .eh_frame, .debug_frame and DWARF expressions, read from *@p (advanced) up to
  * @end: LEB128, fixed-size little-endian (@n bytes), and DW_EH_PE_* encodings (@enc;
  * @vaddr: where *@p lies, for pcrel; @data: the base of datarel). Each returns false
  * when the value is truncated or not supported.
@@ -108,14 +131,14 @@ bool eh__read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64
 		      uint64_t data, uint64_t *out);
 
 /*
- * The unwind row of @f at @pc: its FDE found through .eh_frame_hdr, its CIE's and its
- * own CFA instructions run up to @pc. 0, -ENOENT (no FDE covers @pc), -EINVAL
- * (malformed or not supported).
+ * The unwind row of @f at @pc: its FDE found through .eh_frame_hdr (else through the
+ * index of .debug_frame), its CIE's and its own CFA instructions run up to @pc. 0,
+ * -ENOENT (no FDE covers @pc), -EINVAL (malformed or not supported).
  */
 int cfi__row(const struct ufile *f, uint64_t pc, struct row *row);
 
 /*
- * Every row of every FDE of @f, in the order of .eh_frame_hdr (by address): @fn gets
+ * Every row of every FDE of @f, .eh_frame's and .debug_frame's, by address: @fn gets
  * each row with the file address where it starts (@signal: the FDE is a signal frame's),
  * and @st NULL at each FDE's end. FDEs that cannot be read are skipped and counted in
  * *@nr_bad. Returns 0, or what @fn returned when not 0 (-ENOMEM, -E2BIG).
@@ -126,9 +149,25 @@ int cfi__rows(const struct ufile *f, cfi_row_fn fn, void *ctx, uint64_t *nr_bad)
 /* One row of rules as the kernel walk follows it: INVALID when it cannot (ktable.c). */
 struct unwind_krow ktable__krow(const struct ufile *f, const struct row_state *st, bool signal);
 
-/* .eh_frame_hdr and .eh_frame of @elf into @f (unwind.c); ufile__clear() frees them. */
+/*
+ * Indexes the .debug_frame copied into @f (f->cfi + f->eh_len, f->dbg_len bytes; @f's
+ * .eh_frame, if any, already read): every FDE that can be read, lies in one of the
+ * @nr_code spans of @code and covers code no .eh_frame FDE covers goes into
+ * f->dbg_table, sorted; FDEs overlapping one kept before them, and those past
+ * DBG_FDES_MAX, are dropped. Malformed and misplaced ones are counted in f->dbg_bad.
+ * Returns 0 or -ENOMEM.
+ */
+int cfi__index_debug(struct ufile *f, const struct code_span *code, size_t nr_code);
+
+/*
+ * .eh_frame_hdr and .eh_frame of @elf into @f, and its .debug_frame when it has one
+ * (unwind.c): 0 when either gives FDEs, else -ENOENT (no CFI), -EINVAL, -ENOMEM.
+ * ufile__clear() frees them.
+ */
 struct Elf;
 int ufile__parse(struct ufile *f, struct Elf *elf);
 void ufile__clear(struct ufile *f);
+/* The bytes @f holds. */
+uint64_t ufile__bytes(const struct ufile *f);
 
 #endif /* SCORCH_UNWIND_PRIVATE_H */

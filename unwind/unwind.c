@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * unwind: DWARF call frame information (.eh_frame, found through .eh_frame_hdr) run over
- * a copy of the stack. The row of unwind rules at an instruction is computed once and
- * kept in a direct-mapped cache keyed by (process image, address): a walk through
- * cached rows reads nothing but the stack copy.
+ * unwind: DWARF call frame information (.eh_frame, found through .eh_frame_hdr, and
+ * .debug_frame) run over a copy of the stack. The row of unwind rules at an instruction
+ * is computed once and kept in a direct-mapped cache keyed by (process image, address):
+ * a walk through cached rows reads nothing but the stack copy.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -57,27 +57,40 @@ static int cache_add(struct unwinder *u, struct ufile *f)
 void ufile__clear(struct ufile *f)
 {
 	free(f->hdr);
-	free(f->eh);
-	f->hdr = f->eh = NULL;
-	f->hdr_len = f->eh_len = 0;
+	free(f->cfi);
+	free(f->dbg_table);
+	f->hdr = f->cfi = NULL;
+	f->dbg_table = NULL;
+	f->hdr_len = f->eh_len = f->dbg_len = 0;
+	f->fde_count = f->dbg_count = f->dbg_bad = 0;
+}
+
+uint64_t ufile__bytes(const struct ufile *f)
+{
+	return f->hdr_len + f->eh_len + f->dbg_len + f->dbg_count * sizeof(*f->dbg_table);
 }
 
 /* ---- reading tables ---- */
 
-/* A copy of @len bytes at file offset @off, or NULL. */
-static uint8_t *read_chunk(Elf *elf, uint64_t off, uint64_t len)
+/* The @len bytes at file offset @off (libelf's), or NULL. */
+static const void *file_chunk(Elf *elf, uint64_t off, uint64_t len)
 {
 	Elf_Data *d;
-	uint8_t *buf;
 
 	if (!len || len > SECTION_MAX)
 		return NULL;
 	d = elf_getdata_rawchunk(elf, off, len, ELF_T_BYTE);
-	if (!d || d->d_size != len)
-		return NULL;
-	buf = malloc(len);
+	return d && d->d_size == len ? d->d_buf : NULL;
+}
+
+/* A copy of @len bytes at file offset @off, or NULL. */
+static uint8_t *read_chunk(Elf *elf, uint64_t off, uint64_t len)
+{
+	const void *src = file_chunk(elf, off, len);
+	uint8_t *buf = src ? malloc(len) : NULL;
+
 	if (buf)
-		memcpy(buf, d->d_buf, len);
+		memcpy(buf, src, len);
 	return buf;
 }
 
@@ -112,16 +125,14 @@ static bool eh_frame_extent(Elf *elf, uint64_t vaddr, uint64_t *off, uint64_t *l
 }
 
 /* Fills @f from @elf: .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame it indexes. */
-int ufile__parse(struct ufile *f, Elf *elf)
+static int parse_eh(struct ufile *f, Elf *elf, size_t n)
 {
 	const uint8_t *p, *end;
 	uint64_t eh_ptr, count, off, len;
 	GElf_Phdr ph;
-	size_t n, i;
+	size_t i;
 	bool found = false;
 
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
-		return -EINVAL;
 	for (i = 0; i < n && !found; i++)
 		found = gelf_getphdr(elf, i, &ph) && ph.p_type == PT_GNU_EH_FRAME;
 	if (!found)
@@ -148,27 +159,125 @@ int ufile__parse(struct ufile *f, Elf *elf)
 	if (!eh_frame_extent(elf, eh_ptr, &off, &len))
 		return -ENOENT;
 	f->eh_vaddr = eh_ptr;
-	f->eh_len = MIN(len, (uint64_t)SECTION_MAX);
-	f->eh = read_chunk(elf, off, f->eh_len);
-	return f->eh ? 0 : -EINVAL;
+	len = MIN(len, (uint64_t)SECTION_MAX);
+	f->cfi = read_chunk(elf, off, len);
+	if (!f->cfi)
+		return -EINVAL;
+	f->eh_len = len;
+	return 0;
 }
 
-/* Does @elf have a section named @name? */
-static bool has_section(Elf *elf, const char *name)
+/* The section of @elf named @name holding bytes in the file (into *@sh), or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
 	size_t shstrndx;
 	const char *n;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (n && !strcmp(n, name) && sh.sh_type != SHT_NOBITS)
-			return true;
+		n = gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		if (n && !strcmp(n, name) && sh->sh_type == SHT_PROGBITS)
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+/*
+ * The bytes of section @scn (header @sh), at most SECTION_MAX, into *@len: read from
+ * the file, or inflated by libelf when compressed (-gz) and not larger than that.
+ */
+static const void *section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, Elf *elf, uint64_t *len)
+{
+	Elf_Data *d;
+	GElf_Chdr ch;
+
+	if (!(sh->sh_flags & SHF_COMPRESSED)) {
+		*len = MIN(sh->sh_size, (uint64_t)SECTION_MAX);
+		return file_chunk(elf, sh->sh_offset, *len);
+	}
+	if (!gelf_getchdr(scn, &ch) || !ch.ch_size || ch.ch_size > SECTION_MAX ||
+	    elf_compress(scn, 0, 0) != 1)
+		return NULL;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != ch.ch_size)
+		return NULL;
+	*len = d->d_size;
+	return d->d_buf;
+}
+
+/*
+ * Adds the .debug_frame of @elf to @f (after its .eh_frame, if any) with its index;
+ * keeps it only when some of its FDEs cover code .eh_frame does not. 0, -ENOENT
+ * (none), -EINVAL, -ENOMEM.
+ */
+static int parse_debug(struct ufile *f, Elf *elf, size_t n)
+{
+	struct code_span code[CODE_SPANS];
+	size_t nr_code = 0, i;
+	const void *src;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	Elf_Scn *scn;
+	uint64_t len;
+	uint8_t *buf;
+	int err;
+
+	scn = find_section(elf, ".debug_frame", &sh);
+	if (!scn)
+		return -ENOENT;
+	for (i = 0; i < n && nr_code < CODE_SPANS; i++) {
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_vaddr + ph.p_memsz > ph.p_vaddr)
+			code[nr_code++] = (struct code_span){ph.p_vaddr, ph.p_vaddr + ph.p_memsz};
+	}
+	if (!nr_code)
+		return -EINVAL;
+	src = section_bytes(scn, &sh, elf, &len);
+	if (!src)
+		return -EINVAL;
+	buf = realloc(f->cfi, f->eh_len + len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf + f->eh_len, src, len);
+	f->cfi = buf;
+	f->dbg_len = len;
+	f->dbg_addr = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+	err = cfi__index_debug(f, code, nr_code);
+	if (err || !f->dbg_count) {
+		/* nothing .eh_frame lacks: only .eh_frame is kept */
+		f->dbg_len = 0;
+		if (!f->eh_len) {
+			free(f->cfi);
+			f->cfi = NULL;
+		} else if ((buf = realloc(f->cfi, f->eh_len))) {
+			f->cfi = buf;
+		}
+		return err ? err : -ENOENT;
+	}
+	return 0;
+}
+
+int ufile__parse(struct ufile *f, Elf *elf)
+{
+	size_t n;
+	int err, err_dbg;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	err = parse_eh(f, elf, n);
+	if (err)
+		ufile__clear(f); /* no .eh_frame: .debug_frame alone, if any */
+	err_dbg = parse_debug(f, elf, n);
+	if (err_dbg == -ENOMEM) {
+		ufile__clear(f);
+		return err_dbg;
+	}
+	if (!err || !err_dbg)
+		return 0;
+	ufile__clear(f);
+	return err; /* .eh_frame's: a .debug_frame that cannot be read adds nothing */
 }
 
 /* The tables of the file of @m (mapping of @addr in the sample's process). */
@@ -217,15 +326,15 @@ static struct ufile *ufile_get(struct walk *w, const struct unwind_map *m, uint6
 		ufile__clear(f);
 		f->no_cfi = true;
 		u->st.files_no_cfi++;
-		if (elf && has_section(elf, ".debug_frame"))
-			u->st.files_debug_frame++;
-		pr_debug("unwind: no usable .eh_frame_hdr in %s: %s\n",
+		pr_debug("unwind: no usable .eh_frame_hdr or .debug_frame in %s: %s\n",
 			 m->path ? m->path : "a mapped file", strerror(-err));
 	} else {
+		if (f->dbg_count)
+			u->st.files_debug_frame++;
 		u->st.files_loaded++;
 		u->st.files_held++;
 		u->st.files_held_max = MAX(u->st.files_held, u->st.files_held_max);
-		u->st.table_bytes += f->hdr_len + f->eh_len;
+		u->st.table_bytes += ufile__bytes(f);
 		u->st.table_bytes_max = MAX(u->st.table_bytes, u->st.table_bytes_max);
 	}
 	elf_end(elf);
@@ -286,7 +395,7 @@ static bool reg_value(const struct frame *fr, uint64_t reg, uint64_t *v)
 	} while (0)
 
 /*
- * Evaluates the DWARF expression of rule @r (in @f's .eh_frame copy) for frame @fr,
+ * Evaluates the DWARF expression of rule @r (in @f's CFI copy) for frame @fr,
  * @push (the CFA) on the stack first when @has_push. Memory is the stack copy.
  * One function on purpose: a stack machine with one case per DWARF expression
  * opcode (DWARF 5 section 2.5), each a few lines over the same bounded stack and
@@ -301,9 +410,9 @@ static bool expr_eval(struct walk *w, const struct ufile *f, const struct rule *
 	int64_t s;
 	uint8_t op;
 
-	if (!f->eh || (uint64_t)r->off + r->len > f->eh_len)
+	if (!f->cfi || (uint64_t)r->off + r->len > f->eh_len + f->dbg_len)
 		return false;
-	start = p = f->eh + r->off;
+	start = p = f->cfi + r->off;
 	end = start + r->len;
 	if (has_push)
 		PUSH(push);
@@ -734,14 +843,14 @@ void unwinder__trim(struct unwinder *u, size_t keep)
 	     n < u->st.files_held && hashmap__iter_next(&u->files, &it, &val);) {
 		struct ufile *f = (struct ufile *)(uintptr_t)val;
 
-		if (f->loaded && f->hdr && !u->ops.in_use(u->ops_ctx, f->id))
+		if (f->loaded && f->cfi && !u->ops.in_use(u->ops_ctx, f->id))
 			unused[n++] = f;
 	}
 	if (n > keep) {
 		qsort(unused, n, sizeof(*unused), by_recency);
 		for (i = keep; i < n; i++) {
 			/* its cached rows are computed again when the file is read again */
-			u->st.table_bytes -= unused[i]->hdr_len + unused[i]->eh_len;
+			u->st.table_bytes -= ufile__bytes(unused[i]);
 			ufile__clear(unused[i]);
 			unused[i]->loaded = false;
 			u->st.files_held--;

@@ -12,14 +12,15 @@
  * An unwinder turns one sample -- the user registers (ip, sp, bp) and a copy of the
  * stack from sp upwards, taken by the kernel at sample time -- into the return
  * addresses of the call chain, leaf first. It needs no access to the live process:
- * the call frame information (.eh_frame_hdr / .eh_frame) comes from the mapped ELF
- * files, which the caller finds through struct unwind_maps_ops, and the saved
- * registers come from the stack copy. Unwind tables are read once per file and
- * cached for the unwinder's lifetime (keyed by the file identity the ops give).
+ * the call frame information (.eh_frame found through .eh_frame_hdr, and .debug_frame
+ * for the code .eh_frame has no FDE for) comes from the mapped ELF files, which the
+ * caller finds through struct unwind_maps_ops, and the saved registers come from the
+ * stack copy. Unwind tables are read once per file and cached for the unwinder's
+ * lifetime (keyed by the file identity the ops give).
  *
- * Where a frame has no CFI (JIT code, a file without .eh_frame) the walk continues
- * with the frame pointer (rbp chain), as a runtime built with frame pointers (Java
- * -XX:+PreserveFramePointer, Node) allows.
+ * Where a frame has no CFI (JIT code, a file with neither .eh_frame nor .debug_frame)
+ * the walk continues with the frame pointer (rbp chain), as a runtime built with frame
+ * pointers (Java -XX:+PreserveFramePointer, Node) allows.
  *
  * The implementation (unwind.c, x86-64 only) runs the CFI itself: the row of rules at an
  * instruction (how to find the CFA, the return address, rbp and rsp of the caller) is
@@ -148,13 +149,14 @@ struct unwind_stats {
 	uint64_t frames;		     /* addresses returned */
 	uint64_t ends[UNWIND_END_ERROR + 1]; /* walks by enum unwind_end */
 	uint64_t files_loaded;		     /* table reads (a file again after it was dropped) */
-	uint64_t files_no_cfi;		     /* files without .eh_frame_hdr (frame pointers used) */
-	uint64_t files_debug_frame;	     /* of those, files with only .debug_frame CFI */
+	uint64_t files_no_cfi;		     /* files without CFI (frame pointers used) */
+	uint64_t files_debug_frame;	     /* files read with .debug_frame FDEs (for code
+						.eh_frame has none for) */
 	uint64_t files_unreadable;	     /* files that could not be opened (process gone) */
 	uint64_t files_held;		     /* files whose tables are loaded now */
 	uint64_t files_held_max;	     /* ... and at most */
 	uint64_t files_evicted;		     /* tables dropped by unwinder__trim() */
-	uint64_t table_bytes;		     /* bytes of .eh_frame_hdr + .eh_frame held now */
+	uint64_t table_bytes;		     /* bytes of CFI (and its search tables) held now */
 	uint64_t table_bytes_max;	     /* ... and at most */
 	uint64_t rows_computed;		     /* rules computed from CFI (a cache miss) */
 	uint64_t rows_reused;		     /* rules found in the cache */
@@ -162,14 +164,14 @@ struct unwind_stats {
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 
 /*
- * Tables for an unwinder in the kernel (scorch's BPF programs): the .eh_frame of one
- * ELF file compiled into rows sorted by address, each valid from its @pc up to the next
- * row's. Only what a BPF walk over rsp, rbp and the stack can follow is kept: the CFA
- * as rsp or rbp plus an offset, the return address at CFA - 8, rbp unchanged or saved
- * at CFA + offset, and the .plt's expression. Other rules (a CFA in another register,
- * DWARF expressions, signal frames, a return address elsewhere) become INVALID rows,
- * where the walk takes a frame-pointer step, and are counted; so are the gaps between
- * functions.
+ * Tables for an unwinder in the kernel (scorch's BPF programs): the CFI of one ELF
+ * file (.eh_frame, and .debug_frame where it has no FDE) compiled into rows sorted by
+ * address, each valid from its @pc up to the next row's. Only what a BPF walk over rsp,
+ * rbp and the stack can follow is kept: the CFA as rsp or rbp plus an offset, the return
+ * address at CFA - 8, rbp unchanged or saved at CFA + offset, and the .plt's expression.
+ * Other rules (a CFA in another register, DWARF expressions, signal frames, a return
+ * address elsewhere) become INVALID rows, where the walk takes a frame-pointer step, and
+ * are counted; so are the gaps between functions.
  */
 enum unwind_krow_cfa {
 	UNWIND_KROW_INVALID = 0, /* no rule to follow here (a gap, or not supported) */
@@ -196,6 +198,7 @@ struct unwind_krow {
 struct unwind_ktable_stats {
 	uint64_t fdes;	   /* FDEs compiled */
 	uint64_t fdes_bad; /* FDEs that could not be read (skipped) */
+	uint64_t fdes_debug; /* of fdes, from .debug_frame (where .eh_frame has none) */
 	uint64_t rows;	   /* rows kept (identical neighbours merged) */
 	uint64_t invalid;  /* rows of rules the kernel walk cannot follow (gaps aside) */
 	uint8_t build_id[64]; /* the file's GNU build-id (build_id_len 0: none) */
@@ -203,10 +206,11 @@ struct unwind_ktable_stats {
 };
 
 /*
- * Compiles the .eh_frame (found through .eh_frame_hdr) of the ELF file open on @fd
- * into *@rows (*@nr of them, sorted by pc; the caller frees *@rows). Returns 0, -ENOENT
- * (no .eh_frame_hdr: a file for frame pointers), -E2BIG (addresses past 4 GiB, or more
- * than @max_rows rows), -EINVAL (not ELF), -ENOMEM.
+ * Compiles the .eh_frame (found through .eh_frame_hdr) of the ELF file open on @fd, and
+ * its .debug_frame for the code .eh_frame has no FDE for, into *@rows (*@nr of them,
+ * sorted by pc; the caller frees *@rows). Returns 0, -ENOENT (neither: a file for frame
+ * pointers), -E2BIG (addresses past 4 GiB, or more than @max_rows rows), -EINVAL (not
+ * ELF), -ENOMEM.
  */
 int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, size_t *nr,
 			 struct unwind_ktable_stats *st);

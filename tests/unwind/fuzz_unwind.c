@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/unwind: libFuzzer target for the CFI reader and interpreter, on corrupted ELF
- * files (the .eh_frame_hdr and .eh_frame of files other users control). The input is an
- * ELF image (seeds: small shared objects built by tests/unwind/CMakeLists.txt from
- * fuzz_seed.c, whose CFI uses every rule kind: CFA in rsp and rbp, CFA expressions,
+ * files (the .eh_frame_hdr, .eh_frame and .debug_frame of files other users control). The
+ * input is an ELF image (seeds: small shared objects built by tests/unwind/CMakeLists.txt
+ * from fuzz_seed.c, one with its CFI in .debug_frame only; their CFI uses every rule kind: CFA in rsp and rbp, CFA expressions,
  * remember/restore_state, val_offset, register, a signal frame, an undefined return
  * address). It is mapped at 0 in a fake process; one walk starts at every third address
  * of its first 64 KiB over a stack of words that point into the stack, into the image and

@@ -13,6 +13,9 @@
  * A copy cut where the walk stopped reading (unwinder__stack_used()) gives the same
  * walk; one word shorter, and the main thread's copy cut below main()'s frame, end
  * marked truncated, not wrong.
+ * backtrace() cannot walk code whose CFI is in .debug_frame only (libdbgframe_dbg.so):
+ * a walk through it is checked against the return addresses its frames noted
+ * themselves (__builtin_return_address()), and must go on through main() to _start.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,6 +34,12 @@
 #include "unwind.h"
 
 #define MAX_FRAMES 64
+#define DBG_RAS	   16
+
+/* libdbgframe_dbg.so (dbgframe_code.c) */
+extern void *dbg_ras[DBG_RAS];
+extern int dbg_nr;
+void dbg_chain(void (*fn)(void *), void *arg);
 #define MAX_MAPS   64
 #define STACK_MAX  (512u << 10)
 
@@ -114,7 +123,7 @@ struct snap {
 	uint8_t stack[STACK_MAX];
 };
 
-static struct snap snaps[3];
+static struct snap snaps[4];
 static __thread uint64_t stack_top; /* of the calling thread */
 static uint64_t main_sp;	    /* main()'s sp when it calls recurse() */
 
@@ -274,6 +283,63 @@ static void check_snap(const char *what, const struct snap *s, size_t len)
 	unwinder__free(u);
 }
 
+/* Called by libdbgframe_dbg.so's innermost frame: notes its return address, then snaps. */
+__attribute__((noinline)) static void dbg_callback(void *arg)
+{
+	if (dbg_nr < DBG_RAS)
+		dbg_ras[dbg_nr++] = __builtin_return_address(0);
+	leaf(arg);
+}
+
+/*
+ * The walk of snaps[3], taken through libdbgframe_dbg.so: the return addresses its frames
+ * noted (innermost last), in a row after leaf()'s and dbg_callback()'s, then main()'s
+ * callers down to the outermost frame; the library's rules came from .debug_frame.
+ */
+static void check_dbgframe(const struct snap *s)
+{
+	static const struct unwind_maps_ops ops = {.find = self_find, .open = self_open};
+	struct unwind_opts o = {.sz = sizeof(o), .maps = &ops};
+	struct unwinder *u = unwinder__new(&o);
+	struct unwind_sample smp = {.pid = getpid(),
+				    .ip = s->ip,
+				    .sp = s->sp,
+				    .bp = s->bp,
+				    .stack = s->stack,
+				    .stack_len = s->len};
+	uint64_t ips[MAX_FRAMES];
+	struct unwind_stats st;
+	enum unwind_end end;
+	int n, i, at = -1;
+
+	CHECK(u);
+	n = unwinder__unwind(u, &smp, ips, MAX_FRAMES, &end);
+	unwinder__stats(u, &st);
+	printf("through .debug_frame: %d frames, end %d; %d return addresses noted, %llu files "
+	       "with .debug_frame\n",
+	       n, (int)end, dbg_nr, (unsigned long long)st.files_debug_frame);
+	CHECK(dbg_nr == 7); /* dbg_chain, dbg_recurse x3, dbg_alloca, dbg_leaf, dbg_callback */
+	CHECK(st.files_debug_frame >= 1);
+	for (i = 0; i < n && at < 0; i++)
+		if (ips[i] == (uint64_t)(uintptr_t)dbg_ras[dbg_nr - 1])
+			at = i;
+	CHECK(at == 3); /* snapshot(), leaf(), dbg_callback() */
+	for (i = 0; at >= 0 && i < dbg_nr; i++) {
+		uint64_t want = (uint64_t)(uintptr_t)dbg_ras[dbg_nr - 1 - i];
+
+		if (at + i >= n || ips[at + i] != want) {
+			fprintf(stderr, "through .debug_frame: frame %d: %#llx, noted %#llx\n",
+				at + i, at + i < n ? (unsigned long long)ips[at + i] : 0ULL,
+				(unsigned long long)want);
+			CHECK(0);
+		}
+	}
+	/* main() and its callers: __libc_start_call_main, __libc_start_main, _start */
+	CHECK(end == UNWIND_END_OUTERMOST);
+	CHECK(at >= 0 && n >= at + dbg_nr + 2);
+	unwinder__free(u);
+}
+
 /* The top of the main thread's stack: the end of [stack] in /proc/self/maps. */
 static uint64_t main_stack_top(void)
 {
@@ -299,6 +365,7 @@ int main(void)
 	stack_top = main_stack_top();
 	__asm__ volatile("mov %%rsp, %0" : "=r"(main_sp));
 	recurse(&snaps[0], 5);
+	dbg_chain(dbg_callback, &snaps[3]);
 	CHECK(!pthread_create(&t, NULL, thread_main, NULL));
 	CHECK(!pthread_join(t, NULL));
 	CHECK(signal(SIGUSR1, on_signal) != SIG_ERR);
@@ -312,6 +379,7 @@ int main(void)
 	/* the copy ends where main()'s frame begins: its return address is out of reach */
 	CHECK(main_sp > snaps[0].sp && main_sp - snaps[0].sp < snaps[0].len);
 	check_snap("main thread", &snaps[0], main_sp - snaps[0].sp);
+	check_dbgframe(&snaps[3]);
 	printf("PASS\n");
 	return 0;
 }

@@ -73,5 +73,32 @@ frame_total() {
 	} END { print t + 0 }' "$1"
 }
 
+# The known split (tests/workloads/split.c, pyframes.py) in folded file $1, comm $2:
+# frames $5, $6, $7 (default burn_a, burn_b, burn_c) within 3 points of 50/30/20 of
+# their sum, and >= $3 % of comm's samples holding frame $4 (default main). Prints the
+# figures; returns 1, saying what is off, when it is not so.
+split_shares() {
+	local f="$1" comm="$2" min="$3" root="${4:-main}" fa="${5:-burn_a}" fb="${6:-burn_b}"
+	local fc="${7:-burn_c}" t a b c m
+
+	t=$(comm_total "$f" "$comm")
+	a=$(frame_total "$f" "$comm" "$fa")
+	b=$(frame_total "$f" "$comm" "$fb")
+	c=$(frame_total "$f" "$comm" "$fc")
+	m=$(frame_total "$f" "$comm" "$root")
+	awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$t" -v min="$min" -v fa="$fa" \
+		-v fb="$fb" -v fc="$fc" -v root="$root" 'BEGIN {
+		s = a + b + c
+		if (!s || !t) { printf "no samples in %s, %s, %s\n", fa, fb, fc; exit 1 }
+		pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
+		printf "shares: %s %.1f%% (50), %s %.1f%% (30), %s %.1f%% (20); %s in %.1f%% of %d\n",
+			fa, pa, fb, pb, fc, pc, root, pm, t
+		d = 0
+		if (pa < 47 || pa > 53 || pb < 27 || pb > 33 || pc < 17 || pc > 23) { print "a share is off by more than 3 points"; d = 1 }
+		if (pm < min) { printf "fewer than %d%% of the samples reach %s\n", min, root; d = 1 }
+		exit d
+	}'
+}
+
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; [ -z "${BG_PID:-}" ] || kill "$BG_PID" 2>/dev/null || true' EXIT

@@ -12,20 +12,11 @@ require_bpf
 
 # shares FOLDED: checks burn_a/b/c within 3 points of 50/30/20 and >= 97 % reaching main
 shares() {
-	local total a b c m
+	local total
+
 	total=$(comm_total "$1" split)
-	a=$(frame_total "$1" split burn_a)
-	b=$(frame_total "$1" split burn_b)
-	c=$(frame_total "$1" split burn_c)
-	m=$(frame_total "$1" split main)
-	echo "$1: $total samples; burn_a $a, burn_b $b, burn_c $c; reaching main $m"
-	[ "$total" -ge 1000 ] || fail "too few samples of the workload ($total)"
-	awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$total" 'BEGIN {
-		s = a + b + c
-		pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
-		printf "shares: burn_a %.1f%% (50), burn_b %.1f%% (30), burn_c %.1f%% (20); main %.1f%%\n", pa, pb, pc, pm
-		exit (pa < 47 || pa > 53 || pb < 27 || pb > 33 || pc < 17 || pc > 23 || pm < 97)
-	}' || fail "the report of $1 is not the known profile"
+	[ "$total" -ge 1000 ] || fail "$1: too few samples of the workload ($total)"
+	split_shares "$1" split 97 || fail "the report of $1 is not the known profile"
 }
 
 # The workload runs from a copy we can replace and move.

@@ -22,22 +22,14 @@ W="$(dirname "$0")/../workloads/pyframes.py"
 
 # shares of hot_a/b/c among samples of comm $2 in $1, and the share reaching <module>
 check_shares() {
-	local f="$1" comm="$2" what="$3" a b c m t
-	t=$(comm_total "$f" "$comm")
-	a=$(frame_total "$f" "$comm" "hot_a (pyframes.py)")
-	b=$(frame_total "$f" "$comm" "hot_b (pyframes.py)")
-	c=$(frame_total "$f" "$comm" "hot_c (pyframes.py)")
-	m=$(frame_total "$f" "$comm" "<module> (pyframes.py)")
-	awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$t" -v w="$what" 'BEGIN {
-		s = a + b + c
-		if (s < 500) { printf "%s: %d samples in hot_a/b/c (want >= 500)\n", w, s; exit 1 }
-		pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
-		printf "%s: hot_a %.1f%% (50), hot_b %.1f%% (30), hot_c %.1f%% (20); <module> in %.1f%% of %d\n", w, pa, pb, pc, pm, t
-		d = 0
-		if (pa < 47 || pa > 53 || pb < 27 || pb > 33 || pc < 17 || pc > 23) { print "a share is off by more than 3 points"; d = 1 }
-		if (pm < 95) { print "fewer than 95% of samples reach <module>"; d = 1 }
-		exit d
-	}'
+	local f="$1" comm="$2" what="$3" s
+
+	s=$(($(frame_total "$f" "$comm" "hot_a (pyframes.py)") + $(frame_total "$f" "$comm" "hot_b (pyframes.py)") +
+		$(frame_total "$f" "$comm" "hot_c (pyframes.py)")))
+	echo -n "$what: "
+	[ "$s" -ge 500 ] || { echo "$s samples in hot_a/b/c (want >= 500)"; return 1; }
+	split_shares "$f" "$comm" 95 "<module> (pyframes.py)" "hot_a (pyframes.py)" \
+		"hot_b (pyframes.py)" "hot_c (pyframes.py)"
 }
 
 # cpu mode, default options, a command

@@ -24,27 +24,15 @@ echo "copies: $sent, ended at the learned stack top: $topped"
 
 comm=$(basename "$SPLIT_NOFP")
 total=$(comm_total "$TMP/dwarf.folded" "$comm")
-a=$(frame_total "$TMP/dwarf.folded" "$comm" burn_a)
-b=$(frame_total "$TMP/dwarf.folded" "$comm" burn_b)
-c=$(frame_total "$TMP/dwarf.folded" "$comm" burn_c)
 m=$(frame_total "$TMP/dwarf.folded" "$comm" main)
 l=$(frame_total "$TMP/dwarf.folded" "$comm" __libc_start_call_main)
-echo "dwarf: $total samples; burn_a $a, burn_b $b, burn_c $c; reaching main $m (via libc $l)"
+echo "dwarf: $total samples, reaching main $m (via libc $l)"
 [ "$total" -ge 2000 ] || fail "too few samples of the workload ($total)"
 [ "$l" -ge "$m" ] || fail "main reached without its libc caller ($l < $m)"
-
-awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$total" 'BEGIN {
-	s = a + b + c
-	pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
-	printf "shares: burn_a %.1f%% (50), burn_b %.1f%% (30), burn_c %.1f%% (20); main %.1f%%\n", pa, pb, pc, pm
-	d = 0
-	if (pa < 47 || pa > 53) { print "burn_a share off by more than 3 points"; d = 1 }
-	if (pb < 27 || pb > 33) { print "burn_b share off by more than 3 points"; d = 1 }
-	if (pc < 17 || pc > 23) { print "burn_c share off by more than 3 points"; d = 1 }
-	if (pm < 95) { print "fewer than 95% of samples reach main"; d = 1 }
-	if (s < 0.95 * t) { print "fewer than 95% of samples are in burn_a/b/c"; d = 1 }
-	exit d
-}' || fail "dwarf profile of the known workload is not true"
+burn=$(($(frame_total "$TMP/dwarf.folded" "$comm" burn_a) + $(frame_total "$TMP/dwarf.folded" "$comm" burn_b) +
+	$(frame_total "$TMP/dwarf.folded" "$comm" burn_c)))
+[ $((burn * 100)) -ge $((total * 95)) ] || fail "fewer than 95% of the samples are in burn_a/b/c ($burn of $total)"
+split_shares "$TMP/dwarf.folded" "$comm" 95 || fail "dwarf profile of the known workload is not true"
 
 # the same binary with frame pointers walked: for comparison only (what dwarf fixes)
 "$SCORCH" record --unwind fp -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT_NOFP" --seconds 1 2>/dev/null ||

@@ -42,23 +42,11 @@ read -r w c <<<"$walks"
 [ -n "$w" ] && [ "$w" -ge 1000 ] && [ $((c * 1000)) -ge $((w * 995)) ] ||
 	fail "walks with tables: '$walks' (want >= 1000, 99.5 % complete)"
 comm=$(basename "$SPLIT_NOFP")
-total=$(comm_total "$TMP/cpu.folded" "$comm")
-a=$(frame_total "$TMP/cpu.folded" "$comm" burn_a)
-b=$(frame_total "$TMP/cpu.folded" "$comm" burn_b)
-c=$(frame_total "$TMP/cpu.folded" "$comm" burn_c)
 m=$(frame_total "$TMP/cpu.folded" "$comm" main)
 l=$(frame_total "$TMP/cpu.folded" "$comm" __libc_start_call_main)
-echo "cpu: $total samples; burn_a $a, burn_b $b, burn_c $c; reaching main $m (via libc $l)"
+echo "cpu: reaching main $m (via libc $l)"
 [ "$l" -ge "$m" ] || fail "main reached without its libc caller ($l < $m)"
-awk -v a="$a" -v b="$b" -v c="$c" -v m="$m" -v t="$total" 'BEGIN {
-	s = a + b + c
-	pa = 100 * a / s; pb = 100 * b / s; pc = 100 * c / s; pm = 100 * m / t
-	printf "shares: burn_a %.1f%% (50), burn_b %.1f%% (30), burn_c %.1f%% (20); main %.1f%%\n", pa, pb, pc, pm
-	d = 0
-	if (pa < 47 || pa > 53 || pb < 27 || pb > 33 || pc < 17 || pc > 23) { print "a share is off by more than 3 points"; d = 1 }
-	if (pm < 97) { print "fewer than 97% of samples reach main"; d = 1 }
-	exit d
-}' || fail "the kernel-walked profile of the known workload is not true"
+split_shares "$TMP/cpu.folded" "$comm" 97 || fail "the kernel-walked profile of the known workload is not true"
 
 # offcpu mode, a command: 30 ms in wait_sleep and 20 ms in wait_pipe per round
 "$SCORCH" record -v --unwind kernel --mode offcpu -o "$TMP/off.folded" -- "$BLOCK_NOFP" \

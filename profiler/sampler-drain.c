@@ -382,6 +382,15 @@ static void reap_ids__forget(struct reap_ids *r, __u64 id)
 		r->failed = true;
 }
 
+/* reap_ids__forget() of every part of @parts. */
+static void forget_parts(struct reap_ids *r, const struct stack_parts *parts)
+{
+	unsigned int i;
+
+	for (i = 0; i < parts->nr; i++)
+		reap_ids__forget(r, parts->ids[i]);
+}
+
 /*
  * Passes counts of the map @map of @ps (keys of @ksz bytes) to @cb: every one as read
  * (@select NULL: the final drain), or those @select picks, each taken out of the map
@@ -444,10 +453,10 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 				reap_ids__forget(ids, w->user_stack);
 			/* the other parts of deep ones, their image's own (stack_chain()):
 			 * when that image is the one taken */
-			for (p = 0; select(ctx, key) && p < ps->uparts.nr; p++)
-				reap_ids__forget(ids, ps->uparts.ids[p]);
-			for (p = 0; p < ps->wparts.nr && waker_selected(select, ctx, w); p++)
-				reap_ids__forget(ids, ps->wparts.ids[p]);
+			if (select(ctx, key))
+				forget_parts(ids, &ps->uparts);
+			if (waker_selected(select, ctx, w))
+				forget_parts(ids, &ps->wparts);
 		}
 		if (ps->aging) {
 			used_add(ps, key->user_stack);

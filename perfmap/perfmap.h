@@ -181,6 +181,7 @@ struct perfmaps_stats {
 	uint64_t maps_opened;	    /* perf maps opened */
 	uint64_t dumps_opened;	    /* jitdump files opened */
 	uint64_t files_refused;	    /* symlink, not a regular file, foreign owner, bad header */
+	uint64_t maps_stale;	    /* perf maps older than their process (an earlier one's) */
 	uint64_t files_capped;	    /* files that reached max_file_bytes */
 	uint64_t files_cut;	    /* files cut by max_entries: the rest not read */
 	uint64_t entries_dropped;   /* entries past max_entries (in the chunks read) */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perfmap-private.h"
@@ -46,6 +47,7 @@ struct pm_proc {
 	bool ids_read;	/* uid, euid, fsuid (and nspid) read from status */
 	struct pm_file map;
 	bool map_refused;
+	bool map_stale; /* a perf map older than the process seen (and warned of) */
 	struct pm_file dumps[MAX_DUMPS];
 	size_t nr_dumps;
 	const char *seen_dumps[MAX_DUMPS * 2]; /* paths opened or refused, not retried */
@@ -539,6 +541,42 @@ static const char *intern_fmt(struct perfmaps *pm, const char *fmt, int v)
 	return strset__intern(pm->strs, buf);
 }
 
+/*
+ * Whether the file of @st was last written more than a second before process @p started:
+ * the perf map of an earlier process with the same PID, which would name its JIT code
+ * wrong. The start is PROC/PID/stat's starttime (CLOCK_BOOTTIME ticks); unreadable
+ * (the process gone, a /proc without it): not stale.
+ */
+static bool map_older(const struct perfmaps *pm, const struct pm_proc *p, const struct stat *st)
+{
+	struct timespec real, boot;
+	unsigned long long ticks;
+	char path[4096], *buf = NULL, *q;
+	long hz = sysconf(_SC_CLK_TCK);
+	bool older = false;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", pm->proc_root, p->pid);
+	if (hz <= 0 || file__read_bounded(AT_FDCWD, path, MAX_STATUS_BYTES, &buf, &len))
+		return false;
+	/* the fields after the comm, which may hold anything: state (3) .. starttime (22) */
+	q = strrchr(buf, ')');
+	if (q && sscanf(q + 1,
+			" %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
+			"%llu",
+			&ticks) == 1 &&
+	    !clock_gettime(CLOCK_REALTIME, &real) && !clock_gettime(CLOCK_BOOTTIME, &boot)) {
+		/* the file's mtime on the boot clock */
+		double mtime = (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9 -
+			       ((double)real.tv_sec + real.tv_nsec / 1e9) +
+			       ((double)boot.tv_sec + boot.tv_nsec / 1e9);
+
+		older = mtime < (double)ticks / (double)hz - 1.0;
+	}
+	free(buf);
+	return older;
+}
+
 static int proc_open_map(struct perfmaps *pm, struct pm_proc *p)
 {
 	struct stat st;
@@ -560,6 +598,20 @@ static int proc_open_map(struct perfmaps *pm, struct pm_proc *p)
 		p->map_refused = true;
 	if (fd < 0)
 		return 0;
+	/* left by an earlier process with the PID: looked at again later (rewritten, it is
+	 * the process's own) */
+	if (map_older(pm, p, &st)) {
+		close(fd);
+		if (!p->map_stale) {
+			p->map_stale = true;
+			pm->st.maps_stale++;
+			pr_warn("perfmap: ignoring %s/%d/root%s: last written before process %d "
+				"started (an earlier process's)\n",
+				pm->proc_root, p->pid, p->map.path, p->pid);
+			pr_hint("remove the stale map; the runtime writes its own (docs/jit.md)\n");
+		}
+		return 0;
+	}
 	p->map.fd = fd;
 	p->map.dev = st.st_dev;
 	p->map.ino = st.st_ino;

@@ -280,14 +280,15 @@ static void details_verbose(const struct summary *sm)
 			 sm->sbs->records, sm->sbs->execs, sm->sbs->forks, sm->sbs->mmaps,
 			 sm->sbs->mmaps_unknown, sm->sbs->bad, sm->sbs->lookups,
 			 sm->sbs->lookups_missed);
-	if (js && (js->maps_opened || js->dumps_opened || js->files_refused))
+	if (js && (js->maps_opened || js->dumps_opened || js->files_refused || js->maps_stale))
 		pr_warn("JIT maps: %" PRIu64 " perf maps and %" PRIu64 " jitdumps read (%" PRIu64
 			" entries, %" PRIu64 " bad lines, %" PRIu64
 			" bad records skipped), %" PRIu64 " files refused, %" PRIu64
+			" perf maps older than their process ignored, %" PRIu64
 			" capped; %" PRIu64 " of %" PRIu64 " JIT lookups named\n",
 			js->maps_opened, js->dumps_opened, js->lines_parsed + js->records_parsed,
-			js->lines_bad, js->records_bad, js->files_refused, js->files_capped,
-			js->lookups_resolved, js->lookups);
+			js->lines_bad, js->records_bad, js->files_refused, js->maps_stale,
+			js->files_capped, js->lookups_resolved, js->lookups);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../symbolize/check.h"
@@ -167,6 +168,54 @@ static void test_growth(void)
 	CHECK(look(pm, 0x1004, &ret, NULL) == NULL);
 	CHECK(ret == -ENOENT);
 	CHECK(perfmaps__refresh(pm, FAKE_PID) == -ENOENT);
+	perfmaps__free(pm);
+}
+
+/* A fake process's stat, started @ago seconds ago (negative: in the future). */
+static void fake_start(double ago)
+{
+	struct timespec boot;
+	char stat[512];
+
+	CHECK(!clock_gettime(CLOCK_BOOTTIME, &boot));
+	/* a comm with ") " in it: the fields are counted after the last ')' */
+	snprintf(stat, sizeof(stat),
+		 "%d (a) b) S 1 %d %d 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 1 0 %llu 1000 10\n",
+		 FAKE_PID, FAKE_PID, FAKE_PID,
+		 (unsigned long long)((boot.tv_sec + boot.tv_nsec / 1e9 - ago) *
+				      sysconf(_SC_CLK_TCK)));
+	puts_file(fpath("stat"), "w", stat);
+}
+
+/*
+ * A perf map older than its process (an earlier process's with the same PID) is not
+ * read, counted once; rewritten by the process (jcmd Compiler.perfmap), it is.
+ */
+static void test_stale(void)
+{
+	struct perfmaps_stats st;
+	struct perfmaps *pm;
+
+	fake_proc(getuid());
+	puts_file(fpath(MAP), "w", "1000 10 earlier\n");
+	fake_start(-60); /* the map written a minute before the process began */
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK(resolve(pm, 0x1004) == NULL);
+	CHECK(!perfmaps__refresh(pm, FAKE_PID));
+	CHECK(resolve(pm, 0x1004) == NULL);
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.maps_stale, 1);
+	CHECK_U64(st.maps_opened, 0);
+	perfmaps__free(pm);
+
+	/* started an hour ago, map written now: its own */
+	fake_start(3600);
+	pm = new_pm(0);
+	CHECK(!perfmaps__track(pm, FAKE_PID));
+	CHECK_STR(resolve(pm, 0x1004), "earlier");
+	perfmaps__stats(pm, &st);
+	CHECK_U64(st.maps_stale, 0);
 	perfmaps__free(pm);
 }
 
@@ -842,6 +891,7 @@ int main(void)
 	CHECK(mkdtemp(dir));
 	log__set_fn(log_sink);
 	test_growth();
+	test_stale();
 	test_rewrites();
 	test_schedule();
 	test_exit();

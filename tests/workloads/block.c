@@ -178,9 +178,12 @@ int main(int argc, char **argv)
 			burn = 1;
 		else if (!strcmp(argv[i], "--libc"))
 			use_libc = 1;
-		else if (!strcmp(argv[i], "--deep") && i + 1 < argc)
-			deep = atoi(argv[++i]);
-		else {
+		else if (!strcmp(argv[i], "--deep") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+
+			deep = *end || v < 0 || v > 100000 ? -1 : (int)v;
+		} else {
 			fprintf(stderr, "usage: block [--seconds S] [--burn] [--libc] [--deep N]\n");
 			return 2;
 		}

@@ -171,19 +171,23 @@ static void test_growth(void)
 	perfmaps__free(pm);
 }
 
-/* A fake process's stat, started @ago seconds ago (negative: in the future). */
+/*
+ * A fake process's stat, started @ago seconds ago (negative: in the future), or at boot
+ * when the machine has been up for less: a start time is never before boot.
+ */
 static void fake_start(double ago)
 {
 	struct timespec boot;
 	char stat[512];
+	double start;
 
 	CHECK(!clock_gettime(CLOCK_BOOTTIME, &boot));
+	start = boot.tv_sec + boot.tv_nsec / 1e9 - ago;
 	/* a comm with ") " in it: the fields are counted after the last ')' */
 	snprintf(stat, sizeof(stat),
 		 "%d (a) b) S 1 %d %d 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 1 0 %llu 1000 10\n",
 		 FAKE_PID, FAKE_PID, FAKE_PID,
-		 (unsigned long long)((boot.tv_sec + boot.tv_nsec / 1e9 - ago) *
-				      sysconf(_SC_CLK_TCK)));
+		 (unsigned long long)(MAX(start, 0.0) * sysconf(_SC_CLK_TCK)));
 	puts_file(fpath("stat"), "w", stat);
 }
 
@@ -209,7 +213,7 @@ static void test_stale(void)
 	CHECK_U64(st.maps_opened, 0);
 	perfmaps__free(pm);
 
-	/* started an hour ago, map written now: its own */
+	/* started an hour ago (or at boot), map written now: its own */
 	fake_start(3600);
 	pm = new_pm(0);
 	CHECK(!perfmaps__track(pm, FAKE_PID));

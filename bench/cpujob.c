@@ -41,7 +41,9 @@
  * only the CPU time a profiler takes from the threads (interrupts, cache and TLB
  * pollution) slows it down.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <sched.h>
 #include <pthread.h>

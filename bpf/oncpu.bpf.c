@@ -10,8 +10,8 @@
 
 const volatile bool include_idle = false;
 /* --mode wall: a sample weighs the periods since the CPU's last sample or switch-in when
- * its thread kept the CPU all along (the missed periods were its time); else 1. Needs
- * offcpu's switch marks in map "last_tick". */
+ * its thread kept the CPU all along (the missed periods were its time); else its own
+ * period (sample_weight()). Needs offcpu's switch marks in map "last_tick". */
 const volatile bool credit_missed = false;
 
 struct scratch {
@@ -28,9 +28,10 @@ struct {
 
 /*
  * Wall mode: sample periods since this CPU's last sample or switch, if @tid ran since
- * (else 1). The cpu-clock timer fires once per period; when it does not (the kernel
- * throttles the event past kernel.perf_event_max_sample_rate / HZ per tick, or the
- * hypervisor did not run the vCPU: steal), the periods in between pass unsampled.
+ * (else the sample's weight: its own period, in -F's). The cpu-clock timer fires once
+ * per period; when it does not (the kernel throttles the event past
+ * kernel.perf_event_max_sample_rate / HZ per tick, or the hypervisor did not run the
+ * vCPU: steal), the periods in between pass unsampled.
  * offcpu marks every switch in the same map, so finding @tid there means it held the
  * CPU all along: those periods were its. (Without the marks, cpu mode, a thread that
  * blocked and woke on the same CPU would look the same: idle periods go unsampled.)
@@ -39,17 +40,17 @@ static __always_inline __u64 periods_since_last(__u32 tid)
 {
 	struct last_tick *t;
 	__u32 zero = 0;
-	__u64 now, n = 1;
+	__u64 now, n = 0;
 
 	t = bpf_map_lookup_elem(&last_tick, &zero);
 	if (!t)
-		return 1;
+		return sample_weight();
 	now = bpf_ktime_get_ns();
 	if (tid && t->tid == tid)
-		n = periods_between(t->ts, now);
+		n = periods_between(t->ts, now) ?: 1;
 	t->ts = now;
 	t->tid = tid;
-	return n ? n : 1;
+	return n ? n : sample_weight();
 }
 
 SEC("perf_event")
@@ -60,7 +61,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct count_key key = {};
 	struct scratch *sc;
-	__u64 periods = 1;
+	__u64 periods, weight;
 	long n;
 	bool in_kernel;
 
@@ -69,6 +70,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	/* BTF pointer: its fields are read by plain loads, not bpf_probe_read_kernel() or
 	 * a helper (bpf_get_current_comm() costs a call per sample) */
 	task = bpf_get_current_task_btf();
+	periods = weight = sample_weight();
 	if (credit_missed)
 		periods = periods_since_last(tid);
 	if (tid == 0) {
@@ -80,8 +82,9 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	stat_inc(STAT_SAMPLES);
-	if (periods > 1)
-		stat_add(STAT_MISSED_PERIODS, periods - 1);
+	stat_add(STAT_PERIODS, periods);
+	if (periods > weight)
+		stat_add(STAT_MISSED_PERIODS, periods - weight);
 
 	sc = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!sc)

@@ -77,6 +77,7 @@ enum scorch_stat {
 	STAT_WAKE_LOST,       /* waker stacks not stored ("stacks" full): under [unknown waker] */
 	/* --unwind kernel */
 	STAT_KU_END_FULL,     /* ended: a part of a deep stack not stored ("stacks" full) */
+	STAT_PERIODS,         /* -F's periods the on-CPU samples stand for (their weights) */
 	SCORCH_NR_STATS,
 };
 

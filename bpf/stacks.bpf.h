@@ -33,6 +33,18 @@ const volatile __u32 sideband_mntns = 0;
 /* Set by user space (the mapped .bss) the moment the recording ends: from then on the
  * sampling programs return at once, whatever user space is still busy with. */
 volatile bool stopped = false;
+/* The cost governor's multiple of -F's period (profiler/governor.c; 0 or 1: none): the
+ * cpu-clock events then fire every period_mult periods, and each sample stands for
+ * that many, so counts stay in -F's periods however the rate was lowered. */
+volatile __u32 period_mult = 0;
+
+static __always_inline __u64 sample_weight(void)
+{
+	__u32 m = period_mult;
+
+	return m > 1 ? m : 1;
+}
+
 /* --unwind kernel (kunwind.bpf.h): process images are announced at once */
 const volatile bool kunwind_wanted = false;
 /* -d's end (CLOCK_MONOTONIC ns; 0: none), set after the attach: the programs stop by

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +12,7 @@
 #include "common.h"
 #include "profiler-private.h"
 
-int launch__start(struct launch *l, char *const argv[])
+int launch__start(struct launch *l, char *const argv[], int nice)
 {
 	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, err;
 	sigset_t empty;
@@ -35,6 +36,9 @@ int launch__start(struct launch *l, char *const argv[])
 		sigprocmask(SIG_SETMASK, &empty, NULL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* and the nice value scorch was started with, not its start-up's */
+		if (nice != LAUNCH_NICE_KEEP && setpriority(PRIO_PROCESS, 0, nice))
+			_exit(127);
 		close(go[1]);
 		close(st[0]);
 		/* EOF on the go pipe: the parent is attached (or gone) */

@@ -206,6 +206,24 @@ void sampler__end_at(struct sampler *s, uint64_t ns);
  * if that is earlier. Returns that end (CLOCK_MONOTONIC ns); later calls return it too.
  */
 uint64_t sampler__stop(struct sampler *s);
+/*
+ * The cost governor's lever: the cpu-clock events fire every @mult periods of -F's
+ * (0 or 1: -F's own), and each sample counts @mult periods. Safe on any one thread
+ * while attached. 0, -EOPNOTSUPP (no cpu-clock events), or the ioctl's -errno.
+ */
+int sampler__set_period_mult(struct sampler *s, uint32_t mult);
+/* CPU time spent reading the rings so far (sampler__consume()'s thread's): with
+ * --unwind dwarf, mostly unwinding samples. Safe on any thread. */
+uint64_t sampler__consume_ns(const struct sampler *s);
+/* Has the kernel measure every BPF program's run time (BPF_ENABLE_STATS) until the
+ * sampler is freed. 0 or -errno. */
+int sampler__enable_run_stats(struct sampler *s);
+/* The run time (ns) of the sampler's programs so far, as the kernel counts it: the
+ * cpu-clock program's in @clock_ns (its runs in @clock_runs), the others' in
+ * @other_ns. 0 unless sampler__enable_run_stats() (or another process) enabled the
+ * kernel's measure. */
+void sampler__run_time(const struct sampler *s, uint64_t *clock_ns, uint64_t *clock_runs,
+		       uint64_t *other_ns);
 
 /*
  * Process notifications and (--unwind dwarf) sample records, both from ring buffers:
@@ -528,6 +546,72 @@ int ktables__add_python(struct ktables *kt, struct symbolizer *sym, pid_t pid, u
 void ktables__forget(struct ktables *kt, pid_t pid, uint64_t gen);
 void ktables__stats(const struct ktables *kt, struct ktables_stats *st);
 
+/* ---- governor.c: what a recording costs the machine, within a budget ---- */
+
+/* /proc/stat's "cpu" line, USER_HZ ticks of all CPUs (cpu_ticks__read(), in
+ * record-reap.c) */
+struct cpu_ticks {
+	uint64_t idle; /* idle + iowait */
+	uint64_t steal;
+	uint64_t total;
+};
+
+/* Reads the ticks so far; false when /proc/stat is unreadable. */
+bool cpu_ticks__read(struct cpu_ticks *t);
+
+struct governor_opts {
+	double budget_pct; /* --max-overhead: % of all the CPUs' time; 0: not governed */
+	long freq;	   /* -F */
+	int nr_cpus;	   /* the machine's online CPUs */
+	bool lever;	   /* cpu-clock events to slow down (cpu and wall modes) */
+	bool per_sample_cpu; /* scorch reads samples' records (--unwind dwarf): the CPU
+			      * time it spends reading the rings is spent per sample */
+};
+struct governor {
+	struct sampler *s; /* NULL: not started */
+	struct cpu_ticks ticks; /* /proc/stat at the last tick (total 0: unreadable) */
+	long clk_tck;
+	double budget;
+	long freq;
+	int nr_cpus;
+	bool lever, measured, per_sample_cpu;
+	uint32_t mult, mult_max, mult_peak; /* -F's period times mult: the rate is freq/mult */
+	unsigned int calm;		    /* ticks in a row under half the budget */
+	uint64_t start_ns, last_ns, since_ns, end_ns; /* CLOCK_MONOTONIC */
+	uint64_t clock0, other0, cpu0;		      /* at the start: BPF ns, own CPU ns */
+	uint64_t last_clock, last_other, last_cpu, last_consume, last_runs;
+	uint64_t clock_end, other_end, cpu_end;
+	double last_cost, peak_cost; /* shares of the CPUs, per tick */
+	double last_per_sample;	     /* of last_cost: the samples' */
+	double last_ns_per_run;	     /* BPF run time per sample in the last tick */
+	double rate_time;	     /* integral of dt / mult: the average rate's */
+	double rate_cap;	     /* Hz: the kernel throttled above it (0: not seen) */
+	uint64_t lowered_ns, changes, throttled;
+};
+struct governor_stats {
+	double budget_pct;    /* 0: not governed */
+	int nr_cpus;	      /* the budget's: the machine's online CPUs */
+	bool measured;	      /* BPF run time measured by the kernel */
+	double bpf_s, cpu_s;  /* BPF run time, scorch's CPU time, from attach to stop */
+	double cost_pct;      /* both, as a share of all the CPUs over that time */
+	double peak_pct;      /* the most in one tick */
+	long min_rate;	      /* the lowest effective rate the costs measured led to (Hz) */
+	long end_rate;	      /* the rate at the end */
+	double avg_rate;      /* the effective rate averaged over time */
+	double lowered_s, lowered_pct; /* time below -F */
+	uint64_t changes;
+	uint64_t throttled; /* ticks the kernel delivered fewer samples than asked */
+};
+/* Starts measuring at @now (the attach); no change to the rate yet. */
+void governor__start(struct governor *g, struct sampler *s, const struct governor_opts *o,
+		     uint64_t now);
+/* Measures the last tick and moves the rate if needed; returns when the next tick is
+ * due (CLOCK_MONOTONIC ns), 0 when not started. Called on one thread. */
+uint64_t governor__tick(struct governor *g, uint64_t now);
+/* The end of sampling: the totals are taken. Safe to repeat. */
+void governor__end(struct governor *g, uint64_t now);
+void governor__stats(const struct governor *g, struct governor_stats *st);
+
 /* ---- stop.c: when the recording ends ---- */
 
 /*
@@ -538,6 +622,7 @@ void ktables__stats(const struct ktables *kt, struct ktables_stats *st);
  */
 struct stopper {
 	struct sampler *s;
+	struct governor *gov; /* ticked on the thread; NULL: none */
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
 	double stopped_at;    /* when sampling stopped; read after stopper__finish() */
 	int sig;	   /* the signal that ended it; 0: another cause */
@@ -547,8 +632,10 @@ struct stopper {
 	atomic_bool stopped;
 };
 /* Starts the thread; sampling ends at @deadline_ns (CLOCK_MONOTONIC; 0: none), in the
- * kernel too (sampler__end_at()). Returns 0, or -errno (logged). */
-int stopper__start(struct stopper *st, struct sampler *s, uint64_t deadline_ns);
+ * kernel too (sampler__end_at()). @gov (or NULL), started, is ticked there until the
+ * stop, and ended at it. Returns 0, or -errno (logged). */
+int stopper__start(struct stopper *st, struct sampler *s, struct governor *gov,
+		   uint64_t deadline_ns);
 /* Readable once sampling has stopped. */
 int stopper__fd(const struct stopper *st);
 bool stopper__stopped(struct stopper *st);
@@ -564,8 +651,10 @@ struct launch {
 	int pidfd;   /* pidfd of the child, -1 if unsupported */
 };
 
-/* Forks a child that waits for launch__go() before it execs @argv. Returns 0 or -errno. */
-int launch__start(struct launch *l, char *const argv[]);
+#define LAUNCH_NICE_KEEP 100
+/* Forks a child that waits for launch__go() before it execs @argv at nice value @nice
+ * (LAUNCH_NICE_KEEP: scorch's). Returns 0 or -errno. */
+int launch__start(struct launch *l, char *const argv[], int nice);
 /* Lets the child exec. Returns 0, or -errno if exec failed (logged, with the command name). */
 int launch__go(struct launch *l, const char *cmd);
 /* Reaps the child: returns its wait status, or -errno. */
@@ -705,6 +794,7 @@ struct summary {
 	size_t stacks_written; /* --interval: stacks of the intervals already written */
 	double steal_pct;      /* CPU time the hypervisor gave to others, % (< 0: unknown) */
 	long max_rate_end;     /* kernel.perf_event_max_sample_rate at the end (0: unknown) */
+	const struct governor_stats *gov; /* NULL: not governed (report) */
 };
 /*
  * The end of a run, like perf's: one line of what was captured (samples, stacks, lost

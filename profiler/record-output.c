@@ -94,6 +94,11 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 	uint64_t walks = st[STAT_KU_WALKS];
 
 	ktables__stats(r->kt, &ks);
+	if (r->opts.verbose && st[STAT_KU_FP_STEPS])
+		pr_warn("unwind kernel: %" PRIu64 " frames had no rule the walk follows (signal "
+			"frames, DWARF expressions) and were stepped by frame pointer: --unwind "
+			"dwarf unwinds a copy of each stack in scorch instead, with every rule\n",
+			st[STAT_KU_FP_STEPS]);
 	if (r->opts.verbose && (walks || st[STAT_KU_NO_PROC]))
 		pr_warn("unwind kernel: %" PRIu64 " walks with tables: %" PRIu64 " complete, %" PRIu64
 			" ended without a rule or frame pointer, %" PRIu64 " at unreadable stack, %" PRIu64
@@ -156,9 +161,12 @@ double record__summary(struct record *r, const uint64_t *st)
 		.steal_pct = -1,
 	};
 	struct sideband_stats sbs;
+	struct governor_stats gs;
 	struct probe_result pr;
 	double lost_pct;
 
+	governor__stats(&r->gov, &gs);
+	sm.gov = &gs;
 	if (r->cpu_at[0].total && r->cpu_at[1].total > r->cpu_at[0].total &&
 	    r->cpu_at[1].steal >= r->cpu_at[0].steal)
 		sm.steal_pct = 100.0 * (r->cpu_at[1].steal - r->cpu_at[0].steal) /

@@ -54,6 +54,7 @@ struct record_opts {
 	bool all;
 	double duration; /* seconds; 0: until Ctrl-C or the target exits */
 	long freq;
+	double max_overhead; /* --max-overhead: % of all the CPUs scorch may cost; 0: any */
 	bool user_only;
 	bool kernel_only;
 	bool include_idle;
@@ -104,15 +105,6 @@ void record_opts__free(struct record_opts *o);
 
 /* ---- record-reap.c: exited processes, released during the recording ---- */
 
-/* /proc/stat's "cpu" line, USER_HZ ticks of all CPUs (cpu_ticks__read()) */
-struct cpu_ticks {
-	uint64_t idle; /* idle + iowait */
-	uint64_t steal;
-	uint64_t total;
-};
-
-/* Reads the ticks so far; false when /proc/stat is unreadable. */
-bool cpu_ticks__read(struct cpu_ticks *t);
 
 struct record_reap {
 	size_t pending_exits;	 /* exited, not reaped yet */
@@ -247,8 +239,10 @@ struct record {
 	struct record_dwarf dw; /* --unwind dwarf */
 	struct record_edges edges;
 	struct launch launch;
-	struct stopper stop; /* the duration and signals, from the attach on (stop.c) */
+	struct stopper stop;
+	struct governor gov; /* ticked by the stop thread */ /* the duration and signals, from the attach on (stop.c) */
 	bool stop_started;
+	bool boosted; /* at STARTUP_NICE: start-up or the end (record.c) */
 	bool cmd_failed;       /* the -- command exited non-zero or was killed, not by scorch */
 	int *pidfds;	       /* of opts.pids, -1 where none */
 	bool *gone;	       /* of opts.pids then opts.tids */

@@ -86,6 +86,9 @@ struct sampler {
 	int *pfds;
 	int nr_links;
 	int nr_attached; /* CPUs sampled, kept after detach for the summary */
+	int clock_first, nr_clock; /* the cpu-clock events among links[] and pfds[] */
+	int stats_fd;		   /* sampler__enable_run_stats()'s; 0: none */
+	uint64_t consume_ns;	   /* thread CPU time in sampler__consume(), atomic */
 	long freq;
 	struct sampler_opts opts;
 	sampler_event_fn event_cb;

@@ -2,11 +2,14 @@
 /* profiler: the BPF programs' lifecycle: open, size maps, load, attach, drain. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -314,6 +317,8 @@ void sampler__free(struct sampler *s)
 		ring_buffer__free(s->rbs[i]);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	if (s->stats_fd > 0)
+		close(s->stats_fd);
 	oncpu_bpf__destroy(s->on);
 	offcpu_bpf__destroy(s->off);
 	event_bpf__destroy(s->ev);
@@ -465,8 +470,12 @@ static int attach_perf_events(struct sampler *s)
 		.freq = 1,
 		.sample_freq = s->freq,
 	};
+	int err;
 
-	return attach_per_cpu(s, s->on->progs.oncpu_sample, &attr, "a cpu-clock");
+	s->clock_first = s->nr_links;
+	err = attach_per_cpu(s, s->on->progs.oncpu_sample, &attr, "a cpu-clock");
+	s->nr_clock = err ? 0 : s->nr_links - s->clock_first;
+	return err;
 }
 
 /* The software perf event of --event on every CPU, every Nth event sampled (--period). */
@@ -728,10 +737,20 @@ static int consume_rings(struct sampler *s)
 	return 0;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn sample_cb,
 		     void *ctx, uint64_t budget_ns)
 {
 	int err = sampler_ring(s);
+	uint64_t t0;
 
 	if (err)
 		return err;
@@ -739,9 +758,17 @@ int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn s
 	s->sample_cb = sample_cb;
 	s->event_ctx = ctx;
 	s->deadline_ns = budget_ns ? timing__now_ns() + budget_ns : 0;
+	t0 = thread_cpu_ns();
 	err = consume_rings(s);
 	s->deadline_ns = 0;
+	/* the governor's measure of what samples cost in scorch (--unwind dwarf) */
+	__atomic_add_fetch(&s->consume_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 	return err;
+}
+
+uint64_t sampler__consume_ns(const struct sampler *s)
+{
+	return __atomic_load_n(&s->consume_ns, __ATOMIC_RELAXED);
 }
 
 uint64_t sampler__discard(struct sampler *s)
@@ -772,6 +799,7 @@ void sampler__end_at(struct sampler *s, uint64_t ns)
 uint64_t sampler__stop(struct sampler *s)
 {
 	uint64_t now, stop = __atomic_load_n(&s->stop_ns, __ATOMIC_ACQUIRE);
+	int i;
 
 	if (stop)
 		return stop;
@@ -781,6 +809,12 @@ uint64_t sampler__stop(struct sampler *s)
 		s->off->bss->stopped = true;
 	if (s->ev)
 		s->ev->bss->stopped = true;
+	/* and the perf events' interrupts themselves: at 100 kHz on every CPU they cost
+	 * the machine more than the programs' early return saves */
+	for (i = 0; i < s->nr_links; i++)
+		if (s->pfds[i] >= 0 && ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0))
+			pr_debug("cannot disable perf event %d at the stop: %s\n", i,
+				 strerror(errno));
 	/* past the programs' own deadline, they stopped there */
 	now = timing__now_ns();
 	stop = s->end_at_ns && now > s->end_at_ns ? s->end_at_ns : now;
@@ -807,4 +841,75 @@ void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd)
 
 	*rows_fd = rows && walk ? bpf_map__fd(rows) : -1;
 	*procs_fd = procs && walk ? bpf_map__fd(procs) : -1;
+}
+
+int sampler__set_period_mult(struct sampler *s, uint32_t mult)
+{
+	uint64_t period = period_ns(s->freq) * (mult ? mult : 1);
+	int i, err = 0;
+
+	if (!s->on || !s->nr_clock)
+		return -EOPNOTSUPP;
+	/* each CPU's timer takes the new period at its next expiry; the weight follows
+	 * at once: a period or so per CPU is counted at the other weight */
+	for (i = s->clock_first; i < s->clock_first + s->nr_clock && !err; i++) {
+		if (ioctl(s->pfds[i], PERF_EVENT_IOC_PERIOD, &period))
+			err = -errno;
+	}
+	if (err) {
+		pr_debug("cannot set the cpu-clock period to %" PRIu64 " ns: %s\n", period,
+			 strerror(-err));
+		return err;
+	}
+	s->on->bss->period_mult = mult;
+	return 0;
+}
+
+/* Adds the run time the kernel measured of @obj's loaded programs: @clock's to
+ * @clock_ns (its runs to @clock_runs), the others' to @other_ns. */
+static void obj_run_time(struct bpf_object *obj, const struct bpf_program *clock,
+			 uint64_t *clock_ns, uint64_t *clock_runs, uint64_t *other_ns)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		if (prog == clock) {
+			*clock_ns += info.run_time_ns;
+			*clock_runs += info.run_cnt;
+		} else {
+			*other_ns += info.run_time_ns;
+		}
+	}
+}
+
+int sampler__enable_run_stats(struct sampler *s)
+{
+	if (s->stats_fd > 0)
+		return 0;
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (s->stats_fd < 0) {
+		int err = -errno;
+
+		s->stats_fd = 0;
+		return err;
+	}
+	return 0;
+}
+
+void sampler__run_time(const struct sampler *s, uint64_t *clock_ns, uint64_t *clock_runs,
+		       uint64_t *other_ns)
+{
+	*clock_ns = *clock_runs = *other_ns = 0;
+	if (s->on)
+		obj_run_time(s->on->obj, s->on->progs.oncpu_sample, clock_ns, clock_runs, other_ns);
+	if (s->off)
+		obj_run_time(s->off->obj, NULL, clock_ns, clock_runs, other_ns);
+	if (s->ev)
+		obj_run_time(s->ev->obj, NULL, clock_ns, clock_runs, other_ns);
 }

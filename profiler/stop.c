@@ -16,7 +16,7 @@
 
 /*
  * Waits for a signal, the deadline or stopper__finish(), whichever comes first, then
- * stops sampling and says so on the event fd. The main thread may be busy for seconds
+ * stops sampling and says so on the event fd; meanwhile runs the cost governor's ticks. The main thread may be busy for seconds
  * (naming the stacks of exited processes, unwinding a full ring): the recording still
  * ends on time.
  */
@@ -28,17 +28,22 @@ static void *stopper_run(void *arg)
 		{ .fd = st->quitfd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
-	uint64_t one = 1;
+	uint64_t one = 1, stop_ns, tick;
 
+	tick = st->gov ? governor__tick(st->gov, timing__now_ns()) : 0;
 	for (;;) {
-		uint64_t now = timing__now_ns();
+		uint64_t now = timing__now_ns(), wake = st->deadline_ns;
 		struct timespec ts;
 
 		if (st->deadline_ns && now >= st->deadline_ns)
 			break;
-		ts.tv_sec = (time_t)((st->deadline_ns - now) / 1000000000ULL);
-		ts.tv_nsec = (long)((st->deadline_ns - now) % 1000000000ULL);
-		if (ppoll(pfds, 2, st->deadline_ns ? &ts : NULL, NULL) < 0 && errno != EINTR)
+		if (tick && now >= tick)
+			tick = governor__tick(st->gov, now);
+		if (tick && (!wake || tick < wake))
+			wake = tick;
+		ts.tv_sec = (time_t)((wake - now) / 1000000000ULL);
+		ts.tv_nsec = (long)((wake - now) % 1000000000ULL);
+		if (ppoll(pfds, 2, wake ? &ts : NULL, NULL) < 0 && errno != EINTR)
 			break;
 		if (pfds[0].revents & POLLIN) {
 			if (read(st->sigfd, &si, sizeof(si)) == sizeof(si)) {
@@ -49,14 +54,18 @@ static void *stopper_run(void *arg)
 		if (pfds[1].revents & POLLIN)
 			break;
 	}
-	st->stopped_at = sampler__stop(st->s) / 1e9;
+	stop_ns = sampler__stop(st->s);
+	if (st->gov)
+		governor__end(st->gov, stop_ns);
+	st->stopped_at = stop_ns / 1e9;
 	atomic_store(&st->stopped, true);
 	if (write(st->efd, &one, sizeof(one)) < 0)
 		pr_debug("cannot wake the recording loop: %s\n", strerror(errno));
 	return NULL;
 }
 
-int stopper__start(struct stopper *st, struct sampler *s, uint64_t deadline_ns)
+int stopper__start(struct stopper *st, struct sampler *s, struct governor *gov,
+		   uint64_t deadline_ns)
 {
 	struct sched_param param = { .sched_priority = 1 };
 	sigset_t set;
@@ -64,6 +73,7 @@ int stopper__start(struct stopper *st, struct sampler *s, uint64_t deadline_ns)
 
 	memset(st, 0, sizeof(*st));
 	st->s = s;
+	st->gov = gov;
 	st->deadline_ns = deadline_ns;
 	/* the programs end on time even when this thread waits for a CPU */
 	if (deadline_ns)
@@ -117,7 +127,11 @@ void stopper__finish(struct stopper *st)
 		pthread_join(st->thread, NULL);
 		st->running = false;
 	} else if (st->s && !st->stopped_at) {
-		st->stopped_at = sampler__stop(st->s) / 1e9;
+		uint64_t stop_ns = sampler__stop(st->s);
+
+		if (st->gov)
+			governor__end(st->gov, stop_ns);
+		st->stopped_at = stop_ns / 1e9;
 	}
 	if (st->sigfd >= 0)
 		close(st->sigfd);

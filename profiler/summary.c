@@ -57,6 +57,20 @@ static void missed_periods(const struct summary *sm)
 			sm->steal_pct, wall ? "" : " (--mode cpu counts samples taken)");
 }
 
+/*
+ * Counts unreadable at the end, in samples: an on-CPU count is in -F's periods, which
+ * a sample weighs several of when the governor lowered the rate (STAT_PERIODS).
+ */
+static uint64_t drain_lost(const struct summary *sm)
+{
+	const uint64_t *st = sm->st;
+
+	if (sm->mode == MODE_OFFCPU || sm->mode == MODE_EVENT || !st[STAT_SAMPLES] ||
+	    st[STAT_PERIODS] <= st[STAT_SAMPLES])
+		return sm->drain_lost;
+	return (uint64_t)((double)sm->drain_lost * st[STAT_SAMPLES] / st[STAT_PERIODS] + 0.5);
+}
+
 /* Why samples were lost, and what to change: -v, or a warning past WARN_PCT. */
 static void lost_details(const struct summary *sm, uint64_t lost)
 {
@@ -71,7 +85,7 @@ static void lost_details(const struct summary *sm, uint64_t lost)
 	pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64 " count map full, %" PRIu64
 		" stack hash collisions, %" PRIu64 " unreadable at the end, %" PRIu64
 		" off-CPU intervals untracked (start map full)\n",
-		st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION], sm->drain_lost,
+		st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION], drain_lost(sm),
 		st[STAT_LOST_START]);
 	if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
 		char left[96] = "";
@@ -122,6 +136,36 @@ static void captured(const struct summary *sm, double lost_pct)
 			sm->nr_cpus, stacks, lost_pct);
 }
 
+/*
+ * The cost governor: the rate it lowered, once, with what allows more; with -v what the
+ * recording cost. A rate never lowered is not mentioned without -v.
+ */
+static void governed(const struct summary *sm)
+{
+	const struct governor_stats *g = sm->gov;
+
+	if (!g || !g->budget_pct)
+		return;
+	if (sm->verbose)
+		pr_warn("cost: BPF programs %.3f s%s, scorch %.3f s: %.2f%% of %d CPUs over the "
+			"recording (at most %.1f%% in a tenth of a second; --max-overhead %g%%); "
+			"rate %.0f Hz on average, %ld at the end, %" PRIu64 " changes\n",
+			g->bpf_s, g->measured ? "" : " (not measured)", g->cpu_s, g->cost_pct,
+			g->nr_cpus, g->peak_pct, g->budget_pct, g->avg_rate, g->end_rate,
+			g->changes);
+	/* the rate starts low and rises as costs are measured: that alone is -v's */
+	if (g->min_rate >= sm->freq && g->end_rate >= sm->freq)
+		return;
+	pr_warn("rate lowered to %ld Hz (from -F %ld; %.0f Hz on average, below -F %.0f%% of "
+		"the time) to keep scorch within %g%% of the CPUs%s: each sample counts the "
+		"periods it stands for\n",
+		MIN(g->min_rate, g->end_rate), sm->freq, g->avg_rate, g->lowered_pct, g->budget_pct,
+		g->throttled ? " and below what the kernel delivers "
+			       "(kernel.perf_event_max_sample_rate)"
+			     : "");
+	pr_hint("--max-overhead PCT allows more (0: no limit)\n");
+}
+
 double summary__counts(const struct summary *sm)
 {
 	const uint64_t *st = sm->st;
@@ -129,11 +173,13 @@ double summary__counts(const struct summary *sm)
 	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
 	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
 			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
-			st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + sm->drain_lost;
+			st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + drain_lost(sm);
 	double lost_pct = pct(lost, taken);
 
 	if (!sm->quiet && !sm->verbose)
 		captured(sm, lost_pct);
+	if (!sm->quiet)
+		governed(sm);
 	if (folded__over_cap(sm->fold->folded)) {
 		pr_warn("stacks: %zu distinct ones held (the most kept in memory); %" PRIu64
 			" %s of new stacks beyond them are under ROOT;" FOLDED_FULL_FRAME "\n",
@@ -167,6 +213,11 @@ double summary__counts(const struct summary *sm)
 			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
 			st[STAT_COUNTED] + st[STAT_SAMPLES_SENT] - st[STAT_OFF_COPIES],
 			sm->stacks_written + folded__nr_stacks(sm->fold->folded));
+	if (sm->mode != MODE_OFFCPU && sm->mode != MODE_EVENT &&
+	    st[STAT_PERIODS] > st[STAT_SAMPLES] + st[STAT_MISSED_PERIODS])
+		pr_warn("weights: the samples stand for %" PRIu64 " periods of -F's, as many as "
+			"the counts written add up to (the rate was lowered)\n",
+			st[STAT_PERIODS]);
 	missed_periods(sm);
 	if (sm->mode == MODE_OFFCPU || sm->mode == MODE_WALL)
 		pr_warn("%" PRIu64 " switches off CPU in %.2f s: %" PRIu64

@@ -9,10 +9,12 @@ require_bpf
 
 # Starts a system-wide recording "$@" in the background with -v and waits until it
 # samples (its "sampling" line on stderr, read from a FIFO: no sleep). Its stderr is
-# read on meanwhile (-v writes much: a full FIFO would stall the recording).
+# read on meanwhile (-v writes much: a full FIFO would stall the recording). Not
+# governed: the counts are checked sample by sample (a storm of new processes makes a
+# sample cost more, and the governor would weigh them).
 start_recording() {
 	mkfifo "$TMP/rec.fifo"
-	"$SCORCH" record -v --unwind fp "$@" 2>"$TMP/rec.fifo" &
+	"$SCORCH" record -v --unwind fp --max-overhead 0 "$@" 2>"$TMP/rec.fifo" &
 	REC=$!
 	exec 8<"$TMP/rec.fifo"
 	# -v's debug lines come first
@@ -114,12 +116,16 @@ sband=$(echo "$line" | sed -n 's/.*maps of \([0-9]*\) from the kernel.s mmap rec
 [ "${sband:-0}" -ge 1200 ] || fail "many: ${sband:-no} images from the kernel's mmap records, want most of 2,400"
 many=$(comm_total "$TMP/many.folded" burst)
 named=$(frame_total "$TMP/many.folded" burst burst_burn)
-echo "many: $named of $many samples of burst name burst_burn"
-# 2 ms of work after exec and the dynamic loader: a good share of these samples
-# is start-up (ld.so, FP-less) or of processes gone before their first sample was
-# read; the share is printed for the record, the floor only catches breakage.
-awk -v n="$named" -v a="$many" 'BEGIN { exit !(a > 0 && n >= 0.5 * a) }' ||
-	fail "many: only $named of $many samples name burst_burn"
+inmain=$(frame_total "$TMP/many.folded" burst main)
+echo "many: $named of $many samples of burst name burst_burn, $inmain reach main"
+# 2 ms of work after exec and the dynamic loader: how much of a process's life is
+# start-up (ld.so, FP-less, slow with cold caches) or exec is the machine's, not
+# scorch's. What holds on any machine: a sample that reached burst's main was named
+# with burst's own image, so it is in burst_burn (main calls nothing else); and a
+# share of them reach main at all (none would if the images went unnamed).
+awk -v n="$named" -v m="$inmain" -v a="$many" \
+	'BEGIN { exit !(a > 0 && m >= 0.1 * a && n >= 0.95 * m) }' ||
+	fail "many: $inmain of $many samples reach main, $named of them in burst_burn"
 
 # 3b. The same while split's two threads keep both CPUs busy, so that no reap is due on
 #     idle CPUs, with count and stack maps of 4,096 entries: a reap is forced once keys

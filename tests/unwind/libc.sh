@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # A function that burns inside libc keeps its caller: split --kernel spends 20 % of
 # its rounds in burn_kernel(), which loops on read(2) of /dev/zero through Debian's
-# libc (built without frame pointers). With --unwind dwarf, >= 98 % of the samples
-# whose user leaf is libc's read must have burn_kernel as read's caller, both for the
-# workload built with frame pointers and without. (The frame-pointer walk of the
+# libc (built without frame pointers). Walked in the kernel with tables (the default)
+# or with --unwind dwarf, >= 98 % of the samples whose user leaf is libc's read must
+# have burn_kernel as read's caller, for the workload built with frame pointers and
+# without. (The frame-pointer walk of the
 # same samples skips burn_kernel: libc's read keeps the caller's rbp, so the walk
 # takes burn_kernel's return address for read's; its figure is printed.)
 # The off-CPU variant (callers of nanosleep and read) is tests/unwind/offcpu.sh.
@@ -23,20 +24,26 @@ callers() {
 	} END { printf "%d %d\n", t, k }' "$1"
 }
 
-# the no-fp build with the default (--unwind auto: dwarf in cpu mode), the fp build
-# with --unwind dwarf
-for bin in "$SPLIT_NOFP" "$SPLIT"; do
+# the no-fp build with the default (--unwind auto: the kernel walk) and with --unwind
+# dwarf, the fp build with --unwind dwarf
+for run in "$SPLIT_NOFP kernel" "$SPLIT_NOFP dwarf" "$SPLIT dwarf"; do
+	read -r bin walk <<<"$run"
 	comm=$(basename "$bin")
 	how=(--unwind dwarf)
-	[ "$bin" = "$SPLIT_NOFP" ] && how=()
+	[ "$walk" = kernel ] && how=()
 	"$SCORCH" record -v ${how[@]+"${how[@]}"} -F 999 -o "$TMP/d.folded" -- "$bin" --seconds 2 \
 		--kernel 2>"$TMP/err" || fail "record ${how[*]} $comm failed: $(cat "$TMP/err")"
-	grep -q "unwind dwarf: .* walks: " "$TMP/err" || fail "$comm: not unwound with dwarf: $(cat "$TMP/err")"
+	case $walk in
+	kernel) grep -q "unwind kernel: .* walks with tables: " "$TMP/err" ||
+		fail "$comm: not walked in the kernel: $(cat "$TMP/err")" ;;
+	dwarf) grep -q "unwind dwarf: .* walks: " "$TMP/err" ||
+		fail "$comm: not unwound with dwarf: $(cat "$TMP/err")" ;;
+	esac
 	check_folded "$TMP/d.folded"
 	read -r t k < <(callers "$TMP/d.folded" "$comm")
-	echo "$comm dwarf: $t samples in read, $k with burn_kernel as its caller"
+	echo "$comm $walk: $t samples in read, $k with burn_kernel as its caller"
 	[ "$t" -ge 100 ] || fail "$comm: too few samples in read ($t)"
-	[ $((k * 100)) -ge $((t * 98)) ] || fail "$comm: read lost its caller ($k of $t)"
+	[ $((k * 100)) -ge $((t * 98)) ] || fail "$comm $walk: read lost its caller ($k of $t)"
 done
 
 "$SCORCH" record --unwind fp -F 999 -q -o "$TMP/fp.folded" -- "$SPLIT" --seconds 1 --kernel 2>/dev/null ||

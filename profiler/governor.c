@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profiler: the cost governor. What a recording costs the machine is the kernel's
+ * measure of its BPF programs' run time (BPF_ENABLE_STATS) plus scorch's own CPU time.
+ * Every GOV_TICK_MS on the stop thread it is compared with the budget (--max-overhead,
+ * a share of all the CPUs); over it, the cpu-clock events' period is lengthened to a
+ * whole multiple of -F's, under it again, shortened back (the rate starts where a
+ * sample's usual cost fits the budget, and rises from there). Each sample counts the
+ * periods it stands for (the programs' period_mult), so counts stay in -F's periods:
+ * shares and CPU time stay true at any rate, only their resolution drops.
+ *
+ * The timer interrupt itself is not measured (it is the same for every profiler: perf
+ * at the same rate pays it too); a sample's BPF walk and, with --unwind dwarf, its
+ * unwinding in scorch are, and they are most of what a sample costs at high rates.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "profiler-private.h"
+
+#define GOV_TICK_NS (100 * 1000000ULL)
+/* aim below the budget, so that a noisy window does not cross it at once */
+#define GOV_AIM 0.8
+/* raise the rate after this many ticks in a row at less than half the budget */
+#define GOV_CALM_TICKS 3
+/* the lowest rate the governor goes to: lower, a sample's cost is not the reason */
+#define GOV_MIN_RATE 10
+/* what a sample is taken to cost until measured (the kernel walk: 1.7 us of BPF run
+ * time, bench/bpf-cost.sh): the rate starts there, rising once measured cheaper, so a
+ * recording never begins by overloading the machine (nor has the kernel lower
+ * kernel.perf_event_max_sample_rate after slow interrupts) */
+#define GOV_GUESS_NS 2000.0
+/* a tick that delivered less than this share of the samples asked while the CPUs
+ * were busy was throttled by the kernel (judged from this rate up: a tick of a few
+ * samples is noise) */
+#define GOV_THROTTLE_SHARE  0.8
+#define GOV_THROTTLE_MIN_HZ 2000.0
+/* ... over a tick whose CPUs were busy this long at least (/proc/stat's ticks are
+ * USER_HZ: 10 ms) */
+#define GOV_THROTTLE_BUSY_S 0.05
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Time at the current multiple since the last change or tick, added to the totals. */
+static void account(struct governor *g, uint64_t now)
+{
+	double dt = (double)(now - g->since_ns);
+
+	if (now <= g->since_ns)
+		return;
+	g->rate_time += dt / g->mult;
+	if (g->mult > 1)
+		g->lowered_ns += now - g->since_ns;
+	g->since_ns = now;
+}
+
+static void set_mult(struct governor *g, uint32_t mult, uint64_t now, bool measured)
+{
+	int err;
+
+	if (mult == g->mult)
+		return;
+	err = sampler__set_period_mult(g->s, mult);
+	if (err) {
+		/* the lever is gone (the events closed meanwhile): measure on, change nothing */
+		g->lever = false;
+		return;
+	}
+	account(g, now);
+	pr_debug("governor: %.1f%% of the CPUs over %.0f ms (%.1f%% the samples', %.0f ns a "
+		 "sample in BPF): rate %ld Hz -> %ld Hz\n",
+		 100.0 * g->last_cost, GOV_TICK_NS / 1e6, 100.0 * g->last_per_sample,
+		 g->last_ns_per_run, g->freq / g->mult, g->freq / mult);
+	g->mult = mult;
+	if (measured)
+		g->mult_peak = MAX(g->mult_peak, mult);
+	g->changes++;
+}
+
+void governor__start(struct governor *g, struct sampler *s, const struct governor_opts *o,
+		     uint64_t now)
+{
+	memset(g, 0, sizeof(*g));
+	g->s = s;
+	g->budget = o->budget_pct / 100.0;
+	g->freq = o->freq;
+	g->nr_cpus = o->nr_cpus > 0 ? o->nr_cpus : 1;
+	g->per_sample_cpu = o->per_sample_cpu;
+	g->mult = g->mult_peak = 1;
+	g->mult_max = o->freq > GOV_MIN_RATE ? (uint32_t)(o->freq / GOV_MIN_RATE) : 1;
+	g->lever = o->lever && g->budget > 0 && g->mult_max > 1;
+	g->measured = !sampler__enable_run_stats(s);
+	if (!g->measured)
+		pr_debug("governor: the kernel does not measure BPF run time (BPF_ENABLE_STATS): "
+			 "scorch's own CPU time alone is governed\n");
+	sampler__run_time(s, &g->clock0, &g->last_runs, &g->other0);
+	g->cpu0 = cpu_ns();
+	g->start_ns = g->last_ns = g->since_ns = now;
+	g->last_clock = g->clock0;
+	g->last_other = g->other0;
+	g->last_cpu = g->cpu0;
+	g->last_consume = sampler__consume_ns(s);
+	g->clk_tck = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	if (!cpu_ticks__read(&g->ticks))
+		g->ticks.total = 0;
+	if (g->lever) {
+		double guess = ceil(g->freq * GOV_GUESS_NS / 1e9 / (GOV_AIM * g->budget));
+
+		set_mult(g, (uint32_t)MIN(guess, (double)g->mult_max), now, false);
+	}
+}
+
+/*
+ * One tick: the share of the CPUs spent per sample (the cpu-clock program, and scorch's
+ * reading of the rings when it unwinds each sample there) and the rest (the other programs,
+ * scorch's own work otherwise: reading maps, naming, kallsyms), which a lower rate would not
+ * reduce. Over the budget, the samples get what the rest leaves of it, half of it at least (the
+ * rest is mostly start-up, kallsyms and the first processes' tables, and passes): the period grows
+ * in proportion to their cost.
+ */
+uint64_t governor__tick(struct governor *g, uint64_t now)
+{
+	uint64_t clock, runs, other, cpu, dcpu, consume, dcons = 0;
+	double span, per_sample, rest, room, want, asked, got;
+	struct cpu_ticks ticks = {};
+	bool steady;
+
+	if (!g->s)
+		return 0;
+	if (now < g->last_ns + GOV_TICK_NS / 2)
+		return g->last_ns + GOV_TICK_NS;
+	span = (double)(now - g->last_ns) * g->nr_cpus;
+	/* the whole tick at one period: what the kernel delivered is comparable */
+	steady = g->since_ns <= g->last_ns;
+	sampler__run_time(g->s, &clock, &runs, &other);
+	cpu = cpu_ns();
+	dcpu = cpu > g->last_cpu ? cpu - g->last_cpu : 0;
+	consume = sampler__consume_ns(g->s);
+	if (g->per_sample_cpu)
+		dcons = MIN(consume - g->last_consume, dcpu);
+	per_sample = (double)(clock - g->last_clock) + (double)dcons;
+	rest = (double)(other - g->last_other) + (double)(dcpu - dcons);
+	per_sample /= span;
+	rest /= span;
+	g->last_ns_per_run = runs > g->last_runs ? (double)(clock - g->last_clock) /
+							   (double)(runs - g->last_runs)
+						 : 0;
+	/* samples per CPU-second asked and delivered while the CPUs ran something (an
+	 * idle CPU's timer is not run; nor is a VM's CPU while the host runs another) */
+	asked = (double)g->freq / g->mult;
+	got = 0;
+	if (cpu_ticks__read(&ticks) && g->ticks.total) {
+		double busy = (double)(ticks.total - g->ticks.total) -
+			      (double)(ticks.idle - g->ticks.idle) -
+			      (double)(ticks.steal - g->ticks.steal);
+
+		busy /= (double)g->clk_tck;
+		if (busy >= GOV_THROTTLE_BUSY_S)
+			got = (double)(runs - g->last_runs) / busy;
+		else
+			steady = false;
+	} else {
+		steady = false;
+	}
+	g->ticks = ticks;
+	g->last_runs = runs;
+	g->last_ns = now;
+	g->last_clock = clock;
+	g->last_other = other;
+	g->last_cpu = cpu;
+	g->last_consume = consume;
+	g->last_cost = per_sample + rest;
+	g->last_per_sample = per_sample;
+	g->peak_cost = MAX(g->peak_cost, g->last_cost);
+	if (!g->lever)
+		return now + GOV_TICK_NS;
+	room = MAX(GOV_AIM * g->budget - rest, g->budget / 2);
+	if (steady && asked >= GOV_THROTTLE_MIN_HZ && got < GOV_THROTTLE_SHARE * asked) {
+		/*
+		 * The kernel did not deliver the periods asked (it throttles an event past
+		 * kernel.perf_event_max_sample_rate / HZ samples in a tick, for the rest of
+		 * the tick): samples weighed by their period would undercount. Below what it
+		 * delivered, and never above that again.
+		 */
+		pr_debug("governor: %.0f samples a CPU-second delivered of %.0f asked: throttled\n",
+			 got, asked);
+		want = ceil(g->freq / (GOV_AIM * got));
+		g->rate_cap = g->rate_cap ? MIN(g->rate_cap, GOV_AIM * got) : GOV_AIM * got;
+		g->calm = 0;
+		g->throttled++;
+		set_mult(g, (uint32_t)MIN(MAX(want, g->mult + 1.0), (double)g->mult_max), now,
+			 true);
+	} else if (g->last_cost > g->budget && per_sample > room) {
+		want = ceil(g->mult * per_sample / room);
+		g->calm = 0;
+		set_mult(g, (uint32_t)MIN(want, (double)g->mult_max), now, true);
+	} else if (g->mult > 1 && g->last_cost < g->budget / 2 && ++g->calm >= GOV_CALM_TICKS) {
+		/* room again: back towards -F, at most twice the rate a step */
+		want = floor(g->mult * MAX(per_sample / room, 0.5));
+		if (g->rate_cap)
+			want = MAX(want, ceil(g->freq / g->rate_cap));
+		g->calm = 0;
+		if (want < g->mult)
+			set_mult(g, (uint32_t)MAX(want, 1.0), now, true);
+	} else if (g->last_cost >= g->budget / 2) {
+		g->calm = 0;
+	}
+	return now + GOV_TICK_NS;
+}
+
+void governor__end(struct governor *g, uint64_t now)
+{
+	uint64_t runs;
+
+	if (!g->s || g->end_ns)
+		return;
+	account(g, now);
+	g->end_ns = now;
+	sampler__run_time(g->s, &g->clock_end, &runs, &g->other_end);
+	g->cpu_end = cpu_ns();
+}
+
+void governor__stats(const struct governor *g, struct governor_stats *st)
+{
+	double span = g->end_ns > g->start_ns ? (double)(g->end_ns - g->start_ns) : 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!g->s || !span)
+		return;
+	st->budget_pct = 100.0 * g->budget;
+	st->nr_cpus = g->nr_cpus;
+	st->measured = g->measured;
+	st->bpf_s = (g->clock_end - g->clock0 + g->other_end - g->other0) / 1e9;
+	st->cpu_s = g->cpu_end > g->cpu0 ? (g->cpu_end - g->cpu0) / 1e9 : 0;
+	st->cost_pct = 100.0 * (st->bpf_s + st->cpu_s) / (span / 1e9 * g->nr_cpus);
+	st->peak_pct = 100.0 * g->peak_cost;
+	st->min_rate = g->freq / g->mult_peak;
+	st->end_rate = g->freq / g->mult;
+	st->avg_rate = g->freq * g->rate_time / span;
+	st->lowered_s = g->lowered_ns / 1e9;
+	st->lowered_pct = 100.0 * g->lowered_ns / span;
+	st->changes = g->changes;
+	st->throttled = g->throttled;
+}

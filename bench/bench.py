@@ -12,17 +12,17 @@ import argparse
 import collections
 import math
 import os
-import re
 import resource
 import signal
 import subprocess
 import sys
 import time
 
-from benchlib import (BenchError, Churn, Profiler, Reader, header, log, med, perf_samples,
-                      pinned_note, quiesce, rotated, run_job, scorch_samples, start_job_for,
-                      tail, taken_pct, tool_name)
+from benchlib import (BenchError, Churn, Profiler, Reader, header, log, med, pinned_note,
+                      quiesce, rotated, run_job, start_job_for, tail, taken_pct, tool_name)
 from benchsched import exit_cost, placement, runqueue
+from summary import (SummaryError, bpftrace_hist, from_file, perf_samples, scorch_processes,
+                     scorch_samples, scorch_timing)
 
 
 # ---------------------------------------------------------------- overhead
@@ -309,17 +309,7 @@ class Meter:
             raise BenchError("the meter (bpftrace) did not exit within 60 s of SIGINT; "
                              "killed (see %s.meter.err)" % self.base)
         self.reader.join(60)
-        bins = []
-        for line in open(self.base + ".meter.out", "rb"):
-            m = re.match(rb"^\[(\d+), (\d+)\)\s+(\d+)", line)
-            if m:
-                lo, hi = int(m.group(1)), int(m.group(2))
-                bins.append((lo, hi - lo, int(m.group(3))))
-                continue
-            m = re.match(rb"^\[(\d+), \.\.\.\)\s+(\d+)", line)
-            if m:
-                bins.append((int(m.group(1)), 0, int(m.group(2))))
-        return bins
+        return from_file(bpftrace_hist, self.base + ".meter.out", "@ns")
 
     def kill(self):
         if self.proc and self.proc.poll() is None:
@@ -445,14 +435,13 @@ def time_to_result(a):
             p.start()
             st = p.stop()
             end = p.ready_at + a.seconds  # the -d deadline, measured from sampling start
-            err = open(p.base + ".err").read()
-            m = re.search(r"end of recording to output ([0-9.]+) ms: (.*)", err)
-            if not m or not os.path.getsize(svg):
-                raise BenchError("scorch wrote no SVG or no timing: " + tail(p.base + ".err"))
-            n = scorch_samples(p.base + ".err")
+            if not os.path.getsize(svg):
+                raise BenchError("scorch wrote no SVG: " + tail(p.base + ".err"))
+            ms, phases = from_file(scorch_timing, p.base + ".err", "end of recording to output")
+            n = from_file(scorch_samples, p.base + ".err")
             rows.append(("scorch record -d %g -o x.svg (%s)" % (a.seconds, state), n,
-                         1e3 * (st["exit_at"] - end), "scorch --timing: %s ms (%s)"
-                         % (m.group(1), m.group(2))))
+                         1e3 * (st["exit_at"] - end), "scorch --timing: %.1f ms (%s)"
+                         % (ms, ", ".join("%s %.1f ms" % kv for kv in phases.items()))))
             log("time-to-result: scorch (%s) %.1f ms, %d samples" % (state, rows[-1][2], n))
 
         # perf: record until SIGINT, then perf script | stackcollapse-perf.pl | flamegraph.pl
@@ -460,7 +449,7 @@ def time_to_result(a):
         p.start()
         time.sleep(max(0.0, p.ready_at + a.seconds - time.monotonic()))  # the recording's length
         st = p.stop()
-        n = perf_samples(p.base + ".err")
+        n = from_file(perf_samples, p.base + ".err")
         fin = 1e3 * (st["exit_at"] - st["stop_at"])
         fg = a.flamegraph_dir
         psvg = os.path.join(a.work, "perf.svg")
@@ -527,12 +516,7 @@ def startup(a):
             ready[tool].append(1e3 * (p.ready_at - p.started_at))
             p.stop()
             if scorch:
-                err = open(p.base + ".err").read()
-                m = re.search(r"timing: start-up [0-9.]+ ms: (.*)", err)
-                if not m:
-                    raise BenchError("%s printed no --timing: %s" % (tool, tail(p.base + ".err")))
-                phases[tool].append({k.strip(): float(v) for k, v in
-                                     re.findall(r"([a-z ]+) ([0-9.]+) ms", m.group(1))})
+                phases[tool].append(from_file(scorch_timing, p.base + ".err", "start-up")[1])
             log("startup: round %d %s %.1f ms" % (r + 1, tool, ready[tool][-1]))
     print("Each profiler starts a system-wide recording (scorch record -a, perf record -a "
           "with its events enabled through its control fifo, bpftrace profile:hz), one at a "
@@ -673,7 +657,9 @@ def proc_cost(a):
         # the processes' own CPU time without a profiler, in this round
         alone = run_procs(a.cpujob, a.procs, a.units, a.spawn)
         for tool in order:
-            p = Profiler(tool, a.hz, a.work, "pc-%d-%d" % (a.tools.index(tool), rnd), a.scorch)
+            # scorch -v: its summary's processes line (seen, gone before read)
+            p = Profiler(tool, a.hz, a.work, "pc-%d-%d" % (a.tools.index(tool), rnd), a.scorch,
+                         extra=["-v"] if tool.startswith("scorch") else ())
             p.start()
             try:
                 # what is done once per recording (libc's symbols and line tables)
@@ -688,10 +674,7 @@ def proc_cost(a):
             p.check("job_a")
             seen = gone = float("nan")
             if p.kind.startswith("scorch"):
-                m = re.search(r"processes: (\d+) seen.*?(\d+) gone before", open(
-                    p.base + ".err", errors="replace").read())
-                if m:
-                    seen, gone = int(m.group(1)), int(m.group(2))
+                seen, _, _, gone = from_file(scorch_processes, p.base + ".err")
             us = (r1 - r0) / 1e3 / a.procs
             extra = (own - alone) / 1e3 / a.procs
             res.setdefault(tool, []).append((us, seen, gone, extra))
@@ -837,7 +820,7 @@ def main():
          "accuracy": accuracy, "bpfcost": bpf_cost, "handler": handler_cost,
          "proccost": proc_cost, "startup": startup, "exitcost": exit_cost,
          "placement": placement, "runqueue": runqueue}[a.bench](a)
-    except (BenchError, subprocess.CalledProcessError, OSError) as e:
+    except (BenchError, SummaryError, subprocess.CalledProcessError, OSError) as e:
         log("%s: %s" % (a.bench, e))
         return 1
     return 0

@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+from summary import bpftrace_map, from_file, perf_samples
+
 
 BPFTRACE_PROG = 'BEGIN { printf("ready\\n"); } profile:hz:%d { @[kstack, ustack] = count(); }'
 
@@ -194,10 +196,9 @@ class Profiler:
             with open(self.output, errors="replace") as f:
                 ok = needle in f.read()
         elif self.kind.startswith("perf"):
-            ok = perf_samples(self.base + ".err") > 0
+            ok = from_file(perf_samples, self.base + ".err") > 0
         else:
-            with open(self.base + ".out", errors="replace") as f:
-                ok = "]: " in f.read()
+            ok = len(from_file(bpftrace_map, self.base + ".out", "@")) > 0
         if not ok:
             raise BenchError("%s recorded nothing of the workload (see %s.*)" % (self.kind,
                                                                                self.base))
@@ -209,16 +210,6 @@ def tail(path, n=3):
             return " | ".join(f.read().strip().splitlines()[-n:])
     except OSError:
         return "(no output)"
-
-
-def perf_samples(err_path):
-    m = re.search(r"\((\d+) samples\)", open(err_path, errors="replace").read())
-    return int(m.group(1)) if m else 0
-
-
-def scorch_samples(err_path):
-    m = re.search(r"scorch: (\d+) samples at", open(err_path, errors="replace").read())
-    return int(m.group(1)) if m else 0
 
 
 JOB_RE = re.compile(r"cpujob: threads (\d+) units (\d+) wall_s ([0-9.]+) cpu_s ([0-9.]+)"

@@ -11,6 +11,7 @@ import time
 from benchlib import (BenchError, Profiler, Reader, header, kthreads_run_ns, log, med,
                       perf_start, pinned_note, quiesce, rotated, run_job, tail, taken_pct,
                       tool_name)
+from summary import bpftrace_scalar, from_file, scorch_figure
 
 
 # ---------------------------------------------------------------- placement
@@ -205,12 +206,8 @@ def timehist_split(data, pid):
 
 
 def bpftrace_split(out):
-    v = {}
-    for line in open(out, errors="replace"):
-        m = re.match(r"^@(blocked|runq): (\d+)", line)
-        if m:
-            v[m.group(1)] = int(m.group(2)) / 1e9
-    return v.get("blocked", 0.0), v.get("runq", 0.0)
+    """(blocked, runqueue) seconds of RQ_BPFTRACE's sums."""
+    return tuple(from_file(bpftrace_scalar, out, name) / 1e9 for name in ("@blocked", "@runq"))
 
 
 def rq_run(a, name, argv, cpu, rnd):
@@ -274,10 +271,9 @@ def rq_run(a, name, argv, cpu, rnd):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    m = re.search(r"scorch: (\d+) off-CPU intervals", open(base + ".scorch.err").read())
     return {
         "elapsed": elapsed,
-        "intervals": int(m.group(1)) if m else 0,
+        "intervals": from_file(scorch_figure, base + ".scorch.err", "intervals"),
         "scorch": scorch_split(base + ".folded"),
         "perf": timehist_split(base + ".data", wl_pid),
         "bpftrace": bpftrace_split(base + ".bt.out"),

@@ -64,8 +64,8 @@ for mode in ${MODES:-fp dwarf}; do
 			wait $pp || true
 			perf report -i "$work/cd.data" --children --stdio -g none --percent-limit 0 \
 				>"$work/cd.report" 2>/dev/null || die "perf report failed"
-			n=$(awk '/^# Samples:/ {print $3; exit}' "$work/cd.report")
-			extra=" ${n:-0} |"
+			n=$(figure perf report-samples "$work/cd.report")
+			extra=" $n |"
 			for t in "${tasks[@]}"; do
 				pct=$(awk -v t="$t" '!/^#/ { for (f = 5; f <= NF; f++)
 					if ($f == t) { print $1; exit } }' "$work/cd.report")

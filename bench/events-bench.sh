@@ -57,7 +57,7 @@ run() {
 		grep -q '^hits;' "$work/s.folded" || { echo "scorch counted nothing" >&2; return 1; } ;;
 	bpftrace)
 		bpftrace -e "$bt /pid == cpid/ { @[ustack] = count(); }" -c "${wl[*]} $mode $hits" >"$out" 2>"$err"
-		grep -q '^@\[' "$out" || { echo "bpftrace counted nothing" >&2; return 1; } ;;
+		figure bpftrace entries "$out" @ >/dev/null || return 1 ;;
 	esac || { echo "events-bench: $tool on $probe failed:" >&2; tail -3 "$err" >&2; return 1; }
 	sed -n 's/^hits [0-9]* elapsed_ns \([0-9]*\)$/\1/p' "$out"
 }

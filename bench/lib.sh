@@ -74,6 +74,11 @@ pin_job() { # PIN (default 1): the job's threads one per CPU (bench/cpujob.c, CP
 
 bench_py() { python3 "$here/bench.py" "$@" --work "$work" --scorch "$scorch"; }
 
+# figure TOOL FIGURE FILE [ARG]: a figure of what scorch, perf or bpftrace printed, read
+# by bench/summary.py (the one reader of them; its usage lists the figures). When it is
+# not there, it fails naming the line it looked for: x=$(figure ...) stops the script.
+figure() { python3 "$here/summary.py" "$@"; }
+
 # The load of load-bench.sh and longrun-memory.sh: processes started and exiting, and
 # thread pairs ping-ponging (bench/loadgen.c, built into $work by build_loadgen).
 build_loadgen() {

@@ -14,15 +14,15 @@
 # For each profiler, a fresh load runs for SECONDS + 3 and the profiler records
 # the whole system for SECONDS under bench/runstat.py, which gives its CPU time
 # (user + system, from wait4) and its peak RSS, and samples RSS every 0.5 s. Rows:
-#   scorch        scorch record -a -F 999 -d SECONDS -o out.folded: the result is
-#                 ready when it exits
+#   scorch        scorch record -v -a -F 999 -d SECONDS -o out.folded: the result is
+#                 ready when it exits (-v: its summary's losses and processes)
 #   perf record   perf record -a -g -F 999 -o perf.data -- sleep SECONDS (frame
 #                 pointers, as scorch's default); perf report needs the second row:
 #   perf script   perf script > /dev/null on that perf.data, the symbolization perf
 #                 defers
-# Samples, losses and processes come from each tool's own accounting: scorch's
-# summary; perf's "Captured ... samples" line and the LOST events of
-# perf report --stats. The machine may be shared: compare rows of one run.
+# Samples, losses and processes come from each tool's own accounting, read by
+# bench/summary.py: scorch's summary; perf's "Captured ... samples" line and the LOST
+# events of perf report --stats. The machine may be shared: compare rows of one run.
 #
 # Exits nonzero only when it cannot run (not root, no perf, build failure).
 set -eu
@@ -55,15 +55,18 @@ echo "load: $rate processes/s (fork+exec+exit, ~1 ms of CPU each), $pairs ping-p
 
 load_start "$rate" "$pairs" $((secs + 3)) "$work/loadgen.scorch"
 rc=0
-python3 "$here/runstat.py" "$work/scorch.json" -- "$scorch" record -a -F 999 -d "$secs" \
+python3 "$here/runstat.py" "$work/scorch.json" -- "$scorch" record -v -a -F 999 -d "$secs" \
 	-o "$work/scorch.folded" 2>"$work/scorch.err" || rc=$?
 load_end "$work/loadgen.scorch"
 sed 's/^/  /' "$work/loadgen.scorch"
-sed 's/^/  /' "$work/scorch.err"
+grep -v '^debug: ' "$work/scorch.err" | sed 's/^/  /'
 read -r s_cpu s_rss s_series < <(stat_fields "$work/scorch.json")
-s_samples=$(sed -nE 's/^scorch: ([0-9]+) samples at.*/\1/p' "$work/scorch.err")
-s_lost=$(sed -nE 's/^scorch: lost: ([0-9]+) of.*/\1/p' "$work/scorch.err")
-s_procs=$(sed -nE 's/^scorch: processes: ([0-9]+) seen, ([0-9]+) exited and released.*\(at most ([0-9]+) held.*/\1 seen, \2 released, <=\3 held/p' "$work/scorch.err")
+s_samples=$(figure scorch samples "$work/scorch.err")
+s_lost=$(figure scorch lost "$work/scorch.err")
+s_lost=${s_lost% *}
+s_procs=$(figure scorch processes "$work/scorch.err")
+read -r seen released held _ <<<"$s_procs"
+s_procs="$seen seen, $released released, <=$held held"
 s_hot=$(awk '/^loadgen;/ && /loadgen_child_hot/ { t += $NF } END { print t + 0 }' "$work/scorch.folded")
 
 load_start "$rate" "$pairs" $((secs + 3)) "$work/loadgen.perf"
@@ -76,9 +79,10 @@ read -r p_cpu p_rss p_series < <(stat_fields "$work/perf.json")
 python3 "$here/runstat.py" "$work/script.json" -- sh -c \
 	"perf script -i '$work/perf.data' > '$work/perf.script' 2>/dev/null" || true
 read -r ps_cpu ps_rss ps_series < <(stat_fields "$work/script.json")
-p_samples=$(sed -nE 's/.*\(([0-9]+) samples\).*/\1/p' "$work/perf.err")
-p_lost=$(perf report -i "$work/perf.data" --stats 2>/dev/null |
-	awk '/LOST_SAMPLES/ { s += $NF } /^ *LOST events/ { e += $NF } END { printf "%d samples, %d LOST events", s, e }')
+p_samples=$(figure perf samples "$work/perf.err")
+perf report -i "$work/perf.data" --stats >"$work/perf.stats" 2>/dev/null
+p_lost=$(figure perf lost "$work/perf.stats")
+p_lost="${p_lost% *} samples, ${p_lost#* } LOST events"
 p_hot=$(grep -c 'loadgen_child_hot' "$work/perf.script" || true)
 p_size=$(du -k "$work/perf.data" | cut -f1)
 

@@ -77,9 +77,9 @@ print(f"{tool:<13} {j['maxrss_kib'] / 1024:9.1f} {m2 / 1024:12.1f} {end / 1024:9
       f"{growth:+9.1f}% {j['user_s'] + j['sys_s']:8.1f}")
 PY
 }
-stacks=$(sed -nE 's/.* counted in ([0-9]+) stacks$/\1/p' "$work/scorch.err")
+stacks=$(figure scorch stacks "$work/scorch.err")
 printf '\n%-13s %9s %12s %9s %10s %8s\n' tool "peak MiB" "minute 2 MiB" "end MiB" growth "CPU s"
 row scorch "$work/scorch.json"
 row "perf record" "$work/perf.json"
-echo "scorch: ${stacks:-?} distinct stacks; perf.data $(($(du -k "$work/perf.data" | cut -f1) / 1024)) MiB"
+echo "scorch: $stacks distinct stacks; perf.data $(($(du -k "$work/perf.data" | cut -f1) / 1024)) MiB"
 [ "$s_rc" -eq 0 ] || [ "$s_rc" -eq 3 ] || die "scorch exited $s_rc" "see its messages above"

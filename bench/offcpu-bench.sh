@@ -32,7 +32,7 @@
 #
 # Exits nonzero only when it cannot run (not root, no bpftrace, build failure).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh" # figure; the script cleans up after itself (its own trap)
 scorch=${1:-$here/../build/profiler/scorch}
 rounds=${2:-300000}
 runs=${3:-5}
@@ -96,7 +96,7 @@ run() {
 		grep -q pingpong "$work/scorch-U.folded" || { echo "scorch -U recorded nothing" >&2; return 1; } ;;
 	bpftrace)
 		bpftrace -c "${wl[*]}" "$work/offcpu.bt" >"$out" 2>"$err"
-		grep -q '^@off\[' "$out" || { echo "bpftrace recorded nothing" >&2; return 1; } ;;
+		figure bpftrace entries "$out" @off >/dev/null || return 1 ;;
 	esac || { echo "offcpu-bench: $1 run failed:" >&2; tail -3 "$err" >&2; return 1; }
 	sed -n 's/^rounds [0-9]* elapsed_ns \([0-9]*\)$/\1/p' "$out"
 }

@@ -54,12 +54,10 @@ for ((i = 1; i <= rounds; i++)); do
 	done
 done
 last="$work/offwake.$rounds.err"
-grep -q 'wakers:' "$last" || die "offwake printed no waker counters: $(tail -n 2 "$last")"
-wakers=$(sed -n 's/.*wakers: \([0-9]*\) taken.*/\1/p' "$last")
-with=$(sed -n 's/.*blocked intervals: \([0-9]*\) under their waker.*/\1/p' "$last")
-none=$(sed -n 's/.*, \([0-9]*\) under \[unknown waker\] (no wakeup seen).*/\1/p' "$last")
-lost=$(sed -n 's/.*, \([0-9]*\) whose waker stacks were lost.*/\1/p' "$last")
-lostall=$(sed -n 's/^scorch: lost: \([0-9]* of [0-9]*\).*/\1/p' "$last")
+counters=$(figure scorch wakers "$last")
+read -r wakers with none lost <<<"$counters"
+lostall=$(figure scorch lost "$last")
+lostall="${lostall% *} of ${lostall#* }"
 
 base_pool=$(cut -d' ' -f1 "$work/base.runs" | median)
 base_all=$(cut -d' ' -f2 "$work/base.runs" | median)
@@ -89,5 +87,5 @@ awk -v o="$po" -v w="$pw" -v b="$base_pool" 'BEGIN {
 }'
 echo " Last offwake run: $wakers wakers taken at sched_waking; blocked intervals: $with" \
 	"under their waker, $none under [unknown waker], $lost whose waker stacks were lost;" \
-	"scorch lost ${lostall:-0} intervals."
+	"scorch lost $lostall intervals."
 echo "runs (pool_ns total_ns tasks): $(for c in "${configs[@]}"; do printf '%s=[%s] ' "$c" "$(paste -sd, "$work/$c.runs")"; done)"

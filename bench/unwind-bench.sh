@@ -15,7 +15,7 @@
 #   prof CPU  CPU seconds of the profiler itself (its process tree minus the workload),
 #             for perf: perf record + perf report (perf unwinds in report)
 #   B/sample  bytes crossing to user space per sample: scorch's ring-buffer records
-#             (its summary), perf.data size / samples for perf
+#             (its -v summary), perf.data size / samples (perf report --stats) for perf
 #   KB/s      those bytes per second of the workload's wall time (ring-buffer bandwidth
 #             for scorch, perf.data write rate for perf)
 #   main%     samples whose stack reaches main (a correctness check of each walk)
@@ -24,7 +24,7 @@
 # record -g (frame pointers), perf record --call-graph dwarf (8192 bytes per sample,
 # perf's default).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh" # figure; the script cleans up after itself (its own trap)
 scorch=${1:-$here/../build/profiler/scorch}
 iter=${2:-20000}
 runs=${3:-3}
@@ -72,8 +72,8 @@ for hz in 99 999; do
 			fp) out=$(run "$scorch" record -F "$hz" --unwind fp -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			kernel) out=$(run "$scorch" record -F "$hz" --unwind kernel -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			perffp) out=$(run perf record -q -F "$hz" -g -o "$tmp/perf.data" -- "$tmp/work" "$iter") ;;
-			dwarf16k) out=$(run "$scorch" record -F "$hz" --unwind dwarf -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
-			dwarf8k) out=$(run "$scorch" record -F "$hz" --unwind dwarf --stack-size 8192 -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
+			dwarf16k) out=$(run "$scorch" record -v -F "$hz" --unwind dwarf -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
+			dwarf8k) out=$(run "$scorch" record -v -F "$hz" --unwind dwarf --stack-size 8192 -o "$tmp/$c.folded" -- "$tmp/work" "$iter") ;;
 			perf) out=$(run perf record -q -F "$hz" --call-graph dwarf -o "$tmp/perf.data" -- "$tmp/work" "$iter") ;;
 			esac
 			read -r wall wcpu tree <<<"$out"
@@ -87,11 +87,10 @@ for hz in 99 999; do
 				pct=$(main_pct "$tmp/$c.folded")
 				;;
 			dwarf*)
-				bps=$(sed -n 's/.* sample records, \([0-9.]*\) KiB each.*/\1/p' "$BENCH_ERR")
-				bps=${bps:+$(awk -v k="$bps" 'BEGIN { printf "%d", k * 1024 }')}
-				bps=${bps:--}
-				nrec=$(sed -n 's/.*unwind dwarf: \([0-9]*\) sample records.*/\1/p' "$BENCH_ERR")
-				rate=$(awk -v n="${nrec:-0}" -v b="${bps/-/0}" -v w="$wall" 'BEGIN { printf "%.1f", n * b / w / 1000 }')
+				recs=$(figure scorch records "$BENCH_ERR")
+				read -r nrec kib <<<"$recs"
+				bps=$(awk -v k="$kib" 'BEGIN { printf "%d", k * 1024 }')
+				rate=$(awk -v n="$nrec" -v b="$bps" -v w="$wall" 'BEGIN { printf "%.1f", n * b / w / 1000 }')
 				pct=$(main_pct "$tmp/$c.folded")
 				;;
 			perf | perffp)
@@ -105,9 +104,10 @@ u = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(u.ru_utime + u.ru_stime)
 PY
 )
-				samples=$(perf report -i "$tmp/perf.data" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+				perf report -i "$tmp/perf.data" --stats >"$tmp/perf.stats" 2>/dev/null
+				samples=$(figure perf sample-events "$tmp/perf.stats")
 				size=$(stat -c %s "$tmp/perf.data")
-				bps=$(awk -v s="$size" -v n="${samples:-0}" 'BEGIN { printf "%d", n ? s / n : 0 }')
+				bps=$(awk -v s="$size" -v n="$samples" 'BEGIN { printf "%d", n ? s / n : 0 }')
 				rate=$(awk -v s="$size" -v w="$wall" 'BEGIN { printf "%.1f", s / w / 1000 }')
 				pct=$(awk 'BEGIN { RS = "" } { t++; if ($0 ~ /[ \t]main\n/ || $0 ~ /[ \t]main$/) m++ } END { printf "%.1f", t ? 100 * m / t : 0 }' "$tmp/perf.folded")
 				;;

@@ -100,5 +100,11 @@ split_shares() {
 	}'
 }
 
+# figure FIGURE FILE [ARG]: a figure of scorch's summary in FILE, read by the reader the
+# benches take their figures from (bench/summary.py: its usage lists the figures). When
+# the line is not there it says which it looked for and fails: x=$(figure ...) stops the
+# test, so a summary whose wording the reader does not follow fails the tests too.
+figure() { python3 "$(dirname "${BASH_SOURCE[0]}")/../bench/summary.py" scorch "$@"; }
+
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; [ -z "${BG_PID:-}" ] || kill "$BG_PID" 2>/dev/null || true' EXIT

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
 #include <zstd.h>
 
 #include "capture.h"
+#include "../../bpf/profile.h"
 #include "../flamegraph/test.h"
 
 #define ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
@@ -862,8 +864,86 @@ static int write_intervals(const char *path)
 	return end_file(w, fp, path, err);
 }
 
+/*
+ * `test_capture --summary MODE FILE`: a capture of MODE (cpu, offcpu, wall, event)
+ * whose report prints that mode's summary with known figures, for the reader of
+ * summaries in bench/summary.py (tests/bench/test_summary.py): 4.00 s on 2 CPUs at
+ * 999 Hz; cpu and wall 7,990 samples (5,000 and 2,990); offcpu and wall 120 intervals,
+ * 1.500 s off CPU; event 640 events at uprobe:/bin/true:main; in 2 stacks on each side
+ * (wall 4). Kernel stacks only (do_thing, do_other): nothing to warn of.
+ */
+static int write_summary(const char *mode, const char *path)
+{
+	static const char *const modes[] = {
+		[CAPTURE_MODE_CPU] = "cpu",
+		[CAPTURE_MODE_OFFCPU] = "offcpu",
+		[CAPTURE_MODE_WALL] = "wall",
+		[CAPTURE_MODE_EVENT] = "event",
+	};
+	struct capture_meta meta = {.freq = 999,
+				    .max_depth = 127,
+				    .clock = "monotonic",
+				    .event = "uprobe:/bin/true:main"};
+	struct capture_record r = {.type = CAPTURE_KSYM,
+				   .ksym = {.start = 0xffffffff81000000,
+					    .end = 0xffffffff81000200,
+					    .name = "do_thing",
+					    .module = ""}};
+	/* on CPU (samples or events), then off CPU (ns) */
+	uint64_t on[2] = {5000, 2990}, off[2] = {1000000000, 500000000};
+	uint64_t kips[2] = {0xffffffff81000010, 0xffffffff81000210};
+	struct capture_writer *w;
+	FILE *fp;
+	int err;
+	size_t m;
+
+	for (m = 0; m < ARRAY_SIZE_(modes); m++)
+		if (!strcmp(mode, modes[m]))
+			break;
+	if (m == ARRAY_SIZE_(modes)) {
+		fprintf(stderr, "test_capture: unknown mode '%s' (cpu, offcpu, wall, event)\n",
+			mode);
+		return 2;
+	}
+	meta.mode = m;
+	if (m == CAPTURE_MODE_EVENT)
+		on[0] = 600, on[1] = 40;
+	w = begin_file(path, &meta, "sum", &fp);
+	err = !w || capture_writer__add(w, &r);
+	r.ksym.start += 0x200, r.ksym.end += 0x200, r.ksym.name = "do_other";
+	err = err || capture_writer__add(w, &r);
+	for (int i = 0; i < 4 && !err; i++) {
+		bool offcpu = i >= 2;
+
+		if (offcpu ? m == CAPTURE_MODE_CPU || m == CAPTURE_MODE_EVENT
+			   : m == CAPTURE_MODE_OFFCPU)
+			continue;
+		r = (struct capture_record){.type = CAPTURE_COUNT,
+					    .count = {.pid = 42,
+						      .value = offcpu ? off[i - 2] : on[i],
+						      .comm = "sum",
+						      .cflags = CAPTURE_COUNT_KERNEL |
+								(offcpu ? CAPTURE_COUNT_OFFCPU : 0),
+						      .nr_kernel = 1,
+						      .kernel = &kips[i % 2]}};
+		err = capture_writer__add(w, &r);
+	}
+	r = (struct capture_record){.type = CAPTURE_STATS,
+				    .stats = {.elapsed_ns = 4000000000ull,
+					      .nr_cpus = 2,
+					      .nr_bpf = STAT_OFF_COUNTED + 1}};
+	if (m != CAPTURE_MODE_OFFCPU)
+		r.stats.bpf[STAT_SAMPLES] = r.stats.bpf[STAT_COUNTED] = on[0] + on[1];
+	if (m == CAPTURE_MODE_OFFCPU || m == CAPTURE_MODE_WALL)
+		r.stats.bpf[STAT_SWITCHES] = r.stats.bpf[STAT_OFF_COUNTED] = 120;
+	err = err || capture_writer__add(w, &r);
+	return end_file(w, fp, path, err);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "--summary"))
+		return write_summary(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "--intervals"))
 		return write_intervals(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--seed"))

@@ -53,7 +53,8 @@ run() {
 	# switch-outs of a thread in a row now and then: bpftrace sees them too); with ~90
 	# intervals in 3 s, 5 of them pass 5 %
 	if [ "$rc" = 3 ]; then
-		lost=$(sed -n 's/^scorch: lost: \([0-9]*\) of .*/\1/p' "$TMP/$mode.err")
+		lost=$(figure lost "$TMP/$mode.err")
+		lost=${lost% *}
 		unended=$(sed -n 's/^scorch: lost: \([0-9]*\) off-CPU intervals without a switch-in.*/\1/p' "$TMP/$mode.err")
 		[ -n "$lost" ] && [ "$lost" = "$unended" ] && rc=0
 	fi
@@ -64,8 +65,7 @@ run() {
 	exec 8<&-
 	grep -v '^debug: \|^libbpf: ' "$TMP/$mode.err"
 	[ $# -gt 0 ] || check_folded "$TMP/$mode.folded"
-	SECS=$(sed -n 's/^scorch: .* in \([0-9.]*\) s[:, ].*/\1/p' "$TMP/$mode.err" | head -n 1)
-	[ -n "$SECS" ] || fail "$mode: no recording length in the summary"
+	SECS=$(figure seconds "$TMP/$mode.err") || fail "$mode: no recording length in the summary"
 }
 
 run wall

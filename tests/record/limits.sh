@@ -61,7 +61,7 @@ rc=0
 cat "$TMP/err"
 [ "$rc" -eq 0 ] || fail "drifting stacks through a 128-entry map: exit $rc, expected 0"
 grep -q '^scorch: lost: 0 of [1-9]' "$TMP/err" || fail "drifting stacks lost samples"
-counted=$(sed -n 's/^scorch: [0-9]* samples at .*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
+counted=$(figure counted "$TMP/err")
 total=$(cat "$TMP"/drift/d-*.folded | awk '{ s += $NF } END { print s + 0 }')
 [ -n "$counted" ] && [ "$total" -eq "$counted" ] ||
 	fail "the intervals hold $total samples, the summary counted '$counted'"

@@ -35,9 +35,10 @@ check_folded "$TMP/load.folded"
 # memory: the bound is checked in the normal build only
 asan=0
 ldd "$SCORCH" 2>/dev/null | grep -q libasan && asan=1
-ASAN=$asan python3 - "$TMP/load.err" "$TMP/load.folded" "$TMP/base.err" "$TMP/base.json" "$TMP/load.json" \
+ASAN=$asan PYTHONPATH="$(dirname "$0")/../../bench" python3 - "$TMP/load.err" "$TMP/load.folded" "$TMP/base.err" "$TMP/base.json" "$TMP/load.json" \
 	$RATE $DUR <<'PY' || fail "load accounting (see above)"
 import json, re, sys
+import summary  # bench/summary.py: the benches' reader of the summary
 err, folded, base_err = (open(f).read() for f in sys.argv[1:4])
 base, load = (json.load(open(f)) for f in sys.argv[4:6])
 rate, dur = int(sys.argv[6]), int(sys.argv[7])
@@ -47,8 +48,10 @@ def grab(pat, text):
     assert m, f"summary lacks /{pat}/"
     return [int(x) for x in m.groups()]
 
-samples, counted = grab(r"^scorch: (\d+) samples at 999 Hz .*: (\d+) counted in", err)
-lost, taken = grab(r"^scorch: lost: (\d+) of (\d+) ", err)
+s = summary.scorch_summary(err, "the summary")
+assert (s.mode, s.verbose, s.hz) == ("cpu", True, 999), s
+samples, counted = s.samples, s.counted
+lost, taken = summary.scorch_lost(err, "the summary")
 total = sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines())
 assert taken == samples, (taken, samples)
 assert total + lost == samples, f"output {total} + lost {lost} != samples {samples}"
@@ -59,12 +62,10 @@ if lost:
     assert sum(parts) + (int(ring.group(1)) if ring else 0) == lost, (parts, lost)
 print(f"accounting: {samples} samples = {total} in the output + {lost} lost")
 
-seen, released, held, gone = grab(r"^scorch: processes: (\d+) seen, (\d+) exited and released "
-                                  r"during the recording \(at most (\d+) held at once\), (\d+) gone", err)
+seen, released, held, gone = summary.scorch_processes(err, "the summary")
 # an idle machine's baseline may sample no process: -v prints no line of zeros then
-b_seen, _, b_held, _ = (grab(r"^scorch: processes: (\d+) seen, (\d+) exited and released "
-                             r"during the recording \(at most (\d+) held at once\), (\d+) gone",
-                             base_err) if "scorch: processes:" in base_err else (0, 0, 0, 0))
+b_seen, _, b_held, _ = (summary.scorch_processes(base_err, "the baseline's summary")
+                        if "scorch: processes:" in base_err else (0, 0, 0, 0))
 assert seen >= rate * dur / 2, f"only {seen} processes seen of about {rate * dur} started"
 # exited processes are released by a reap within a period (1 s) when the CPUs are idle,
 # else once 1,024 exited images are held (REAP_HELD in profiler/record.c; the count

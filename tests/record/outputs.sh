@@ -139,7 +139,7 @@ done
 	fail "phase one seen in interval $last_one after phase two in $first_two"
 [ "$last_one" -lt "$n" ] && [ "$first_two" -gt 1 ] ||
 	fail "early files must be phase one's, late ones phase two's"
-counted=$(sed -n 's/.*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
+counted=$(figure counted "$TMP/err")
 if grep -q 'lost: 0 of' "$TMP/err"; then
 	[ "$sum" -eq "$counted" ] || fail "intervals hold $sum samples, the summary counted $counted"
 fi

@@ -100,8 +100,9 @@ read_processes many
 # every count taken once: by a reap (exited processes, deleted in one batch) or by the
 # final drain, never both, never neither: "$1" names the output
 check_counted() {
-	counted=$(sed -n 's/^scorch: [0-9]* samples .*: \([0-9]*\) counted in .*/\1/p' "$TMP/err")
-	lost=$(sed -n 's/^scorch: lost: \([0-9]*\) of .*/\1/p' "$TMP/err")
+	counted=$(figure counted "$TMP/err")
+	lost=$(figure lost "$TMP/err")
+	lost=${lost% *}
 	written=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/$1.folded")
 	echo "$1: $written samples written, $counted counted, ${lost:-?} lost"
 	[ -n "$counted" ] && [ "$written" -le "$counted" ] &&

@@ -32,8 +32,7 @@ for mode in "" "--unwind fp" "--mode wall --unwind dwarf"; do
 		-o "$TMP/d.folded" 2>"$TMP/d.err" || rc=$?
 	grep -v '^scorch: unwind dwarf' "$TMP/d.err"
 	[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "-d 1 ${mode:-(default)}: exit $rc"
-	secs=$(sed -n 's/^scorch: .* in \([0-9.]*\) s at [0-9]* Hz on .*/\1/p' \
-		"$TMP/d.err")
+	secs=$(figure seconds "$TMP/d.err")
 	echo "-d 1 ${mode:-(default)}: recorded ${secs} s"
 	awk -v s="$secs" -v b="$STOP" 'BEGIN { exit !(s != "" && s - 1 <= b) }' ||
 		fail "-d 1 ${mode:-(default)} overran by more than ${STOP} s"
@@ -78,8 +77,7 @@ for sig in INT TERM; do
 		grep -v '^scorch: unwind dwarf' "$TMP/s.err"
 		[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "SIG$sig ${mode:-(default)}: exit $rc"
 		# the end phases count from the stop: the rest is the signal's way to it
-		total=$(sed -n 's/^scorch: timing: end of recording to output \([0-9.]*\) ms:.*/\1/p' \
-			"$TMP/s.err")
+		total=$(figure timing "$TMP/s.err" "end of recording to output")
 		echo "SIG$sig ${mode:-(default)}: summary $(awk -v a="$t0" -v b="$t1" \
 			'BEGIN { printf "%.3f", b - a }') s after the signal, ${total} ms of it after the stop"
 		awk -v a="$t0" -v b="$t1" -v m="$total" -v s="$STOP" 'BEGIN { exit !(m != "" &&

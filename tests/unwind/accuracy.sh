@@ -16,7 +16,8 @@ require_bpf
 cat "$TMP/err"
 check_folded "$TMP/dwarf.folded"
 grep -q "unwind dwarf: .* walks: " "$TMP/err" || fail "no unwinding summary"
-sent=$(sed -n 's/.*unwind dwarf: \([0-9]*\) sample records.*/\1/p' "$TMP/err")
+sent=$(figure records "$TMP/err")
+sent=${sent% *}
 topped=$(sed -n 's/.*unwind dwarf: \([0-9]*\) copies ended at their thread.s known stack top.*/\1/p' "$TMP/err")
 echo "copies: $sent, ended at the learned stack top: $topped"
 [ -n "$topped" ] && [ "$topped" -ge $((sent * 9 / 10)) ] ||

@@ -113,7 +113,7 @@ echo "deep offcpu: $t us blocked under descend, $k reaching main"
 [ "$t" -gt 1000000 ] || fail "too little time blocked 300 calls down ($t us)"
 [ $((k * 100)) -ge $((t * 95)) ] || fail "deep off-CPU stacks do not reach main ($k of $t us)"
 # "LOST TOTAL" of the summary in FILE
-lost_of() { sed -n 's/^scorch: lost: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' "$1"; }
+lost_of() { figure lost "$1"; }
 # the parts of deep stacks leave the map with the keys of exited processes ...
 "$SCORCH" record -v --mode offcpu --max-stacks 64 -o "$TMP/reap.folded" -- sh -c \
 	"for i in \$(seq 20); do '$BLOCK_NOFP' --seconds 0.2 --libc --deep 300 >/dev/null; done" \

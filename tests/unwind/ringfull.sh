@@ -17,9 +17,11 @@ rc=0
 cat "$TMP/err"
 [ "$rc" = 3 ] || fail "a full ring buffer exited $rc, not 3"
 [ -e "$TMP/r.folded" ] || fail "no output written"
-taken=$(sed -n 's/^scorch: \([0-9]*\) samples at 999 Hz.*/\1/p' "$TMP/err")
+taken=$(figure samples "$TMP/err")
 dropped=$(sed -n 's/^scorch: lost: \([0-9]*\) samples or off-CPU stack copies .* ring buffer full (4 KiB)$/\1/p' "$TMP/err")
-read -r lost of pct < <(sed -n 's/^scorch: lost: \([0-9]*\) of \([0-9]*\) (\([0-9.]*\)%)$/\1 \2 \3/p' "$TMP/err")
+lost_of=$(figure lost "$TMP/err")
+read -r lost of <<<"$lost_of"
+pct=$(figure lost-pct "$TMP/err")
 echo "taken $taken, dropped with the ring full $dropped, lost $lost of $of ($pct%)"
 [ -n "$taken" ] && [ "$taken" -ge 500 ] || fail "too few samples taken ($taken)"
 [ -n "$dropped" ] && [ $((dropped * 100)) -ge $((taken * 95)) ] ||

@@ -19,6 +19,7 @@ usage: python3 bench/summary.py TOOL FIGURE FILE [ARG]
   scorch wakers FILE        -v (offwake): "TAKEN UNDER_WAKER UNKNOWN LOST"
   scorch records FILE       -v, --unwind dwarf: "RECORDS KIB_EACH"
   scorch timing FILE WHAT   --timing: the milliseconds of "timing: WHAT N ms: ..."
+  scorch rate FILE          "LOWEST AVERAGE" Hz sampled (the cost governor's line, else -F)
   perf samples FILE         perf record's stderr: N of "(N samples)"
   perf lost FILE            perf report --stats: "LOST_SAMPLES LOST" (events)
   perf sample-events FILE   perf report --stats: its SAMPLE events
@@ -73,6 +74,8 @@ SCORCH_WAKERS = re.compile(_SC + r"wakers: (\d+) taken at sched_waking; blocked 
                            r"seen\), (\d+) whose waker stacks were lost;", re.M)
 SCORCH_RECORDS = re.compile(_SC + r"unwind dwarf: (\d+) sample records, ([0-9.]+) KiB each",
                             re.M)
+SCORCH_RATE = re.compile(_SC + r"rate lowered to (\d+) Hz \(from -F (\d+); (\d+) Hz on average, "
+                         r"below -F (\d+)% of the time\)", re.M)
 SCORCH_TIMING = re.compile(_SC + r"timing: (?P<what>.+?) (?P<ms>[0-9.]+) ms: (?P<phases>.*)$",
                            re.M)
 
@@ -180,6 +183,17 @@ def scorch_records(text, where="scorch's output"):
     """(sample records, KiB each) of -v's --unwind dwarf line."""
     return _line(SCORCH_RECORDS, text, "'scorch: unwind dwarf: N sample records, X KiB "
                  "each ...'", where)
+
+
+def scorch_rate(text, where="scorch's output"):
+    """The rate sampled, per CPU: (lowest, average) from the cost governor's line, or -F
+    twice from the main line when the rate was not lowered."""
+    m = _one(SCORCH_RATE, text, "'scorch: rate lowered to N Hz (from -F F; A Hz on "
+             "average, ...)'", where)
+    if m:
+        return int(m.group(1)), int(m.group(3))
+    hz = scorch_figure(text, "hz", where)
+    return hz, hz
 
 
 def scorch_timing(text, what, where="scorch's output"):
@@ -316,6 +330,8 @@ def main(argv):
             out = [scorch_figure(text, "lost_pct", path)]
         elif tool == "scorch" and figure == "counted":
             out = [scorch_figure(text, "counted", path)]
+        elif tool == "scorch" and figure == "rate":
+            out = scorch_rate(text, path)
         elif tool == "scorch" and figure == "timing" and arg:
             out = ["%.1f" % scorch_timing(text, arg, path)[0]]
         elif tool == "scorch" and figure in ("lost", "processes", "wakers", "records"):

@@ -586,6 +586,8 @@ struct governor {
 	double last_ns_per_run;	     /* BPF run time per sample in the last tick */
 	double rate_time;	     /* integral of dt / mult: the average rate's */
 	double rate_cap;	     /* Hz: the kernel throttled above it (0: not seen) */
+	double sample_ns;	     /* a sample's cost to the thread it hits (0: not measured) */
+	unsigned int probe_ticks;    /* ticks since it was measured */
 	uint64_t lowered_ns, changes, throttled;
 };
 struct governor_stats {

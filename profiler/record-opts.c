@@ -14,8 +14,9 @@
 #include "record.h"
 
 #define DEFAULT_FREQ	 99
-/* --max-overhead: a share of the machine no user notices at -F 99, where scorch costs
- * well under 1 %; at 100 kHz it holds the kernel walk near 23 kHz per CPU on 2 CPUs */
+/* --max-overhead: a share of the machine no user notices; at -F 99 scorch costs well
+ * under 1 %. On a VM whose timer interrupts cost a sampled thread 23 us each, -F 100000
+ * is held near 1 kHz per CPU (bench/governor-bench.sh) */
 #define DEFAULT_MAX_OVERHEAD 5.0
 
 #define MAX_TARGETS	 4096

@@ -13,6 +13,20 @@ require_bpf
 
 folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
 
+# the cost governor's line: at -F 100000 on both threads the rate is lowered, and the
+# reader gives the lowest and average rates it says
+rate_path=/proc/sys/kernel/perf_event_max_sample_rate
+old_rate=$(cat "$rate_path")
+trap 'echo "$old_rate" >"$rate_path"; rm -rf "$TMP"' EXIT
+echo 100000 >"$rate_path"
+"$SCORCH" record -F 100000 -o "$TMP/gov.folded" -- "$SPLIT" --seconds 1 --threads 2 \
+	2>"$TMP/gov.err" || fail "record -F 100000 failed: $(cat "$TMP/gov.err")"
+read -r lowest average < <(figure rate "$TMP/gov.err") || fail "no rate read"
+echo "record -F 100000: the reader read the rate lowered to $lowest Hz, $average on average"
+[ "$lowest" -lt 100000 ] && [ "$average" -lt 100000 ] && [ "$lowest" -le "$average" ] ||
+	fail "record -F 100000: read $lowest and $average Hz: $(cat "$TMP/gov.err")"
+echo "$old_rate" >"$rate_path"
+
 # cpu, the default summary and -v's
 for v in "" -v; do
 	"$SCORCH" record $v -F 999 -o "$TMP/cpu.folded" -- "$SPLIT" --seconds 1 --threads 2 \

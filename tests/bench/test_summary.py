@@ -145,6 +145,16 @@ def scorch_fixed():
     same((s.mode, s.events, s.event, s.counted, s.stacks, s.lost_pct),
          ("event", 1000, "usdt:/tmp/hits:bench:tick", 10, 2, None), "event -v")
 
+    # the cost governor's line: the lowest and average rate; without it, -F
+    governed = CPU_LOST.replace("scorch: wrote", "scorch: rate lowered to 12500 Hz (from -F "
+                                "100000; 23712 Hz on average, below -F 98% of the time) to "
+                                "keep scorch within 5% of the CPUs: each sample counts the "
+                                "periods it stands for\nhint: --max-overhead PCT allows more"
+                                " (0: no limit)\nscorch: wrote")
+    same(S.scorch_rate(governed), (12500, 23712), "rate lowered")
+    same(S.scorch_rate(CPU), (999, 999), "rate not lowered")
+    same(S.scorch_samples(governed), 10000, "samples beside the governor's line")
+
     # -q prints no summary; a changed wording is no summary; two are one too many
     fails(S.scorch_summary, "", says="no summary line 'scorch: N samples in S s at F Hz")
     fails(S.scorch_samples, QUIET, says="scorch -q prints none")

@@ -27,15 +27,18 @@
 #define GOV_TICK_NS (100 * 1000000ULL)
 /* aim below the budget, so that a noisy window does not cross it at once */
 #define GOV_AIM 0.8
-/* raise the rate after this many ticks in a row at less than half the budget */
+/* raise the rate after this many ticks in a row at less than half the budget; lower it
+ * after this many over it */
 #define GOV_CALM_TICKS 3
+#define GOV_OVER_TICKS 2
 /* the lowest rate the governor goes to: lower, a sample's cost is not the reason */
 #define GOV_MIN_RATE 10
-/* what a sample is taken to cost until measured (the kernel walk: 1.7 us of BPF run
- * time, bench/bpf-cost.sh): the rate starts there, rising once measured cheaper, so a
- * recording never begins by overloading the machine (nor has the kernel lower
+/* what a sample is taken to cost until measured, the interrupt included (23 us on a
+ * VM whose timer expiries exit to the hypervisor, 2 to 5 on bare metal): the rate
+ * starts where that fits the budget and rises once measured cheaper, so a recording
+ * never begins by overloading the machine (nor has the kernel lower
  * kernel.perf_event_max_sample_rate after slow interrupts) */
-#define GOV_GUESS_NS 2000.0
+#define GOV_GUESS_NS 10000.0
 /* a tick that delivered less than this share of the samples asked while the CPUs
  * were busy was throttled by the kernel (judged from this rate up: a tick of a few
  * samples is noise) */
@@ -205,8 +208,8 @@ uint64_t governor__tick(struct governor *g, uint64_t now)
 			g->sample_ns = g->sample_ns ? (g->sample_ns + c) / 2 : c;
 	}
 	if (g->sample_ns && runs > g->last_runs)
-		per_sample = MAX(per_sample, g->sample_ns * (double)(runs - g->last_runs) +
-						     (double)dcons);
+		per_sample = MAX(per_sample,
+				 g->sample_ns * (double)(runs - g->last_runs) + (double)dcons);
 	rest = (double)(other - g->last_other) + (double)(dcpu - dcons);
 	per_sample /= span;
 	rest /= span;
@@ -258,9 +261,13 @@ uint64_t governor__tick(struct governor *g, uint64_t now)
 		g->throttled++;
 		set_mult(g, (uint32_t)MIN(MAX(want, g->mult + 1.0), (double)g->mult_max), now,
 			 true);
-	} else if (g->last_cost > g->budget && per_sample > room) {
+	} else if (g->last_cost > g->budget && per_sample > room &&
+		   (++g->over >= GOV_OVER_TICKS || per_sample > 2 * room)) {
+		/* over twice in a row, or far over: a lone tick over is most often a new
+		 * process's first samples, before its tables load */
 		want = ceil(g->mult * per_sample / room);
 		g->calm = 0;
+		g->over = 0;
 		set_mult(g, (uint32_t)MIN(want, (double)g->mult_max), now, true);
 	} else if (g->mult > 1 && g->last_cost < g->budget / 2 && ++g->calm >= GOV_CALM_TICKS) {
 		/* room again: back towards -F, at most twice the rate a step */
@@ -273,6 +280,8 @@ uint64_t governor__tick(struct governor *g, uint64_t now)
 	} else if (g->last_cost >= g->budget / 2) {
 		g->calm = 0;
 	}
+	if (g->last_cost <= g->budget || per_sample <= room)
+		g->over = 0;
 	return now + GOV_TICK_NS;
 }
 

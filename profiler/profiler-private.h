@@ -577,6 +577,7 @@ struct governor {
 	bool lever, measured, per_sample_cpu;
 	uint32_t mult, mult_max, mult_peak; /* -F's period times mult: the rate is freq/mult */
 	unsigned int calm;		    /* ticks in a row under half the budget */
+	unsigned int over;		    /* ticks in a row over it */
 	uint64_t start_ns, last_ns, since_ns, end_ns; /* CLOCK_MONOTONIC */
 	uint64_t clock0, other0, cpu0;		      /* at the start: BPF ns, own CPU ns */
 	uint64_t last_clock, last_other, last_cpu, last_consume, last_runs;

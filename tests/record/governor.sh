@@ -40,7 +40,7 @@ awk -v r="$recorded" -v t="$took" 'BEGIN { exit !(t > 1 && r >= 0.9 * t && r <= 
 # 2. under -a -F 100000 -d 2, a CPU job keeps >= 60 % of its speed alone (cpujob's
 #    fixed work, about a second a thread; alone before and after, the faster), and
 #    the recording returns within 4 s
-units=1500
+units=3000
 job() { "$CPUJOB" "$nr" "$units" | awk '{ print $7 }'; }
 alone=$(job)
 mkfifo "$TMP/rec.fifo"

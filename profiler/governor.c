@@ -2,7 +2,7 @@
 /*
  * profiler: the cost governor. What a recording costs the machine is the kernel's
  * measure of its BPF programs' run time (BPF_ENABLE_STATS) plus scorch's own CPU time.
- * Every GOV_TICK_MS on the stop thread it is compared with the budget (--max-overhead,
+ * Every 100 ms on the stop thread it is compared with the budget (--max-overhead,
  * a share of all the CPUs); over it, the cpu-clock events' period is lengthened to a
  * whole multiple of -F's, under it again, shortened back (the rate starts where a
  * sample's usual cost fits the budget, and rises from there). Each sample counts the
@@ -48,7 +48,7 @@
  * USER_HZ: 10 ms) */
 #define GOV_THROTTLE_BUSY_S 0.05
 /* probe_sample_cost(): from this rate per CPU up (below it the interrupts cost too
- * little to matter: 2,000 a second at 25 us is 5 %), every GOV_PROBE_EVERY ticks once
+ * little to matter: 2,000 a second at 23 us is 4.6 %), every GOV_PROBE_EVERY ticks once
  * measured, in a window of 1 to 4 ms; an interruption is a gap of 1 us or more */
 #define GOV_PROBE_MIN_HZ 2000.0
 #define GOV_PROBE_EVERY	 5
@@ -68,7 +68,7 @@ static int cmp_u64(const void *a, const void *b)
 /*
  * What a sample costs the thread it interrupts, the timer interrupt and the perf
  * machinery included: the BPF run time is only part of it (in a VM each timer expiry
- * is an exit to the hypervisor: 25 us a sample where the program took 2). This
+ * is an exit to the hypervisor: 23 us a sample where the program took 2). This
  * thread, SCHED_FIFO, spins reading the clock for a window long enough to be hit
  * GOV_PROBE_HITS times at @hz per CPU; each gap over GOV_GAP_NS is an interruption,
  * and at these rates most are samples: their median is the cost. 0: too few seen.
@@ -100,7 +100,7 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Time at the current multiple since the last change or tick, added to the totals. */
+/* Time at the current multiple since the last change, added to the totals. */
 static void account(struct governor *g, uint64_t now)
 {
 	double dt = (double)(now - g->since_ns);

@@ -716,8 +716,11 @@ static int record_run(struct record *r)
 			.per_sample_cpu = o->unwind == UNWIND_DWARF,
 		};
 
-		governor__start(&r->gov, r->sampler, &gopts, r->attach_ns);
-		err = stopper__start(&r->stop, r->sampler, &r->gov,
+		/* off CPU and at events nothing is governed: measured for -v alone (the
+		 * kernel's measure adds two clock reads to every program run) */
+		if (gopts.lever || o->verbose)
+			governor__start(&r->gov, r->sampler, &gopts, r->attach_ns);
+		err = stopper__start(&r->stop, r->sampler, r->gov.s ? &r->gov : NULL,
 				     o->duration ? r->attach_ns + (uint64_t)(o->duration * 1e9)
 						 : 0);
 	}

@@ -146,13 +146,18 @@ static void governed(const struct summary *sm)
 
 	if (!g || !g->budget_pct)
 		return;
-	if (sm->verbose)
+	if (sm->verbose) {
+		char rate[96] = "";
+
+		if (sm->mode == MODE_CPU || sm->mode == MODE_WALL)
+			snprintf(rate, sizeof(rate),
+				 "; rate %.0f Hz on average, %ld at the end, %" PRIu64 " changes",
+				 g->avg_rate, g->end_rate, g->changes);
 		pr_warn("cost: BPF programs %.3f s%s, scorch %.3f s: %.2f%% of %d CPUs over the "
-			"recording (at most %.1f%% in a tenth of a second; --max-overhead %g%%); "
-			"rate %.0f Hz on average, %ld at the end, %" PRIu64 " changes\n",
+			"recording (at most %.1f%% in a tenth of a second; --max-overhead %g%%)%s\n",
 			g->bpf_s, g->measured ? "" : " (not measured)", g->cpu_s, g->cost_pct,
-			g->nr_cpus, g->peak_pct, g->budget_pct, g->avg_rate, g->end_rate,
-			g->changes);
+			g->nr_cpus, g->peak_pct, g->budget_pct, rate);
+	}
 	/* the rate starts low and rises as costs are measured: that alone is -v's */
 	if (g->min_rate >= sm->freq && g->end_rate >= sm->freq)
 		return;

@@ -12,24 +12,12 @@ struct key_ctx {
 	const void *key;
 };
 
-/* Makes room for @more elements of @size in *@v (length *@nr, capacity *@cap). */
+/* Makes room for @more elements of @size in *@v (length @nr, capacity *@cap). */
 static int vec__reserve(void **v, size_t *cap, size_t nr, size_t more, size_t size)
 {
-	size_t want = nr + more, ncap = *cap ? *cap : 64;
-	void *tmp;
-
-	if (want > UINT32_MAX - 1)
+	if (nr > UINT32_MAX - 1 || more > UINT32_MAX - 1 - nr)
 		return -ENOMEM; /* ids are 32-bit */
-	if (want <= *cap)
-		return 0;
-	while (ncap < want)
-		ncap *= 2;
-	tmp = realloc(*v, ncap * size);
-	if (!tmp)
-		return -ENOMEM;
-	*v = tmp;
-	*cap = ncap;
-	return 0;
+	return array__grow(v, cap, nr + more, size);
 }
 
 #define RESERVE(p, name, more)                                                                     \

@@ -355,17 +355,10 @@ struct reap_ids {
 /* Appends @id (0: none) to @ids[0..*nr), grown as needed; false when out of memory. */
 static bool ids_add(__u64 **ids, size_t *nr, size_t *cap, __u64 id)
 {
-	__u64 *t;
-
 	if (!id)
 		return true;
-	if (*nr == *cap) {
-		t = realloc(*ids, (*cap ? 2 * *cap : 1024) * sizeof(*t));
-		if (!t)
-			return false;
-		*ids = t;
-		*cap = *cap ? 2 * *cap : 1024;
-	}
+	if (array__grow((void **)ids, cap, *nr + 1, sizeof(**ids)))
+		return false;
 	(*ids)[(*nr)++] = id;
 	return true;
 }

@@ -430,7 +430,7 @@ int64_t profile__total(const struct profile *p, size_t v)
 int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
 {
 	char *line, *end, *sp, *f, *semi;
-	uint32_t *locs = NULL, *tmp;
+	uint32_t *locs = NULL;
 	size_t nr, lcap = 0, len;
 	int64_t values[PROFILE_MAX_VALUES] = {0};
 	struct line_reader lr;
@@ -463,14 +463,9 @@ int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
 			semi = strchr(f, ';');
 			if (semi)
 				*semi = '\0';
-			if (nr == lcap) {
-				lcap = lcap ? 2 * lcap : 64;
-				tmp = realloc(locs, lcap * sizeof(*locs));
-				if (!tmp) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				locs = tmp;
+			if (array__grow((void **)&locs, &lcap, nr + 1, sizeof(*locs))) {
+				err = -ENOMEM;
+				goto cleanup;
 			}
 			err = profile__add_name(p, f[0] ? f : "[empty]", &locs[nr++]);
 			if (err)

@@ -61,15 +61,9 @@ bad:
 
 static int key_add(struct collapser *c, const char *s, size_t len)
 {
-	if (len + 1 > c->key_cap - c->key_len) {
-		size_t cap = MAX(MAX(c->key_cap * 2, c->key_len + len + 1), (size_t)256);
-		char *k = realloc(c->key, cap);
-
-		if (!k)
-			return -ENOMEM;
-		c->key = k;
-		c->key_cap = cap;
-	}
+	if (len >= SIZE_MAX - c->key_len ||
+	    array__grow((void **)&c->key, &c->key_cap, c->key_len + len + 1, 1))
+		return -ENOMEM;
 	memcpy(c->key + c->key_len, s, len);
 	c->key_len += len;
 	c->key[c->key_len] = '\0';

@@ -69,15 +69,8 @@ static const char *user_name(struct fold *f, const struct frame *fr)
 
 static int push_frame(struct fold *f, size_t *n, const char *name)
 {
-	if (*n == f->frames_cap) {
-		size_t cap = f->frames_cap ? f->frames_cap * 2 : 512;
-		const char **tmp = realloc(f->frames, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		f->frames = tmp;
-		f->frames_cap = cap;
-	}
+	if (array__grow((void **)&f->frames, &f->frames_cap, *n + 1, sizeof(*f->frames)))
+		return -ENOMEM;
 	if (!name)
 		return -ENOMEM;
 	f->frames[(*n)++] = name;

@@ -323,16 +323,9 @@ static int list_threads(pid_t pid, pid_t only, struct edge_thread **v, size_t *n
 	while ((de = readdir(dir)) && *nr < EDGE_MAX_THREADS) {
 		if (parse__long(de->d_name, 1, INT32_MAX, &tid) || (only && tid != only))
 			continue;
-		if (*nr == *cap) {
-			size_t n = *cap ? *cap * 2 : 64;
-			struct edge_thread *tmp = realloc(*v, n * sizeof(**v));
-
-			if (!tmp) {
-				closedir(dir);
-				return -ENOMEM;
-			}
-			*v = tmp;
-			*cap = n;
+		if (array__grow((void **)v, cap, *nr + 1, sizeof(**v))) {
+			closedir(dir);
+			return -ENOMEM;
 		}
 		(*v)[(*nr)++] = (struct edge_thread){ .pid = pid, .tid = (pid_t)tid };
 	}

@@ -112,7 +112,7 @@ int kallsyms__names(const struct sym *sym, struct strset *strs, const char **nam
 int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero)
 {
 	char *p = text, *end = text + len, *eol;
-	struct sym_raw *raw = NULL, *tmp;
+	struct sym_raw *raw = NULL;
 	size_t nr = 0, cap = 0, i;
 	int err = 0;
 
@@ -123,14 +123,9 @@ int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero)
 		eol = memchr(p, '\n', end - p);
 		if (!eol)
 			eol = end;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 4096;
-			tmp = realloc(raw, cap * sizeof(*raw));
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			raw = tmp;
+		if (array__grow((void **)&raw, &cap, nr + 1, sizeof(*raw))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (!parse_line(p, eol, &raw[nr]))
 			continue;

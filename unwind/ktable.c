@@ -97,15 +97,8 @@ static int add_row(struct build *b, uint64_t pc, struct unwind_krow k)
 		return 0;
 	if (b->nr == b->max)
 		return -E2BIG;
-	if (b->nr == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct unwind_krow *tmp = realloc(b->rows, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		b->rows = tmp;
-		b->cap = cap;
-	}
+	if (array__grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
+		return -ENOMEM;
 	b->rows[b->nr++] = k;
 	return 0;
 }

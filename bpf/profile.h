@@ -83,15 +83,27 @@ enum scorch_stat {
 
 /*
  * --unwind kernel: the BPF programs walk user stacks with tables compiled from the
- * files' .eh_frame (unwind_ktable__build(); struct kunwind_row is struct unwind_krow).
- * Map "kunwind_rows" holds every file's rows, each file a range of it; map
- * "kunwind_procs" gives, by PID, the executable mappings that have rows, sorted.
+ * files' .eh_frame (unwind/'s unwind_ktable__build() writes these rows; this is their
+ * one definition). Map "kunwind_rows" holds every file's rows, each file a range of it;
+ * map "kunwind_procs" gives, by PID, the executable mappings that have rows, sorted.
  */
 #define KUNWIND_MAX_MAPS 128
 
-enum kunwind_cfa { KROW_INVALID = 0, KROW_RSP, KROW_RBP, KROW_PLT, KROW_STOP };
-enum kunwind_rbp { KROW_RBP_SAME = 0, KROW_RBP_SAVED, KROW_RBP_LOST };
+enum kunwind_cfa {
+	KROW_INVALID = 0, /* no rule to follow here (a gap, or not supported) */
+	KROW_RSP,	  /* CFA = rsp + cfa_off */
+	KROW_RBP,	  /* CFA = rbp + cfa_off */
+	KROW_PLT,	  /* .plt: CFA = rsp + 8, and 8 more once (pc & 15) >= cfa_off */
+	KROW_STOP,	  /* the outermost frame (the return address is undefined) */
+};
 
+enum kunwind_rbp {
+	KROW_RBP_SAME = 0, /* the caller's rbp is this frame's */
+	KROW_RBP_SAVED,	   /* saved at CFA + rbp_off */
+	KROW_RBP_LOST,	   /* not recoverable here: the caller's rbp is unknown */
+};
+
+/* A row is valid from its @pc up to the next row's. */
 struct kunwind_row {
 	__u32 pc; /* ELF virtual address where the row begins */
 	__u8 cfa; /* enum kunwind_cfa */

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "capture.h"
+#include "common.h"
 
 #define HDR_FLAG_ZSTD 1u /* the records are one zstd frame (the only layout so far) */
 
@@ -36,23 +37,12 @@ struct buf {
 	bool oom;
 };
 
+/* Room for @n more bytes, else b->oom (checked once, when the record is done). */
 static void buf_need(struct buf *b, size_t n)
 {
-	uint8_t *tmp;
-	size_t cap;
-
-	if (b->oom || b->len + n <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	tmp = realloc(b->p, cap);
-	if (!tmp) {
+	if (!b->oom &&
+	    (n > SIZE_MAX - b->len || array__grow((void **)&b->p, &b->cap, b->len + n, 1)))
 		b->oom = true;
-		return;
-	}
-	b->p = tmp;
-	b->cap = cap;
 }
 
 static void put_bytes(struct buf *b, const void *v, size_t n)

@@ -48,6 +48,17 @@ void log__set_command(const char *cmd);
 #define MAX(a, b)     ((a) > (b) ? (a) : (b))
 
 /*
+ * The one array grower. Makes room in *@p, an array of *@cap elements of @elem bytes
+ * (@elem > 0; NULL and 0 before the first call), for @need elements: when @need > *@cap, the
+ * array is reallocated to *@cap doubled (64 when 0) until it holds @need, its contents
+ * kept, and *@cap set to the new size. Returns 0 (nothing done when @need <= *@cap),
+ * or -ENOMEM when realloc() fails or the size would overflow size_t; *@p and *@cap are
+ * unchanged then, and *@p stays the caller's to free. Callers that append one element
+ * at a time pass nr + 1 and check nr + more for overflow themselves.
+ */
+int array__grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/*
  * String interning. strset__intern() returns a pointer that stays valid until
  * strset__free(); equal strings give equal pointers, so callers may compare
  * interned strings by pointer. Memory comes from an arena: no per-string malloc.

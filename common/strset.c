@@ -94,16 +94,8 @@ const char *strset__intern_len(struct strset *set, const char *str, size_t len)
 		if (e->len == len && !memcmp(e->str, str, len))
 			return e->str;
 	}
-	if (set->nr == set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 1024;
-		struct strset_ent *v =
-			cap <= SIZE_MAX / sizeof(*v) ? realloc(set->v, cap * sizeof(*v)) : NULL;
-
-		if (!v)
-			goto nomem;
-		set->v = v;
-		set->cap = cap;
-	}
+	if (array__grow((void **)&set->v, &set->cap, set->nr + 1, sizeof(*set->v)))
+		goto nomem;
 	copy = len < SIZE_MAX ? arena_alloc(set, len + 1) : NULL;
 	if (!copy)
 		goto nomem;

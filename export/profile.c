@@ -12,24 +12,12 @@ struct key_ctx {
 	const void *key;
 };
 
-/* Makes room for @more elements of @size in *@v (length *@nr, capacity *@cap). */
+/* Makes room for @more elements of @size in *@v (length @nr, capacity *@cap). */
 static int vec__reserve(void **v, size_t *cap, size_t nr, size_t more, size_t size)
 {
-	size_t want = nr + more, ncap = *cap ? *cap : 64;
-	void *tmp;
-
-	if (want > UINT32_MAX - 1)
+	if (nr > UINT32_MAX - 1 || more > UINT32_MAX - 1 - nr)
 		return -ENOMEM; /* ids are 32-bit */
-	if (want <= *cap)
-		return 0;
-	while (ncap < want)
-		ncap *= 2;
-	tmp = realloc(*v, ncap * size);
-	if (!tmp)
-		return -ENOMEM;
-	*v = tmp;
-	*cap = ncap;
-	return 0;
+	return array__grow(v, cap, nr + more, size);
 }
 
 #define RESERVE(p, name, more)                                                                     \
@@ -442,7 +430,7 @@ int64_t profile__total(const struct profile *p, size_t v)
 int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
 {
 	char *line, *end, *sp, *f, *semi;
-	uint32_t *locs = NULL, *tmp;
+	uint32_t *locs = NULL;
 	size_t nr, lcap = 0, len;
 	int64_t values[PROFILE_MAX_VALUES] = {0};
 	struct line_reader lr;
@@ -475,14 +463,9 @@ int profile__read_folded(struct profile *p, FILE *in, size_t *bad)
 			semi = strchr(f, ';');
 			if (semi)
 				*semi = '\0';
-			if (nr == lcap) {
-				lcap = lcap ? 2 * lcap : 64;
-				tmp = realloc(locs, lcap * sizeof(*locs));
-				if (!tmp) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				locs = tmp;
+			if (array__grow((void **)&locs, &lcap, nr + 1, sizeof(*locs))) {
+				err = -ENOMEM;
+				goto cleanup;
 			}
 			err = profile__add_name(p, f[0] ? f : "[empty]", &locs[nr++]);
 			if (err)

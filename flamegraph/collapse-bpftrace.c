@@ -61,15 +61,9 @@ bad:
 
 static int key_add(struct collapser *c, const char *s, size_t len)
 {
-	if (len + 1 > c->key_cap - c->key_len) {
-		size_t cap = MAX(MAX(c->key_cap * 2, c->key_len + len + 1), (size_t)256);
-		char *k = realloc(c->key, cap);
-
-		if (!k)
-			return -ENOMEM;
-		c->key = k;
-		c->key_cap = cap;
-	}
+	if (len >= SIZE_MAX - c->key_len ||
+	    array__grow((void **)&c->key, &c->key_cap, c->key_len + len + 1, 1))
+		return -ENOMEM;
 	memcpy(c->key + c->key_len, s, len);
 	c->key_len += len;
 	c->key[c->key_len] = '\0';
@@ -109,6 +103,7 @@ static int frame(struct collapser *c, const char *s, size_t n)
 	const char *mod = NULL;
 	size_t mod_len = 0, off, e, h;
 	bool kernel = c->nr_stacks && c->keys[c->cur_stack_key] == BT_KEY_KSTACK;
+	enum fg_annot annot = FG_ANNOT_NONE;
 
 	bool perf_mode = n && s[0] == '\t'; /* bpftrace's own mode indents with spaces */
 
@@ -150,13 +145,12 @@ static int frame(struct collapser *c, const char *s, size_t n)
 	off = collapse__arena_add(c, s, n);
 	if (off == SIZE_MAX)
 		return -ENOMEM;
-	if (kernel && c->opts.annotate_kernel) {
-		if (collapse__arena_append(c, "_[k]", 4))
-			return -ENOMEM;
-	} else if (!kernel && c->opts.annotate_jit && mod && collapse__is_perf_map(mod, mod_len)) {
-		if (collapse__arena_append(c, "_[j]", 4))
-			return -ENOMEM;
-	}
+	if (kernel && c->opts.annotate_kernel)
+		annot = FG_ANNOT_KERNEL;
+	else if (!kernel && c->opts.annotate_jit && mod && collapse__is_perf_map(mod, mod_len))
+		annot = FG_ANNOT_JIT;
+	if (annot && collapse__arena_append(c, fg_annot__suffix(annot), FG_ANNOT_LEN))
+		return -ENOMEM;
 	return collapse__push_frame(c, off, collapse__last_len(c, off), (uint32_t)c->nr_stacks - 1);
 }
 

@@ -311,7 +311,9 @@ found:
 static int frame_part(struct collapser *c, const struct frame_line *f, struct span part,
 		      size_t index, unsigned int ch)
 {
+	enum fg_annot annot = FG_ANNOT_NONE;
 	size_t off, len, i, o;
+	const char *sfx;
 	char *s;
 
 	if (span_eq(part, "[unknown]")) {
@@ -379,18 +381,18 @@ tidy_done:
 	}
 	c->arena_len = off + len + 1;
 
-	if (index > 0) {
-		if (!(memchr(s, '[', len) && strstr(s, "_[i]")) &&
-		    collapse__arena_append(c, "_[i]", 4))
-			return -ENOMEM;
-	} else if (c->opts.annotate_kernel && c->mod_kernel) {
-		if (collapse__arena_append(c, "_[k]", 4))
-			return -ENOMEM;
-	} else if (c->opts.annotate_jit && c->mod_jit) {
-		if (!(memchr(s, '[', len) && strstr(s, "_[j]")) &&
-		    collapse__arena_append(c, "_[j]", 4))
-			return -ENOMEM;
-	}
+	if (index > 0)
+		annot = FG_ANNOT_INLINE;
+	else if (c->opts.annotate_kernel && c->mod_kernel)
+		annot = FG_ANNOT_KERNEL;
+	else if (c->opts.annotate_jit && c->mod_jit)
+		annot = FG_ANNOT_JIT;
+	sfx = fg_annot__suffix(annot);
+	/* as the Perl script: "_[i]" and "_[j]" once (the name may hold it), "_[k]" always */
+	if (annot != FG_ANNOT_KERNEL && memchr(s, '[', len) && strstr(s, sfx))
+		sfx = "";
+	if (*sfx && collapse__arena_append(c, sfx, FG_ANNOT_LEN))
+		return -ENOMEM;
 	return collapse__push_frame(c, off, collapse__last_len(c, off), c->group);
 }
 

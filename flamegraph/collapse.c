@@ -102,17 +102,9 @@ size_t collapse__arena_add(struct collapser *c, const char *s, size_t len)
 {
 	size_t off = c->arena_len;
 
-	if (len + 1 > c->arena_cap - c->arena_len) {
-		size_t cap = MAX(c->arena_cap * 2, c->arena_len + len + 1);
-		char *a;
-
-		cap = MAX(cap, (size_t)4096);
-		a = realloc(c->arena, cap);
-		if (!a)
-			return SIZE_MAX;
-		c->arena = a;
-		c->arena_cap = cap;
-	}
+	if (len >= SIZE_MAX - off ||
+	    array__grow((void **)&c->arena, &c->arena_cap, off + len + 1, 1))
+		return SIZE_MAX;
 	memcpy(c->arena + off, s, len);
 	c->arena[off + len] = '\0';
 	c->arena_len += len + 1;
@@ -128,15 +120,8 @@ int collapse__arena_append(struct collapser *c, const char *s, size_t len)
 
 int collapse__push_frame(struct collapser *c, size_t off, size_t len, uint32_t group)
 {
-	if (c->nr_frames == c->cap_frames) {
-		size_t cap = c->cap_frames ? c->cap_frames * 2 : 128;
-		struct cframe *f = realloc(c->frames, cap * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		c->frames = f;
-		c->cap_frames = cap;
-	}
+	if (array__grow((void **)&c->frames, &c->cap_frames, c->nr_frames + 1, sizeof(*c->frames)))
+		return -ENOMEM;
 	c->frames[c->nr_frames].off = off;
 	c->frames[c->nr_frames].len = len;
 	c->frames[c->nr_frames].group = group;
@@ -195,24 +180,11 @@ int collapse__emit(struct collapser *c, const size_t *order, size_t nr, uint64_t
 			return 0;
 		}
 	}
-	if (len > c->keys_cap - c->keys_len) {
-		size_t cap = MAX(MAX(c->keys_cap * 2, c->keys_len + len), (size_t)65536);
-		char *k = realloc(c->keys_buf, cap);
-
-		if (!k)
-			return -ENOMEM;
-		c->keys_buf = k;
-		c->keys_cap = cap;
-	}
-	if (c->nr_distinct == c->cap_stacks) {
-		size_t cap = c->cap_stacks ? c->cap_stacks * 2 : 1024;
-
-		e = cap <= SIZE_MAX / sizeof(*e) ? realloc(c->stacks, cap * sizeof(*e)) : NULL;
-		if (!e)
-			return -ENOMEM;
-		c->stacks = e;
-		c->cap_stacks = cap;
-	}
+	if (len > SIZE_MAX - c->keys_len ||
+	    array__grow((void **)&c->keys_buf, &c->keys_cap, c->keys_len + len, 1) ||
+	    array__grow((void **)&c->stacks, &c->cap_stacks, c->nr_distinct + 1,
+			sizeof(*c->stacks)))
+		return -ENOMEM;
 	if (hashmap__insert(&c->stack_index, h, c->nr_distinct + 1))
 		return -ENOMEM;
 	memcpy(c->keys_buf + c->keys_len, c->join, len);
@@ -234,16 +206,9 @@ int collapse__flush(struct collapser *c)
 		size_t nr = 0;
 
 		for (p = c->keys_buf + e->off, end = p + e->len; p < end; p += strlen(p) + 1) {
-			if (nr == cap) {
-				const char **n;
-
-				cap = cap ? cap * 2 : 256;
-				n = realloc(ptrs, cap * sizeof(*n));
-				if (!n) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				ptrs = n;
+			if (array__grow((void **)&ptrs, &cap, nr + 1, sizeof(*ptrs))) {
+				err = -ENOMEM;
+				goto cleanup;
 			}
 			ptrs[nr++] = p;
 		}

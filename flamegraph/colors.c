@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* flamegraph: frame colours as flamegraph.pl picks them, and the --cp palette file. */
+/* flamegraph: frame colours as flamegraph.pl picks them, the annotations they read, and the
+ * --cp palette file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -140,6 +141,20 @@ static enum flamegraph_palette pick_palette(enum flamegraph_palette pal, const c
 		return annot == 'w' ? FG_PAL_AQUA : FG_PAL_BLUE;
 	default:
 		return pal;
+	}
+}
+
+const char *fg_annot__suffix(enum fg_annot annot)
+{
+	switch (annot) {
+	case FG_ANNOT_KERNEL:
+		return "_[k]";
+	case FG_ANNOT_JIT:
+		return "_[j]";
+	case FG_ANNOT_INLINE:
+		return "_[i]";
+	default:
+		return "";
 	}
 }
 

@@ -16,9 +16,6 @@
  * width between) */
 #define FG_XPAD 10
 
-/* Grows *@p (of *@cap elements of @elem bytes) to hold @need, doubling. 0 or -ENOMEM. */
-int array__grow(void **p, size_t *cap, size_t need, size_t elem);
-
 /*
  * Escapes @name into @dst as the folded contract says and returns the length
  * written (not NUL-terminated). @dst must hold MAX(strlen(name), 7) bytes.

@@ -22,6 +22,27 @@
  *   the output is deterministic.
  */
 
+/*
+ * Frame annotations (flamegraph.pl's): a suffix on a frame's name saying what kind of
+ * code it is, which the palettes colour by. "_[k]": a kernel function; "_[j]": code
+ * named by a JIT's map (/tmp/perf-PID.map, jitdump); "_[i]": a function inlined into
+ * the frame before it (nearer the root). The value of each kind is its letter.
+ */
+enum fg_annot {
+	FG_ANNOT_NONE = 0,
+	FG_ANNOT_KERNEL = 'k',
+	FG_ANNOT_JIT = 'j',
+	FG_ANNOT_INLINE = 'i',
+};
+
+/*
+ * The suffix every writer of frame names appends for @annot: "_[k]", "_[j]" or "_[i]"
+ * (a static string of FG_ANNOT_LEN bytes), or "" for FG_ANNOT_NONE and any other value.
+ * Never NULL.
+ */
+#define FG_ANNOT_LEN 4
+const char *fg_annot__suffix(enum fg_annot annot);
+
 struct folded;
 
 /* Returns an empty stack set, or NULL with errno set. */

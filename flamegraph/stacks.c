@@ -48,23 +48,6 @@ size_t flamegraph__nr_bad_lines(const struct flamegraph *fg)
 	return fg ? fg->bad_lines : 0;
 }
 
-int array__grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 /*
  * Name hash for the lookup table only (never stored or shown): eight bytes a
  * step, which matters at tens of millions of frames. Stable, unseeded.

@@ -128,26 +128,12 @@ struct textbuf {
 	size_t cap;
 };
 
-static int textbuf_reserve(struct textbuf *t, size_t len)
-{
-	if (len <= t->cap)
-		return 0;
-	free(t->buf);
-	t->cap = MAX(len, 256);
-	t->buf = malloc(t->cap);
-	if (!t->buf) {
-		t->cap = 0;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Writes any user string, repaired and escaped. */
 static int put_text(FILE *out, struct textbuf *t, const char *s)
 {
 	size_t len = strlen(s), ncp;
 
-	if (textbuf_reserve(t, 3 * len + 1))
+	if (array__grow((void **)&t->buf, &t->cap, 3 * len + 1, 1))
 		return -ENOMEM;
 	fg__put_xml_escaped(out, t->buf, fg__utf8_clean(s, len, t->buf, &ncp));
 	return 0;
@@ -552,7 +538,7 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 	}
 	pct = r->timemax > 0 ? 100.0 * (double)width / r->timemax : 0;
 
-	if (textbuf_reserve(&r->tb, 3 * len + 8))
+	if (array__grow((void **)&r->tb.buf, &r->tb.cap, 3 * len + 8, 1))
 		return -ENOMEM;
 	clen = fg__utf8_clean(name, len, r->tb.buf, &ncp);
 
@@ -666,7 +652,7 @@ static int put_comment_text(FILE *out, struct textbuf *t, const char *s)
 {
 	size_t len = strlen(s), ncp, n, i;
 
-	if (textbuf_reserve(t, 3 * len + 1))
+	if (array__grow((void **)&t->buf, &t->cap, 3 * len + 1, 1))
 		return -ENOMEM;
 	n = fg__utf8_clean(s, len, t->buf, &ncp);
 	for (i = 0; i < n; i++) {

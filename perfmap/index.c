@@ -8,23 +8,14 @@
 
 int pm_index__add(struct pm_index *ix, uint64_t start, uint64_t end, uint64_t ts, const char *name)
 {
-	struct pm_entry *n;
-	size_t cap;
-
 	if (ix->max && ix->nr >= ix->max) {
 		ix->dropped++;
 		return 0;
 	}
-	if (ix->nr == ix->cap) {
-		if (ix->cap >= UINT32_MAX / 2)
-			return -ENOMEM; /* segments index entries with 32 bits */
-		cap = ix->cap ? ix->cap * 2 : 64;
-		n = realloc(ix->ents, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		ix->ents = n;
-		ix->cap = cap;
-	}
+	if (ix->nr == ix->cap && ix->cap >= UINT32_MAX / 2)
+		return -ENOMEM; /* segments index entries with 32 bits */
+	if (array__grow((void **)&ix->ents, &ix->cap, ix->nr + 1, sizeof(*ix->ents)))
+		return -ENOMEM;
 	ix->ents[ix->nr++] = (struct pm_entry){.start = start, .end = end, .ts = ts, .name = name};
 	ix->dirty = true;
 	return 0;

@@ -69,16 +69,8 @@ static int pairset__add(struct pairset *s, uint64_t a, uint64_t b, size_t val)
 {
 	if (pairset__find(s, a, b))
 		return 0;
-	if (s->nr == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 256;
-		struct pair *v =
-			cap <= SIZE_MAX / sizeof(*v) ? realloc(s->v, cap * sizeof(*v)) : NULL;
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (array__grow((void **)&s->v, &s->cap, s->nr + 1, sizeof(*s->v)))
+		return -ENOMEM;
 	if (hashmap__insert(&s->index, pair_hash(a, b), s->nr + 1))
 		return -ENOMEM;
 	s->v[s->nr++] = (struct pair){.a = a, .b = b, .val = val};
@@ -280,15 +272,8 @@ static int proc_use(struct capture_rec *c, const struct count_key *key)
 
 	if (pairset__find(&c->procs, key->pid, key->gen))
 		return 0;
-	if (c->nr_procs == c->procs_cap) {
-		size_t cap = c->procs_cap ? 2 * c->procs_cap : 64;
-		struct cap_proc *tmp = realloc(c->procv, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		c->procv = tmp;
-		c->procs_cap = cap;
-	}
+	if (array__grow((void **)&c->procv, &c->procs_cap, c->nr_procs + 1, sizeof(*c->procv)))
+		return -ENOMEM;
 	added = pairset__add(&c->procs, key->pid, key->gen, c->nr_procs);
 	if (added < 0)
 		return added;

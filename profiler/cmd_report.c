@@ -308,25 +308,6 @@ cleanup:
 	return err;
 }
 
-static int grow(void **v, size_t *cap, size_t nr, size_t more, size_t size)
-{
-	size_t want = nr + more, c = *cap ? *cap : 64;
-	void *tmp;
-
-	if (want <= *cap)
-		return 0;
-	while (c < want)
-		c *= 2;
-	tmp = realloc(*v, c * size);
-	if (!tmp)
-		return -ENOMEM;
-	*v = tmp;
-	*cap = c;
-	return 0;
-}
-
-#define GROW(v, cap, nr, more) grow((void **)&(v), &(cap), (nr), (more), sizeof(*(v)))
-
 static const char *intern(struct report *r, const char *s, int *err)
 {
 	const char *p = strset__intern(r->strs, s);
@@ -403,7 +384,8 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->meta.event_weight_unit = intern(r, rec->meta.event_weight_unit, &err);
 		break;
 	case CAPTURE_PROC:
-		if (GROW(r->procs, r->procs_cap, r->nr_procs, 1))
+		if (array__grow((void **)&r->procs, &r->procs_cap, r->nr_procs + 1,
+				sizeof(*r->procs)))
 			return -ENOMEM;
 		r->procs[r->nr_procs++] =
 			(struct rep_proc){ .pid = rec->proc.pid, .uid = rec->proc.uid };
@@ -411,7 +393,7 @@ static int take(struct report *r, const struct capture_record *rec)
 	case CAPTURE_MAPPING: {
 		struct rep_map *m;
 
-		if (GROW(r->maps, r->maps_cap, r->nr_maps, 1))
+		if (array__grow((void **)&r->maps, &r->maps_cap, r->nr_maps + 1, sizeof(*r->maps)))
 			return -ENOMEM;
 		m = &r->maps[r->nr_maps];
 		*m = (struct rep_map){
@@ -433,7 +415,8 @@ static int take(struct report *r, const struct capture_record *rec)
 	case CAPTURE_COUNT:
 		break;
 	case CAPTURE_KSYM:
-		if (GROW(r->ksyms, r->ksyms_cap, r->nr_ksyms, 1))
+		if (array__grow((void **)&r->ksyms, &r->ksyms_cap, r->nr_ksyms + 1,
+				sizeof(*r->ksyms)))
 			return -ENOMEM;
 		r->ksyms[r->nr_ksyms++] = (struct symbolizer_ksym){
 			.start = rec->ksym.start,
@@ -443,7 +426,7 @@ static int take(struct report *r, const struct capture_record *rec)
 		};
 		break;
 	case CAPTURE_JIT:
-		if (GROW(r->jits, r->jits_cap, r->nr_jits, 1))
+		if (array__grow((void **)&r->jits, &r->jits_cap, r->nr_jits + 1, sizeof(*r->jits)))
 			return -ENOMEM;
 		r->jits[r->nr_jits++] = (struct rep_jit){
 			.pid = rec->jit.pid,

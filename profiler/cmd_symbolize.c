@@ -9,6 +9,7 @@
 
 #include "cmds.h"
 #include "common.h"
+#include "profiler-private.h"
 #include "symbolize.h"
 
 /* an address a line on standard input: 4 KiB is far past any */
@@ -137,18 +138,6 @@ cleanup:
 	return err;
 }
 
-static const char *suffix(enum frame_kind kind)
-{
-	switch (kind) {
-	case FRAME_INLINE:
-		return "_[i]";
-	case FRAME_JIT:
-		return "_[j]";
-	default:
-		return "";
-	}
-}
-
 /* Resolves and prints one address. Returns 0, or -errno after a message. */
 static int one(struct symbolizer *s, const struct symbolize_opts *o, const char *text)
 {
@@ -178,7 +167,7 @@ static int one(struct symbolizer *s, const struct symbolize_opts *o, const char 
 	}
 	printf("%#" PRIx64 "\t", addr);
 	for (i = 0; i < n; i++)
-		printf("%s%s%s", i ? ";" : "", fr[i].name, suffix(fr[i].kind));
+		printf("%s%s%s", i ? ";" : "", fr[i].name, fold__frame_suffix(fr[i].kind));
 	putchar('\n');
 	return 0;
 }

@@ -30,44 +30,47 @@ void fold__release(struct fold *f)
 	f->frames = NULL;
 }
 
-static const char *kernel_name(struct fold *f, const char *name)
+/* @name and @suffix, interned; @name itself when the two do not fit @size bytes. */
+static const char *annotated(struct fold *f, const char *name, const char *suffix, size_t size)
 {
-	char buf[512];
-	int n = snprintf(buf, sizeof(buf), "%s_[k]", name);
+	char buf[1024];
+	int n;
 
-	if (n < 0 || (size_t)n >= sizeof(buf))
+	if (!*suffix)
+		return name;
+	size = MIN(size, sizeof(buf));
+	n = snprintf(buf, size, "%s%s", name, suffix);
+	if (n < 0 || (size_t)n >= size)
 		return name;
 	return strset__intern_len(f->names, buf, n);
 }
 
-/* Inlined frames end in _[i] and JIT frames in _[j] (FlameGraph's annotations). */
+static const char *kernel_name(struct fold *f, const char *name)
+{
+	return annotated(f, name, fg_annot__suffix(FG_ANNOT_KERNEL), 512);
+}
+
+const char *fold__frame_suffix(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_INLINE:
+		return fg_annot__suffix(FG_ANNOT_INLINE);
+	case FRAME_JIT:
+		return fg_annot__suffix(FG_ANNOT_JIT);
+	default:
+		return fg_annot__suffix(FG_ANNOT_NONE);
+	}
+}
+
 static const char *user_name(struct fold *f, const struct frame *fr)
 {
-	const char *suffix = fr->kind == FRAME_INLINE ? "_[i]"
-			     : fr->kind == FRAME_JIT  ? "_[j]"
-						      : NULL;
-	char buf[1024];
-	int n;
-
-	if (!suffix)
-		return fr->name;
-	n = snprintf(buf, sizeof(buf), "%s%s", fr->name, suffix);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return fr->name;
-	return strset__intern_len(f->names, buf, n);
+	return annotated(f, fr->name, fold__frame_suffix(fr->kind), 1024);
 }
 
 static int push_frame(struct fold *f, size_t *n, const char *name)
 {
-	if (*n == f->frames_cap) {
-		size_t cap = f->frames_cap ? f->frames_cap * 2 : 512;
-		const char **tmp = realloc(f->frames, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		f->frames = tmp;
-		f->frames_cap = cap;
-	}
+	if (array__grow((void **)&f->frames, &f->frames_cap, *n + 1, sizeof(*f->frames)))
+		return -ENOMEM;
 	if (!name)
 		return -ENOMEM;
 	f->frames[(*n)++] = name;
@@ -511,7 +514,7 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	} else if (kernel) {
 		if (kernel->nr >= f->max_depth) {
 			f->truncated_kernel += count;
-			err = push_marker(f, &n, "[truncated]_[k]");
+			err = push_marker(f, &n, kernel_name(f, "[truncated]"));
 		}
 		if (!err)
 			err = add_kernel_frames(f, &n, kernel, offcpu);

@@ -22,7 +22,6 @@
 #include "symbolize.h"
 #include "unwind.h"
 
-_Static_assert(sizeof(struct kunwind_row) == sizeof(struct unwind_krow), "one row layout");
 _Static_assert(PYW_CODE == PY_WORD && PYW_POS == PY_WORD_POS && PYW_LASTI_NONE == PY_LASTI_NONE &&
 		       PYL_NONE == PY_NONE && (int)PYL_RUN_SHIM == (int)PY_RUN_SHIM,
 	       "one Python word layout");
@@ -110,7 +109,7 @@ static char *file_key(const struct symbolizer_mapping *m)
 }
 
 /* Writes @rows[0..nr) to the map from index @lo. 0 or -errno. */
-static int write_rows(struct ktables *kt, uint32_t lo, const struct unwind_krow *rows, size_t nr)
+static int write_rows(struct ktables *kt, uint32_t lo, const struct kunwind_row *rows, size_t nr)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	uint32_t *keys, i;
@@ -159,7 +158,7 @@ static void kfile_compile(struct ktables *kt, struct kfile *f, int fd, const cha
 			  struct unwind_ktable_stats *ks)
 {
 	double t0 = timing__now();
-	struct unwind_krow *rows = NULL;
+	struct kunwind_row *rows = NULL;
 	size_t nr = 0;
 	int err;
 
@@ -264,7 +263,7 @@ static struct kfile *map_file(struct ktables *kt, struct symbolizer *sym, pid_t 
 int ktables__preload(struct ktables *kt, const char *path)
 {
 	struct unwind_ktable_stats ks;
-	struct unwind_krow *rows = NULL;
+	struct kunwind_row *rows = NULL;
 	struct kfile *f;
 	size_t nr = 0;
 	bool is_new;

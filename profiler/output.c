@@ -458,22 +458,13 @@ void outputs__stack_begin(struct outputs *o)
 
 static int push_loc(struct outputs *o, int err, uint32_t id)
 {
-	uint32_t *tmp;
-
 	if (err) {
 		/* -EINVAL: a frame the model cannot hold; the stack is dropped, counted */
 		o->stack_bad = true;
 		return err == -ENOMEM ? err : 0;
 	}
-	if (o->nr_locs == o->cap_locs) {
-		size_t cap = o->cap_locs ? 2 * o->cap_locs : 256;
-
-		tmp = realloc(o->locs, cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		o->locs = tmp;
-		o->cap_locs = cap;
-	}
+	if (array__grow((void **)&o->locs, &o->cap_locs, o->nr_locs + 1, sizeof(*o->locs)))
+		return -ENOMEM;
 	o->locs[o->nr_locs++] = id;
 	return 0;
 }

@@ -71,15 +71,8 @@ struct proc_entry *proctab__get(struct proctab *t, pid_t pid, uint64_t gen)
 
 	if (e || pid <= 0)
 		return e;
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-
-		e = cap <= SIZE_MAX / sizeof(*e) ? realloc(t->v, cap * sizeof(*e)) : NULL;
-		if (!e)
-			return NULL;
-		t->v = e;
-		t->cap = cap;
-	}
+	if (array__grow((void **)&t->v, &t->cap, t->nr + 1, sizeof(*t->v)))
+		return NULL;
 	if (hashmap__insert(&t->index, proc_hash(pid, gen), t->nr + 1))
 		return NULL;
 	e = &t->v[t->nr++];

@@ -753,6 +753,9 @@ struct fold {
 
 int fold__init(struct fold *f);
 void fold__release(struct fold *f);
+/* The suffix a user frame of @kind gets in folded stacks: fg_annot__suffix()'s "_[i]" for
+ * FRAME_INLINE, "_[j]" for FRAME_JIT, else "". Static, never NULL. */
+const char *fold__frame_suffix(enum frame_kind kind);
 /*
  * Names one counted (key, value) and adds it to the folded set: "comm;user root..leaf;
  * kernel root..leaf_[k]" (see DESIGN.md), off-CPU values converted to microseconds.

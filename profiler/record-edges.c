@@ -264,90 +264,45 @@ static int read_thread(struct edge_ctx *c, pid_t pid, pid_t tid, struct edge_thr
 	return 1;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /*
- * Kernel frame names to addresses, one pass over /proc/kallsyms for all threads' names
- * (the first symbol of a name: a few static functions share theirs). A frame whose
- * name is not found ends the stack there. 0 or -errno.
+ * Kernel frame names to addresses, one pass over kallsyms for all threads' names
+ * (symbolizer__kernel_addrs()). A frame whose name is not found ends the stack there.
+ * 0 or -errno.
  */
 static int resolve_kernel(struct edge_ctx *c, struct edge_thread *v, size_t nr)
 {
-	const char **names = NULL, *line_name;
+	const char **names = NULL;
 	uint64_t *addrs = NULL;
-	struct line_reader lr;
-	size_t nr_names = 0, cap = 0, i, j, len;
-	char *line;
-	FILE *f;
-	int err = 0;
+	size_t nr_names = 0, i, j, k;
+	int err;
 
-	for (i = 0; i < nr; i++) {
-		for (j = 0; j < v[i].st.kernel.nr; j++) {
-			if (nr_names == cap) {
-				const char **tmp;
-
-				cap = cap ? cap * 2 : 256;
-				tmp = realloc(names, cap * sizeof(*names));
-				if (!tmp) {
-					free(names);
-					return -ENOMEM;
-				}
-				names = tmp;
-			}
-			names[nr_names++] = v[i].knames[j];
-		}
-	}
+	for (i = 0; i < nr; i++)
+		nr_names += v[i].st.kernel.nr;
 	if (!nr_names)
 		return 0;
-	qsort(names, nr_names, sizeof(*names), cmp_name);
+	names = calloc(nr_names, sizeof(*names));
 	addrs = calloc(nr_names, sizeof(*addrs));
-	f = fopen("/proc/kallsyms", "re");
-	if (!addrs || !f) {
-		err = addrs ? -errno : -ENOMEM;
+	if (!names || !addrs) {
+		err = -ENOMEM;
 		goto cleanup;
 	}
-	line_reader__init(&lr, f, 4096);
-	while ((err = line_reader__next(&lr, &line, &len)) > 0) {
-		unsigned long long addr;
-		char type, name[256];
-		const char **hit;
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		line_name = name;
-		hit = bsearch(&line_name, names, nr_names, sizeof(*names), cmp_name);
-		/* the names are interned: equal names are one pointer, once in @names */
-		while (hit && hit > names && !strcmp(hit[-1], name))
-			hit--;
-		for (; hit && hit < names + nr_names && !strcmp(*hit, name); hit++)
-			if (!addrs[hit - names])
-				addrs[hit - names] = addr;
-	}
-	line_reader__free(&lr);
-	if (err < 0)
+	for (i = k = 0; i < nr; i++)
+		for (j = 0; j < v[i].st.kernel.nr; j++)
+			names[k++] = v[i].knames[j];
+	err = symbolizer__kernel_addrs(c->r->sym, names, nr_names, addrs);
+	if (err)
 		goto cleanup;
-	err = 0;
-	for (i = 0; i < nr; i++) {
+	for (i = k = 0; i < nr; i++) {
 		struct edge_thread *t = &v[i];
 
-		for (j = 0; j < t->st.kernel.nr; j++) {
-			const char **hit = bsearch(&t->knames[j], names, nr_names, sizeof(*names),
-						   cmp_name);
-
-			if (!hit || !addrs[hit - names])
-				break;
-			t->st.kernel.ips[j] = addrs[hit - names] + t->koffs[j];
-		}
+		for (j = 0; j < t->st.kernel.nr && addrs[k + j]; j++)
+			t->st.kernel.ips[j] = addrs[k + j] + t->koffs[j];
+		k += t->st.kernel.nr;
 		t->st.kernel.nr = j;
 		if (!j)
 			t->st.key.flags |= KEY_KERNEL_MISSED;
 	}
 cleanup:
-	if (f)
-		fclose(f);
 	free(addrs);
 	free(names);
 	return err;
@@ -368,16 +323,9 @@ static int list_threads(pid_t pid, pid_t only, struct edge_thread **v, size_t *n
 	while ((de = readdir(dir)) && *nr < EDGE_MAX_THREADS) {
 		if (parse__long(de->d_name, 1, INT32_MAX, &tid) || (only && tid != only))
 			continue;
-		if (*nr == *cap) {
-			size_t n = *cap ? *cap * 2 : 64;
-			struct edge_thread *tmp = realloc(*v, n * sizeof(**v));
-
-			if (!tmp) {
-				closedir(dir);
-				return -ENOMEM;
-			}
-			*v = tmp;
-			*cap = n;
+		if (array__grow((void **)v, cap, *nr + 1, sizeof(**v))) {
+			closedir(dir);
+			return -ENOMEM;
 		}
 		(*v)[(*nr)++] = (struct edge_thread){ .pid = pid, .tid = (pid_t)tid };
 	}

@@ -302,20 +302,11 @@ static size_t forget_stacks(int fd, const __u64 *kept, size_t nr_kept, __u64 *go
 /* Notes that a key taken in this interval used stack @id (0: none). */
 static void used_add(struct prog_set *ps, __u64 id)
 {
-	__u64 *u;
-	size_t cap;
-
 	if (!id || ps->used_lost)
 		return;
-	if (ps->nr_used == ps->cap_used) {
-		cap = ps->cap_used ? 2 * ps->cap_used : 1024;
-		u = realloc(ps->used, cap * sizeof(*u));
-		if (!u) {
-			ps->used_lost = true; /* this interval deletes nothing */
-			return;
-		}
-		ps->used = u;
-		ps->cap_used = cap;
+	if (array__grow((void **)&ps->used, &ps->cap_used, ps->nr_used + 1, sizeof(*ps->used))) {
+		ps->used_lost = true; /* this interval deletes nothing */
+		return;
 	}
 	ps->used[ps->nr_used++] = id;
 }
@@ -355,17 +346,10 @@ struct reap_ids {
 /* Appends @id (0: none) to @ids[0..*nr), grown as needed; false when out of memory. */
 static bool ids_add(__u64 **ids, size_t *nr, size_t *cap, __u64 id)
 {
-	__u64 *t;
-
 	if (!id)
 		return true;
-	if (*nr == *cap) {
-		t = realloc(*ids, (*cap ? 2 * *cap : 1024) * sizeof(*t));
-		if (!t)
-			return false;
-		*ids = t;
-		*cap = *cap ? 2 * *cap : 1024;
-	}
+	if (array__grow((void **)ids, cap, *nr + 1, sizeof(**ids)))
+		return false;
 	(*ids)[(*nr)++] = id;
 	return true;
 }

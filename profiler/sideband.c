@@ -579,27 +579,11 @@ static int ring_read(struct sideband *sb, int cpu)
 			tail = head;
 			break;
 		}
-		if (sb->nr_bytes + h.size > sb->cap_bytes) {
-			size_t cap = MAX(2 * sb->cap_bytes, sb->nr_bytes + h.size + 4096);
-			uint8_t *tmp = realloc(sb->bytes, cap);
-
-			if (!tmp) {
-				err = -ENOMEM;
-				break;
-			}
-			sb->bytes = tmp;
-			sb->cap_bytes = cap;
-		}
-		if (sb->nr_recs == sb->cap_recs) {
-			size_t cap = sb->cap_recs ? 2 * sb->cap_recs : 256;
-			struct sb_rec *tmp = realloc(sb->recs, cap * sizeof(*tmp));
-
-			if (!tmp) {
-				err = -ENOMEM;
-				break;
-			}
-			sb->recs = tmp;
-			sb->cap_recs = cap;
+		if (array__grow((void **)&sb->bytes, &sb->cap_bytes, sb->nr_bytes + h.size, 1) ||
+		    array__grow((void **)&sb->recs, &sb->cap_recs, sb->nr_recs + 1,
+				sizeof(*sb->recs))) {
+			err = -ENOMEM;
+			break;
 		}
 		dst = sb->bytes + sb->nr_bytes;
 		first = MIN((size_t)h.size, r->size - at);

@@ -317,7 +317,7 @@ static int used_cmp(const void *a, const void *b)
  * files. Best effort. */
 static void prune(struct dw_cache *c)
 {
-	struct dwc_file *files = NULL, *tmp;
+	struct dwc_file *files = NULL;
 	size_t nr = 0, cap = 0, seen = 0, i;
 	uint64_t total = 0;
 	struct dirent *de;
@@ -347,13 +347,8 @@ static void prune(struct dw_cache *c)
 		if (len <= strlen(DWC_SUFFIX) || len >= sizeof(files->name) ||
 		    strcmp(de->d_name + len - strlen(DWC_SUFFIX), DWC_SUFFIX))
 			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(files, cap * sizeof(*files));
-			if (!tmp)
-				goto cleanup;
-			files = tmp;
-		}
+		if (array__grow((void **)&files, &cap, nr + 1, sizeof(*files)))
+			goto cleanup;
 		memcpy(files[nr].name, de->d_name, len + 1);
 		files[nr].bytes = (uint64_t)st.st_size;
 		files[nr].used = st.st_mtim;

@@ -216,15 +216,8 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 			continue;
 		if (*nr >= ELF_MAX_SYMS)
 			break;
-		if (*nr == *cap) {
-			struct sym_raw *tmp;
-
-			*cap = *cap ? *cap * 2 : 256;
-			tmp = realloc(*raw, *cap * sizeof(**raw));
-			if (!tmp)
-				return -ENOMEM;
-			*raw = tmp;
-		}
+		if (array__grow((void **)raw, cap, *nr + 1, sizeof(**raw)))
+			return -ENOMEM;
 		end = 0;
 		if (sym.st_size)
 			end = sym.st_size > sec->end - sym.st_value ? sec->end

@@ -33,17 +33,8 @@ int elf__vaddr_offset(Elf *elf, uint64_t addr, size_t len, bool exec_only, uint6
 static int funcs_add(struct symbolize_func **v, size_t *nr, size_t *cap,
 		     const struct symbolize_func *fn)
 {
-	struct symbolize_func *t;
-
-	if (*nr == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-
-		t = realloc(*v, c * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		*v = t;
-		*cap = c;
-	}
+	if (array__grow((void **)v, cap, *nr + 1, sizeof(**v)))
+		return -ENOMEM;
 	(*v)[(*nr)++] = *fn;
 	return 0;
 }
@@ -190,7 +181,7 @@ static int usdt_note(const char *desc, size_t len, struct strset *strs, struct s
 int symbolize__usdt_notes(const char *path, struct strset *strs, struct symbolize_usdt **out,
 			  size_t *nr)
 {
-	struct symbolize_usdt *v = NULL, *t;
+	struct symbolize_usdt *v = NULL;
 	size_t n = 0, cap = 0, nr_secs, i, off, name_off, desc_off;
 	Elf_Data *data;
 	Elf_Scn *scn;
@@ -221,14 +212,9 @@ int symbolize__usdt_notes(const char *path, struct strset *strs, struct symboliz
 				continue;
 			if (usdt_note((char *)data->d_buf + desc_off, nh.n_descsz, strs, &u))
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				t = realloc(v, cap * sizeof(*t));
-				if (!t) {
-					err = -ENOMEM;
-					break;
-				}
-				v = t;
+			if (array__grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+				err = -ENOMEM;
+				break;
 			}
 			v[n++] = u;
 		}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* symbolize: /proc/kallsyms text symbols ("name", "name [module]") into a symtab. */
+/* symbolize: /proc/kallsyms text symbols ("name", "name [module]") into a symtab, or
+ * names to their addresses. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ int kallsyms__names(const struct sym *sym, struct strset *strs, const char **nam
 int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero)
 {
 	char *p = text, *end = text + len, *eol;
-	struct sym_raw *raw = NULL, *tmp;
+	struct sym_raw *raw = NULL;
 	size_t nr = 0, cap = 0, i;
 	int err = 0;
 
@@ -122,14 +123,9 @@ int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero)
 		eol = memchr(p, '\n', end - p);
 		if (!eol)
 			eol = end;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 4096;
-			tmp = realloc(raw, cap * sizeof(*raw));
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			raw = tmp;
+		if (array__grow((void **)&raw, &cap, nr + 1, sizeof(*raw))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (!parse_line(p, eol, &raw[nr]))
 			continue;
@@ -155,4 +151,50 @@ int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero)
 cleanup:
 	free(raw);
 	return err;
+}
+
+/* One of the caller's names and its index, sorted by name. */
+struct name_idx {
+	const char *name;
+	size_t i;
+};
+
+static int cmp_name_idx(const void *a, const void *b)
+{
+	return strcmp(((const struct name_idx *)a)->name, ((const struct name_idx *)b)->name);
+}
+
+int kallsyms__addrs(char *text, size_t len, const char *const *names, size_t n, uint64_t *addrs)
+{
+	char *p = text, *end = text + len, *eol;
+	struct name_idx *by_name = NULL, *hit, key;
+	struct sym_raw raw;
+	size_t i;
+
+	if (!n)
+		return 0;
+	by_name = calloc(n, sizeof(*by_name));
+	if (!by_name)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		by_name[i] = (struct name_idx){.name = names[i], .i = i};
+	qsort(by_name, n, sizeof(*by_name), cmp_name_idx);
+	for (; p < end; p = eol + 1) {
+		eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
+		if (!parse_line(p, eol, &raw))
+			continue;
+		key.name = raw.name;
+		hit = bsearch(&key, by_name, n, sizeof(*by_name), cmp_name_idx);
+		if (!hit)
+			continue;
+		while (hit > by_name && !strcmp(hit[-1].name, raw.name))
+			hit--;
+		for (; hit < by_name + n && !strcmp(hit->name, raw.name); hit++)
+			if (!addrs[hit->i])
+				addrs[hit->i] = raw.start;
+	}
+	free(by_name);
+	return 0;
 }

@@ -485,6 +485,23 @@ cleanup:
 	return err;
 }
 
+int symbolizer__kernel_addrs(struct symbolizer *s, const char *const *names, size_t n,
+			     uint64_t *addrs)
+{
+	char *text = NULL;
+	size_t len;
+	int err;
+
+	memset(addrs, 0, n * sizeof(*addrs));
+	if (!n)
+		return 0;
+	err = file__read_bounded(AT_FDCWD, s->kallsyms_path, KALLSYMS_MAX_BYTES, &text, &len);
+	if (!err)
+		err = kallsyms__addrs(text, len, names, n, addrs);
+	free(text);
+	return err;
+}
+
 int symbolizer__load_kernel(struct symbolizer *s)
 {
 	if (s->no_kernel || s->kernel_tried)

@@ -104,7 +104,7 @@ int maps__parse(const char *text, size_t len, struct strset *strs, struct map_en
 		size_t *nr, size_t *bad)
 {
 	const char *p = text, *end = text + len, *eol, *path;
-	struct map_entry *v = NULL, *tmp, e;
+	struct map_entry *v = NULL, e;
 	size_t n = 0, cap = 0, path_len;
 	int err = 0;
 
@@ -127,14 +127,9 @@ int maps__parse(const char *text, size_t len, struct strset *strs, struct map_en
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(v, cap * sizeof(*v));
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			v = tmp;
+		if (array__grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		v[n++] = e;
 	}

@@ -82,16 +82,9 @@ static int read_slots(Elf *elf, struct plt_slot **out, size_t *nr_out)
 				if (!name || !*name)
 					continue;
 			}
-			if (nr == cap) {
-				struct plt_slot *tmp;
-
-				cap = cap ? cap * 2 : 256;
-				tmp = realloc(v, cap * sizeof(*v));
-				if (!tmp) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = tmp;
+			if (array__grow((void **)&v, &cap, nr + 1, sizeof(*v))) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[nr++] = (struct plt_slot){ .got = rela.r_offset, .name = name,
 						     .addend = (uint64_t)rela.r_addend };
@@ -198,16 +191,9 @@ int plt__collect(Elf *elf, const GElf_Ehdr *ehdr, struct strset *strs, struct sy
 			n = snprintf(buf, sizeof(buf), "%s@plt", name);
 			if (n < 0 || (size_t)n >= sizeof(buf))
 				continue;
-			if (*nr == *cap) {
-				struct sym_raw *tmp;
-
-				*cap = *cap ? *cap * 2 : 256;
-				tmp = realloc(*raw, *cap * sizeof(**raw));
-				if (!tmp) {
-					err = -ENOMEM;
-					break;
-				}
-				*raw = tmp;
+			if (array__grow((void **)raw, cap, *nr + 1, sizeof(**raw))) {
+				err = -ENOMEM;
+				break;
 			}
 			name = strset__intern_len(strs, buf, (size_t)n);
 			if (!name) {

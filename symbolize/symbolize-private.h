@@ -322,6 +322,12 @@ char *demangle__name(const char *name, bool params);
  */
 int kallsyms__parse(char *text, size_t len, struct symtab *tab, bool *nonzero);
 /*
+ * Sets @addrs[i] to the address of the first text symbol of kallsyms text @text[0..len]
+ * (modified as by kallsyms__parse()) named @names[i], or leaves it 0 (the caller zeroes
+ * it). Returns 0 or -ENOMEM.
+ */
+int kallsyms__addrs(char *text, size_t len, const char *const *names, size_t n, uint64_t *addrs);
+/*
  * The display name of @sym (of a table from kallsyms__parse()), "name" or "name [module]",
  * and its module (or NULL), interned in @strs. Returns 0 or -ENOMEM.
  */

@@ -49,17 +49,8 @@ int file_index__add(struct file_index *idx, const struct file_key *k, struct elf
 	struct file_slot *slot = file_index__slot(idx, k);
 
 	if (!slot) {
-		if (idx->nr == idx->cap) {
-			size_t cap = idx->cap ? idx->cap * 2 : 64;
-
-			slot = cap <= SIZE_MAX / sizeof(*slot)
-				       ? realloc(idx->v, cap * sizeof(*slot))
-				       : NULL;
-			if (!slot)
-				return -ENOMEM;
-			idx->v = slot;
-			idx->cap = cap;
-		}
+		if (array__grow((void **)&idx->v, &idx->cap, idx->nr + 1, sizeof(*idx->v)))
+			return -ENOMEM;
 		if (hashmap__insert(&idx->index, file_key__hash(k), idx->nr + 1))
 			return -ENOMEM;
 		slot = &idx->v[idx->nr++];

@@ -253,6 +253,20 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t ip, bool is_return, struct
 int symbolizer__load_kernel(struct symbolizer *s);
 
 /*
+ * Kernel function names to addresses, the other way from symbolizer__kernel(), for
+ * stacks the kernel prints by name (/proc/TID/stack). Reads @s's kallsyms file
+ * (symbolizer_opts.kallsyms_path, else /proc/kallsyms) afresh with the parser the
+ * lookups use, not the loaded table (it keeps one name per address), and sets
+ * @addrs[i] to the address of the first text symbol named @names[i] in the file's
+ * order (a few static functions share a name), or 0 when none is. @names are bare
+ * ("func", no "+off" or module), in any order, repeats allowed; borrowed for the call.
+ * Uses nothing of @s but the path. Returns 0, -ENOMEM, or -errno when the file cannot
+ * be read (@addrs all 0).
+ */
+int symbolizer__kernel_addrs(struct symbolizer *s, const char *const *names, size_t n,
+			     uint64_t *addrs);
+
+/*
  * Resolves @addr, an ELF virtual address of the file at @path (as addr2line does; for
  * `scorch symbolize --elf`). The file is opened as given (symlinks followed: the caller
  * chose it) and stays cached. Same frames and returns as symbolizer__user(); an address

@@ -479,7 +479,7 @@ int cfi__index_debug(struct ufile *f, const struct code_span *code, size_t nr_co
 {
 	const uint8_t *base = sec_base(f, true), *end = base + f->dbg_len, *p, *body_end, *insns,
 		      *insns_end;
-	struct dbg_fde *t = NULL, *tmp;
+	struct dbg_fde *t = NULL;
 	uint64_t off = 0, id, start, range;
 	size_t n = 0, cap = 0, i, kept = 0;
 	struct cie c;
@@ -504,14 +504,9 @@ int cfi__index_debug(struct ufile *f, const struct code_span *code, size_t nr_co
 			} else if (n == DBG_FDES_MAX) {
 				f->dbg_bad++;
 			} else if (!eh_overlaps(f, start, start + range)) {
-				if (n == cap) {
-					cap = cap ? cap * 2 : 256;
-					tmp = realloc(t, cap * sizeof(*t));
-					if (!tmp) {
-						free(t);
-						return -ENOMEM;
-					}
-					t = tmp;
+				if (array__grow((void **)&t, &cap, n + 1, sizeof(*t))) {
+					free(t);
+					return -ENOMEM;
 				}
 				t[n++] = (struct dbg_fde){
 					.start = start, .end = start + range, .off = off};

@@ -18,7 +18,7 @@ static const uint8_t plt_expr_tail[] = {0x2a, 0x33, 0x24, 0x22};
 
 struct build {
 	const struct ufile *f;
-	struct unwind_krow *rows;
+	struct kunwind_row *rows;
 	size_t nr, cap, max;
 	struct unwind_ktable_stats *st;
 	bool too_far;
@@ -39,49 +39,49 @@ static int plt_threshold(const struct ufile *f, const struct rule *r)
 	return lit >= 0x30 && lit <= 0x4f ? lit - 0x30 : 0; /* DW_OP_lit0..lit31 */
 }
 
-struct unwind_krow ktable__krow(const struct ufile *f, const struct row_state *st, bool signal)
+struct kunwind_row ktable__krow(const struct ufile *f, const struct row_state *st, bool signal)
 {
-	struct unwind_krow k = {.cfa = UNWIND_KROW_INVALID};
+	struct kunwind_row k = {.cfa = KROW_INVALID};
 	const struct rule *ra = &st->r[R_RA], *rbp = &st->r[R_RBP];
 	int n;
 
 	if (signal)
 		return k;
 	if (ra->kind == RULE_UNDEF) {
-		k.cfa = UNWIND_KROW_STOP;
+		k.cfa = KROW_STOP;
 		return k;
 	}
 	if (ra->kind != RULE_OFFSET || ra->off != -8)
 		return k;
 	if (st->cfa.kind == RULE_REG && (st->cfa.reg == DWARF_RSP || st->cfa.reg == DWARF_RBP)) {
-		k.cfa = st->cfa.reg == DWARF_RSP ? UNWIND_KROW_RSP : UNWIND_KROW_RBP;
+		k.cfa = st->cfa.reg == DWARF_RSP ? KROW_RSP : KROW_RBP;
 		k.cfa_off = st->cfa.off;
 	} else if (st->cfa.kind == RULE_VAL_EXPR && (n = plt_threshold(f, &st->cfa))) {
-		k.cfa = UNWIND_KROW_PLT;
+		k.cfa = KROW_PLT;
 		k.cfa_off = n;
 	} else {
 		return k;
 	}
 	if (rbp->kind == RULE_SAME) {
-		k.rbp = UNWIND_KROW_RBP_SAME;
+		k.rbp = KROW_RBP_SAME;
 	} else if (rbp->kind == RULE_OFFSET && rbp->off >= INT16_MIN && rbp->off <= INT16_MAX) {
-		k.rbp = UNWIND_KROW_RBP_SAVED;
+		k.rbp = KROW_RBP_SAVED;
 		k.rbp_off = (int16_t)rbp->off;
 	} else {
-		k.rbp = UNWIND_KROW_RBP_LOST;
+		k.rbp = KROW_RBP_LOST;
 	}
 	return k;
 }
 
-static bool krow_same_rule(const struct unwind_krow *a, const struct unwind_krow *b)
+static bool krow_same_rule(const struct kunwind_row *a, const struct kunwind_row *b)
 {
 	return a->cfa == b->cfa && a->rbp == b->rbp && a->rbp_off == b->rbp_off &&
 	       a->cfa_off == b->cfa_off;
 }
 
-static int add_row(struct build *b, uint64_t pc, struct unwind_krow k)
+static int add_row(struct build *b, uint64_t pc, struct kunwind_row k)
 {
-	struct unwind_krow *last = b->nr ? &b->rows[b->nr - 1] : NULL;
+	struct kunwind_row *last = b->nr ? &b->rows[b->nr - 1] : NULL;
 
 	if (pc > UINT32_MAX) {
 		b->too_far = true;
@@ -97,15 +97,8 @@ static int add_row(struct build *b, uint64_t pc, struct unwind_krow k)
 		return 0;
 	if (b->nr == b->max)
 		return -E2BIG;
-	if (b->nr == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct unwind_krow *tmp = realloc(b->rows, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		b->rows = tmp;
-		b->cap = cap;
-	}
+	if (array__grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
+		return -ENOMEM;
 	b->rows[b->nr++] = k;
 	return 0;
 }
@@ -113,15 +106,15 @@ static int add_row(struct build *b, uint64_t pc, struct unwind_krow k)
 static int on_row(void *ctx, uint64_t pc, const struct row_state *st, bool signal)
 {
 	struct build *b = ctx;
-	struct unwind_krow k;
+	struct kunwind_row k;
 
 	if (!st) {
 		/* the FDE's end: a gap until the next one begins (dropped if it begins here) */
 		b->st->fdes++;
-		return add_row(b, pc, (struct unwind_krow){.cfa = UNWIND_KROW_INVALID});
+		return add_row(b, pc, (struct kunwind_row){.cfa = KROW_INVALID});
 	}
 	k = ktable__krow(b->f, st, signal);
-	if (k.cfa == UNWIND_KROW_INVALID)
+	if (k.cfa == KROW_INVALID)
 		b->st->invalid++;
 	return add_row(b, pc, k);
 }
@@ -153,7 +146,7 @@ static void read_build_id(Elf *elf, struct unwind_ktable_stats *st)
 	}
 }
 
-int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, size_t *nr,
+int unwind_ktable__build(int fd, size_t max_rows, struct kunwind_row **rows, size_t *nr,
 			 struct unwind_ktable_stats *st)
 {
 	struct ufile f = {};

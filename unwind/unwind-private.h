@@ -147,7 +147,7 @@ typedef int (*cfi_row_fn)(void *ctx, uint64_t pc, const struct row_state *st, bo
 int cfi__rows(const struct ufile *f, cfi_row_fn fn, void *ctx, uint64_t *nr_bad);
 
 /* One row of rules as the kernel walk follows it: INVALID when it cannot (ktable.c). */
-struct unwind_krow ktable__krow(const struct ufile *f, const struct row_state *st, bool signal);
+struct kunwind_row ktable__krow(const struct ufile *f, const struct row_state *st, bool signal);
 
 /*
  * Indexes the .debug_frame copied into @f (f->cfi + f->eh_len, f->dbg_len bytes; @f's

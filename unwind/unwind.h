@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+#include "profile.h"
+
 /*
  * An unwinder turns one sample -- the user registers (ip, sp, bp) and a copy of the
  * stack from sp upwards, taken by the kernel at sample time -- into the return
@@ -171,29 +174,9 @@ void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
  * address at CFA - 8, rbp unchanged or saved at CFA + offset, and the .plt's expression.
  * Other rules (a CFA in another register, DWARF expressions, signal frames, a return
  * address elsewhere) become INVALID rows, where the walk takes a frame-pointer step, and
- * are counted; so are the gaps between functions.
+ * are counted; so are the gaps between functions. The rows are struct kunwind_row of
+ * bpf/profile.h, the layout the BPF walk reads (enum kunwind_cfa, enum kunwind_rbp).
  */
-enum unwind_krow_cfa {
-	UNWIND_KROW_INVALID = 0, /* no rule to follow here (a gap, or not supported) */
-	UNWIND_KROW_RSP,	 /* CFA = rsp + cfa_off */
-	UNWIND_KROW_RBP,	 /* CFA = rbp + cfa_off */
-	UNWIND_KROW_PLT,	 /* .plt: CFA = rsp + 8, and 8 more once (pc & 15) >= cfa_off */
-	UNWIND_KROW_STOP,	 /* the outermost frame (the return address is undefined) */
-};
-
-enum unwind_krow_rbp {
-	UNWIND_KROW_RBP_SAME = 0, /* the caller's rbp is this frame's */
-	UNWIND_KROW_RBP_SAVED,	  /* saved at CFA + rbp_off */
-	UNWIND_KROW_RBP_LOST,	  /* not recoverable here: the caller's rbp is unknown */
-};
-
-struct unwind_krow {
-	uint32_t pc;	 /* ELF virtual address where the row begins */
-	uint8_t cfa;	 /* enum unwind_krow_cfa */
-	uint8_t rbp;	 /* enum unwind_krow_rbp */
-	int16_t rbp_off;
-	int32_t cfa_off;
-};
 
 struct unwind_ktable_stats {
 	uint64_t fdes;	   /* FDEs compiled */
@@ -212,7 +195,7 @@ struct unwind_ktable_stats {
  * pointers), -E2BIG (addresses past 4 GiB, or more than @max_rows rows), -EINVAL (not
  * ELF), -ENOMEM.
  */
-int unwind_ktable__build(int fd, size_t max_rows, struct unwind_krow **rows, size_t *nr,
+int unwind_ktable__build(int fd, size_t max_rows, struct kunwind_row **rows, size_t *nr,
 			 struct unwind_ktable_stats *st);
 
 #endif /* SCORCH_UNWIND_H */

@@ -127,6 +127,25 @@ static void test_fixture(const char *dir)
 	CHECK_U64(st.kernel_frames, 18);
 	CHECK_U64(st.kernel_unresolved, 4);
 	CHECK(symbolizer__kernel(s, 0xffffffff81000000, false, &fr, 0) == -EINVAL);
+	{
+		/* names back to addresses: aliases the table merged, modules by their bare
+		 * name, repeats, data symbols (not text) and unknown names 0 */
+		static const char *const names[] = {
+			"mod_func1", "local_alias", "func_c", "some_data",
+			"nosuch",    "func_c",	    "_stext",
+		};
+		uint64_t addrs[ARRAY_SIZE(names)];
+
+		CHECK(!symbolizer__kernel_addrs(s, names, ARRAY_SIZE(names), addrs));
+		CHECK_U64(addrs[0], 0xffffffffc0001000);
+		CHECK_U64(addrs[1], 0xffffffff81000000);
+		CHECK_U64(addrs[2], 0xffffffff81000200);
+		CHECK_U64(addrs[3], 0);
+		CHECK_U64(addrs[4], 0);
+		CHECK_U64(addrs[5], 0xffffffff81000200);
+		CHECK_U64(addrs[6], 0xffffffff81000000);
+		CHECK(!symbolizer__kernel_addrs(s, names, 0, addrs));
+	}
 	symbolizer__free(s);
 
 	/* kptr_restrict: all zero, every frame unknown (and a warning) */
@@ -142,6 +161,14 @@ static void test_fixture(const char *dir)
 	s = symbolizer__new(&opts);
 	CHECK(s);
 	CHECK(lookup(s, 0xffffffff81000000, false).kind == FRAME_UNKNOWN);
+	{
+		/* but names cannot be resolved: an error, every address 0 */
+		const char *name = "func_a";
+		uint64_t addr = 1;
+
+		CHECK(symbolizer__kernel_addrs(s, &name, 1, &addr) == -ENOENT);
+		CHECK_U64(addr, 0);
+	}
 	symbolizer__free(s);
 
 	/* no_kernel never reads the file */

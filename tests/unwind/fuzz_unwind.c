@@ -62,7 +62,7 @@ static bool none_in_use(void *ctx, const void *file)
 static void check_ktable(void)
 {
 	struct unwind_ktable_stats st;
-	struct unwind_krow *rows = NULL;
+	struct kunwind_row *rows = NULL;
 	size_t nr = 0, i;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
@@ -75,7 +75,7 @@ static void check_ktable(void)
 	if (nr > 4096 || st.rows != nr || st.build_id_len > sizeof(st.build_id))
 		abort();
 	for (i = 0; i < nr; i++) {
-		if (rows[i].cfa > UNWIND_KROW_STOP || rows[i].rbp > UNWIND_KROW_RBP_LOST ||
+		if (rows[i].cfa > KROW_STOP || rows[i].rbp > KROW_RBP_LOST ||
 		    (i && rows[i - 1].pc >= rows[i].pc))
 			abort();
 	}

@@ -36,7 +36,7 @@ static int failures;
 	} while (0)
 
 /* The row in force at @pc: the last one starting at or before it, or NULL. */
-static const struct unwind_krow *find(const struct unwind_krow *rows, size_t nr, uint64_t pc)
+static const struct kunwind_row *find(const struct kunwind_row *rows, size_t nr, uint64_t pc)
 {
 	size_t lo = 0, hi = nr;
 
@@ -59,7 +59,7 @@ static void check_file(const char *path, bool required, uint64_t step, uint64_t 
 		       size_t min_checked)
 {
 	struct unwind_ktable_stats st;
-	struct unwind_krow *rows = NULL;
+	struct kunwind_row *rows = NULL;
 	struct ufile f = {};
 	size_t nr = 0, checked = 0, uncovered = 0, i;
 	uint64_t pc;
@@ -80,16 +80,15 @@ static void check_file(const char *path, bool required, uint64_t step, uint64_t 
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	CHECK(elf && !ufile__parse(&f, elf), "%s: cannot parse", path);
 	for (pc = nr ? rows[0].pc : 0; nr && pc < rows[nr - 1].pc; pc += step) {
-		const struct unwind_krow *k = find(rows, nr, pc);
-		struct unwind_krow want;
+		const struct kunwind_row *k = find(rows, nr, pc);
+		struct kunwind_row want;
 		struct row r;
 
 		err = cfi__row(&f, pc, &r);
 		if (err) {
 			/* no FDE (a gap) or one that cannot be read: nothing to follow */
-			CHECK(k && k->cfa == UNWIND_KROW_INVALID,
-			      "%s: pc %#llx outside FDEs has rule %d", path, (unsigned long long)pc,
-			      k ? k->cfa : -1);
+			CHECK(k && k->cfa == KROW_INVALID, "%s: pc %#llx outside FDEs has rule %d",
+			      path, (unsigned long long)pc, k ? k->cfa : -1);
 			uncovered++;
 			continue;
 		}

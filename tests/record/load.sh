@@ -6,7 +6,9 @@
 # that exit, stay within a memory bound, and show the load's known hot function.
 # (bench/load-bench.sh is the long version, with perf record beside it.)
 # --unwind fp: this measures the per-process work under churn; the copies of --unwind
-# dwarf and their ring-buffer losses are tested by tests/unwind/ringfull.sh.
+# dwarf and their ring-buffer losses are tested by tests/unwind/ringfull.sh. Not
+# governed: a child is seen at its first sample, and the churn makes samples cost
+# enough (BPF time, scorch's own per process) that the governor would lower the rate.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || { [ "${CI:-}" = true ] && fail "CI must run as root"; echo "SKIP: not root"; exit 77; }
@@ -19,13 +21,13 @@ RATE=300 DUR=10
 python3 "$RUNSTAT" "$TMP/base.json" -- "$SCORCH" record -v -a -F 999 --unwind fp -d 2 -o "$TMP/base.folded" \
 	2>"$TMP/base.err" || fail "baseline recording failed: $(cat "$TMP/base.err")"
 
-start_ready "$LOADGEN" -r $RATE -p 4 -d $((DUR + 3))
+start_ready "$LOADGEN" -r $RATE -p 4 -d $((DUR + 3)) 2>"$TMP/loadgen.err"
 rc=0
-python3 "$RUNSTAT" "$TMP/load.json" -- "$SCORCH" record -v -a -F 999 --unwind fp -d $DUR -o "$TMP/load.folded" \
+python3 "$RUNSTAT" "$TMP/load.json" -- "$SCORCH" record -v -a -F 999 --unwind fp --max-overhead 0 -d $DUR -o "$TMP/load.folded" \
 	2>"$TMP/load.err" || rc=$?
-wait "$BG_PID" || fail "loadgen failed"
+wait "$BG_PID" || fail "loadgen failed: $(cat "$TMP/loadgen.err")"
 BG_PID=
-cat "$TMP/load.err"
+cat "$TMP/loadgen.err" "$TMP/load.err"
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "record under load exited $rc"
 check_folded "$TMP/load.folded"
 
@@ -36,8 +38,8 @@ check_folded "$TMP/load.folded"
 asan=0
 ldd "$SCORCH" 2>/dev/null | grep -q libasan && asan=1
 ASAN=$asan PYTHONPATH="$(dirname "$0")/../../bench" python3 - "$TMP/load.err" "$TMP/load.folded" "$TMP/base.err" "$TMP/base.json" "$TMP/load.json" \
-	$RATE $DUR <<'PY' || fail "load accounting (see above)"
-import json, re, sys
+	$RATE $DUR "$TMP/loadgen.err" <<'PY' || fail "load accounting (see above)"
+import json, os, re, sys
 import summary  # bench/summary.py: the benches' reader of the summary
 err, folded, base_err = (open(f).read() for f in sys.argv[1:4])
 base, load = (json.load(open(f)) for f in sys.argv[4:6])
@@ -66,7 +68,12 @@ seen, released, held, gone = summary.scorch_processes(err, "the summary")
 # an idle machine's baseline may sample no process: -v prints no line of zeros then
 b_seen, _, b_held, _ = (summary.scorch_processes(base_err, "the baseline's summary")
                         if "scorch: processes:" in base_err else (0, 0, 0, 0))
-assert seen >= rate * dur / 2, f"only {seen} processes seen of about {rate * dur} started"
+# loadgen starts RATE a second where the machine allows (an ASan build's fork is slow:
+# 24 a second on this VM): half of what it says it started during the recording
+started = grab(r"^loadgen: (\d+) processes started", open(sys.argv[8]).read())[0]
+started = started * dur / (dur + 3)
+assert started >= 100, f"loadgen started only {started:.0f} processes: no load to speak of"
+assert seen >= started / 2, f"only {seen} processes seen of about {started:.0f} started"
 # exited processes are released by a reap within a period (1 s) when the CPUs are idle,
 # else once 1,024 exited images are held (REAP_HELD in profiler/record.c; the count
 # keys' bound comes later here: about one key per child): what is held is what lives
@@ -111,9 +118,13 @@ else:
 PY
 
 # the children's hot function shows under their name: each burns about 1 ms of
-# CPU, one sample at 999 Hz, so RATE x DUR samples are expected; a quarter must
-# be named (the rest: processes gone before their maps were read, counted)
+# CPU, one sample at 999 Hz, so as many samples as children started during the
+# recording are expected (loadgen's own count: RATE a second where the machine
+# allows); a quarter must be named (the rest: processes gone before their maps were
+# read, counted)
+started=$(sed -n 's/^loadgen: \([0-9]*\) processes started.*/\1/p' "$TMP/loadgen.err")
+want=$((${started:-0} * DUR / (DUR + 3) / 4))
 hot=$(frame_total "$TMP/load.folded" loadgen loadgen_child_hot)
-[ "$hot" -ge $((RATE * DUR / 4)) ] || fail "loadgen_child_hot: $hot samples, expected >= $((RATE * DUR / 4))"
+[ "$hot" -ge "$want" ] || fail "loadgen_child_hot: $hot samples, expected >= $want"
 echo "loadgen_child_hot: $hot samples"
 echo PASS

@@ -16,9 +16,9 @@
 
 /*
  * Waits for a signal, the deadline or stopper__finish(), whichever comes first, then
- * stops sampling and says so on the event fd; meanwhile runs the cost governor's ticks. The main thread may be busy for seconds
- * (naming the stacks of exited processes, unwinding a full ring): the recording still
- * ends on time.
+ * stops sampling and says so on the event fd; meanwhile it runs the cost governor's
+ * ticks. The main thread may be busy for seconds (naming the stacks of exited
+ * processes, unwinding a full ring): the recording still ends on time.
  */
 static void *stopper_run(void *arg)
 {

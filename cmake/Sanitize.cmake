@@ -79,10 +79,11 @@ function(scorch_collect_fuzzers dir out)
 	set(${out} ${found} PARENT_SCOPE)
 endfunction()
 
-# The workloads of the tests (executables and libraries built from tests/workloads/) are what gets
-# profiled: their profiles are known by construction, so they are built as users build
-# programs, without sanitizers (ASan's interceptors would add frames, e.g. above read(),
-# and its start-up would take the samples of short-lived processes).
+# The workloads of the tests (executables and libraries built from tests/workloads/, and
+# bench/'s loadgen and cpujob) are what gets profiled: their profiles are known by
+# construction, so they are built as users build programs, without sanitizers (ASan's
+# interceptors would add frames, e.g. above read(), and its start-up would take the
+# samples of short-lived processes: an ASan loadgen forked 20 children a second, not 300).
 function(scorch_unsanitize_workloads dir)
 	get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
 	get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
@@ -90,7 +91,7 @@ function(scorch_unsanitize_workloads dir)
 		get_target_property(type ${t} TYPE)
 		get_target_property(srcs ${t} SOURCES)
 		if(NOT (type STREQUAL "EXECUTABLE" OR type STREQUAL "SHARED_LIBRARY") OR
-		   NOT "${srcs}" MATCHES "tests/workloads/")
+		   NOT "${srcs}" MATCHES "tests/workloads/|/bench/")
 			continue()
 		endif()
 		foreach(prop COMPILE_OPTIONS LINK_OPTIONS)

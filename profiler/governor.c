@@ -91,15 +91,6 @@ static double probe_sample_cost(double hz)
 	return (double)gaps[n / 2];
 }
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Time at the current multiple since the last change, added to the totals. */
 static void account(struct governor *g, uint64_t now)
 {
@@ -153,7 +144,7 @@ void governor__start(struct governor *g, struct sampler *s, const struct governo
 		pr_debug("governor: the kernel does not measure BPF run time (BPF_ENABLE_STATS): "
 			 "scorch's own CPU time alone is governed\n");
 	sampler__run_time(s, &g->clock0, &g->last_runs, &g->other0);
-	g->cpu0 = cpu_ns();
+	g->cpu0 = timing__clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	g->start_ns = g->last_ns = g->since_ns = now;
 	g->last_clock = g->clock0;
 	g->last_other = g->other0;
@@ -192,7 +183,7 @@ uint64_t governor__tick(struct governor *g, uint64_t now)
 	/* the whole tick at one period: what the kernel delivered is comparable */
 	steady = g->since_ns <= g->last_ns;
 	sampler__run_time(g->s, &clock, &runs, &other);
-	cpu = cpu_ns();
+	cpu = timing__clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	dcpu = cpu > g->last_cpu ? cpu - g->last_cpu : 0;
 	consume = sampler__consume_ns(g->s);
 	if (g->per_sample_cpu)
@@ -220,7 +211,9 @@ uint64_t governor__tick(struct governor *g, uint64_t now)
 	 * idle CPU's timer is not run; nor is a VM's CPU while the host runs another) */
 	asked = (double)g->freq / g->mult;
 	got = 0;
-	if (cpu_ticks__read(&ticks) && g->ticks.total) {
+	/* read only where judged (/proc/stat: a file read a tick); unread, the next read
+	 * starts over */
+	if (g->lever && asked >= GOV_THROTTLE_MIN_HZ && cpu_ticks__read(&ticks) && g->ticks.total) {
 		double busy = (double)(ticks.total - g->ticks.total) -
 			      (double)(ticks.idle - g->ticks.idle) -
 			      (double)(ticks.steal - g->ticks.steal);
@@ -294,7 +287,7 @@ void governor__end(struct governor *g, uint64_t now)
 	account(g, now);
 	g->end_ns = now;
 	sampler__run_time(g->s, &g->clock_end, &runs, &g->other_end);
-	g->cpu_end = cpu_ns();
+	g->cpu_end = timing__clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 void governor__stats(const struct governor *g, struct governor_stats *st)

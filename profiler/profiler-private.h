@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <sys/types.h>
 
 #include <linux/types.h>
@@ -962,6 +963,8 @@ struct timing {
 /* CLOCK_MONOTONIC (the clock of bpf_ktime_get_ns()): in seconds, in nanoseconds. */
 double timing__now(void);
 uint64_t timing__now_ns(void);
+/* Clock @clock in ns (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID...); 0 on error. */
+uint64_t timing__clock_ns(clockid_t clock);
 /* Starts a sequence of phases now. */
 void timing__start(struct timing *t, bool on);
 /* The phase @phase (a static string) ended now; it began where the previous one ended. */

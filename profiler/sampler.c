@@ -737,15 +737,6 @@ static int consume_rings(struct sampler *s)
 	return 0;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn sample_cb,
 		     void *ctx, uint64_t budget_ns)
 {
@@ -758,11 +749,13 @@ int sampler__consume(struct sampler *s, sampler_event_fn cb, sampler_sample_fn s
 	s->sample_cb = sample_cb;
 	s->event_ctx = ctx;
 	s->deadline_ns = budget_ns ? timing__now_ns() + budget_ns : 0;
-	t0 = thread_cpu_ns();
+	/* the governor's measure of what samples cost in scorch (--unwind dwarf) */
+	t0 = s->opts.unwind_dwarf ? timing__clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
 	err = consume_rings(s);
 	s->deadline_ns = 0;
-	/* the governor's measure of what samples cost in scorch (--unwind dwarf) */
-	__atomic_add_fetch(&s->consume_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+	if (s->opts.unwind_dwarf)
+		__atomic_add_fetch(&s->consume_ns, timing__clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0,
+				   __ATOMIC_RELAXED);
 	return err;
 }
 

@@ -7,12 +7,18 @@
 #include "common.h"
 #include "profiler-private.h"
 
-uint64_t timing__now_ns(void)
+uint64_t timing__clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(clock, &ts))
+		return 0;
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t timing__now_ns(void)
+{
+	return timing__clock_ns(CLOCK_MONOTONIC);
 }
 
 double timing__now(void)

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "profiler-private.h"
+#include "engine.h"
+#include "ustacks.h"
+#include "sampler.h"
 
 #define NR_PIDS 64
 #define ROUNDS	8

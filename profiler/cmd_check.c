@@ -9,7 +9,7 @@
 
 #include "common.h"
 #include "cmds.h"
-#include "profiler-private.h"
+#include "engine.h"
 
 static void usage(FILE *out)
 {

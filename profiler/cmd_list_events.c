@@ -14,7 +14,7 @@
 
 #include "common.h"
 #include "cmds.h"
-#include "profiler-private.h"
+#include "engine.h"
 #include "symbolize.h"
 
 static void usage(FILE *out)

@@ -9,7 +9,7 @@
 
 #include "cmds.h"
 #include "common.h"
-#include "profiler-private.h"
+#include "engine.h"
 #include "symbolize.h"
 
 /* an address a line on standard input: 4 KiB is far past any */

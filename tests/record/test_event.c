@@ -10,7 +10,8 @@
 
 #include "check.h"
 #include "common.h"
-#include "profiler-private.h"
+#include "engine.h"
+#include "event.h"
 #include "symbolize.h"
 
 static void test_parse(void)

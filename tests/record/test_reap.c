@@ -11,7 +11,8 @@
 #include <errno.h>
 
 #include "check.h"
-#include "profiler-private.h"
+#include "engine.h"
+#include "procs.h"
 
 static void test_unused(void)
 {

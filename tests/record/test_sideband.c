@@ -29,7 +29,8 @@
 
 #include "check.h"
 #include "common.h"
-#include "profiler-private.h"
+#include "engine.h"
+#include "sideband.h"
 
 #define BASE 0x7e0000000000ULL
 #define PAGE 4096ULL

@@ -7,7 +7,9 @@
 #include <errno.h>
 
 #include "check.h"
-#include "profiler-private.h"
+#include "engine.h"
+#include "copies.h"
+#include "procs.h"
 
 #define NR 5000
 

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "profiler-private.h"
+#include "engine.h"
+#include "ustacks.h"
+#include "sampler.h"
 
 struct seen {
 	int calls;

@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: MIT
+/* profiler: the outputs of a recording (-o, repeatable): formats by name, numbered files
+ * per --interval (one HTML page with a timeline), and the pprof/speedscope profile built
+ * next to the folded stacks. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common.h"
+#include "export.h"
+#include "flamegraph.h"
+#include "engine.h"
+#include "output.h"
+#include "symbolize.h"
+
+/* ---- formats ---- */
+
+static int write_folded(const struct output_data *d, FILE *fp)
+{
+	return folded__write(d->folded, fp);
+}
+
+static int write_svg(const struct output_data *d, FILE *fp)
+{
+	struct flamegraph *fg = flamegraph__new(d->fg);
+	int err;
+
+	if (!fg)
+		return -ENOMEM;
+	err = flamegraph__add_folded(fg, d->folded);
+	if (!err)
+		err = flamegraph__write_svg(fg, fp);
+	flamegraph__free(fg);
+	if (err == -ENODATA) {
+		pr_warn("no samples: the SVG says \"No stack counts found\"\n");
+		err = 0;
+	}
+	return err;
+}
+
+/*
+ * One page of the whole recording: with --interval, @acc (owned by the output)
+ * holds every interval so far, each its own slice of the timeline, and the page
+ * is written again at each interval. Without, @acc is NULL. d->page: the caller's
+ * graph, its intervals set (report), written as it is.
+ */
+static int write_html(const struct output_data *d, FILE *fp, struct flamegraph **acc,
+		      unsigned int seq, double seconds)
+{
+	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds, .name = d->name};
+	struct flamegraph *fg = acc ? *acc : NULL;
+	int err;
+
+	if (d->page) {
+		err = flamegraph__write_html(d->page, &ho, fp);
+		if (err == -ENODATA) {
+			pr_warn("no samples: the page says \"No stack counts found\"\n");
+			err = 0;
+		}
+		return err;
+	}
+
+	if (!fg) {
+		fg = flamegraph__new(d->fg);
+		if (!fg)
+			return -ENOMEM;
+		if (acc)
+			*acc = fg;
+	}
+	err = acc ? flamegraph__set_interval(fg, seq - 1) : 0;
+	if (err == -ERANGE) {
+		pr_err("%s: more than %d intervals: the page's timeline holds no more\n", d->name,
+		       FG_HTML_MAX_INTERVALS);
+		pr_hint("use a longer --interval\n");
+	}
+	if (!err)
+		err = flamegraph__add_folded(fg, d->folded);
+	if (!err)
+		err = flamegraph__write_html(fg, &ho, fp);
+	if (!acc)
+		flamegraph__free(fg);
+	if (err == -ENODATA) {
+		pr_warn("no samples: the page says \"No stack counts found\"\n");
+		err = 0;
+	}
+	return err;
+}
+
+static int write_pprof(const struct output_data *d, FILE *fp)
+{
+	return profile__write_pprof(d->prof, fp);
+}
+
+static int write_speedscope(const struct output_data *d, FILE *fp)
+{
+	return profile__write_speedscope(d->prof, fp, d->name);
+}
+
+/*
+ * The table of formats: a name for --format, the file name endings that choose it
+ * (checked in order, case-insensitive; a longer ending first), what it is written
+ * from. The folded format is the default for any other name.
+ */
+static const char *const exts_svg[] = {".svg", NULL};
+static const char *const exts_html[] = {".html", ".htm", NULL};
+static const char *const exts_pprof[] = {".pb.gz", ".pb", NULL};
+static const char *const exts_speedscope[] = {".json", NULL};
+static const char *const exts_folded[] = {".folded", ".txt", NULL};
+
+static const struct output_format formats[] = {
+	{.name = "svg", .exts = exts_svg, .write = write_svg},
+	{.name = "html", .exts = exts_html, .whole = true}, /* write_html() */
+	{.name = "pprof", .exts = exts_pprof, .needs_profile = true, .write = write_pprof},
+	{.name = "speedscope",
+	 .exts = exts_speedscope,
+	 .needs_profile = true,
+	 .write = write_speedscope},
+	{.name = "folded", .exts = exts_folded, .write = write_folded},
+};
+#define FORMAT_DEFAULT (&formats[ARRAY_SIZE(formats) - 1])
+
+static bool ends_with(const char *s, const char *ext)
+{
+	size_t n = strlen(s), e = strlen(ext);
+
+	return n > e && !strcasecmp(s + n - e, ext) && s[n - e - 1] != '/';
+}
+
+/* The format of @path by its ending, and that ending's length (0: none matched). */
+static const struct output_format *format_of(const char *path, size_t *ext_len)
+{
+	size_t i, j;
+
+	*ext_len = 0;
+	for (i = 0; path && i < ARRAY_SIZE(formats); i++) {
+		for (j = 0; formats[i].exts[j]; j++) {
+			if (ends_with(path, formats[i].exts[j])) {
+				*ext_len = strlen(formats[i].exts[j]);
+				return &formats[i];
+			}
+		}
+	}
+	return FORMAT_DEFAULT;
+}
+
+const char *outputs__format_names(void)
+{
+	return "folded, svg, html, pprof or speedscope";
+}
+
+/* ---- the set of outputs ---- */
+
+struct output {
+	const char *path; /* NULL: standard output */
+	const struct output_format *fmt;
+	struct out_file out;
+	char *cur; /* the file open now (numbered with --interval) */
+	struct flamegraph *acc; /* html with --interval: every interval so far */
+	bool open;
+};
+
+struct outputs {
+	struct output *v;
+	size_t n;
+	struct outputs_opts opts;
+	unsigned int seq; /* --interval: number of the files open */
+	/* the profile for pprof/speedscope, and the stack being added */
+	struct profile *prof;
+	uint32_t kernel_map;
+	uint32_t *locs;
+	size_t nr_locs, cap_locs;
+	bool stack_bad;
+	double start;	  /* CLOCK_MONOTONIC of the profile's start */
+	int64_t start_ns; /* CLOCK_REALTIME of it */
+	uint64_t skipped; /* frames the profile could not take (logged once) */
+};
+
+struct outputs *outputs__new(void)
+{
+	return calloc(1, sizeof(struct outputs));
+}
+
+void outputs__free(struct outputs *o)
+{
+	size_t i;
+
+	if (!o)
+		return;
+	for (i = 0; i < o->n; i++) {
+		if (o->v[i].open)
+			out__close(&o->v[i].out, false);
+		free(o->v[i].cur);
+		flamegraph__free(o->v[i].acc);
+	}
+	free(o->v);
+	profile__free(o->prof);
+	free(o->locs);
+	free(o);
+}
+
+int outputs__add(struct outputs *o, const char *path)
+{
+	struct output *tmp;
+	size_t ext, i;
+
+	if (path && !*path) {
+		pr_err("-o '' names no file\n");
+		pr_hint("give -o FILE, or -o - for standard output\n");
+		return -EINVAL;
+	}
+	if (path && !strcmp(path, "-"))
+		path = NULL;
+	for (i = 0; i < o->n; i++) {
+		if ((!path && !o->v[i].path) ||
+		    (path && o->v[i].path && !strcmp(path, o->v[i].path))) {
+			pr_err("-o %s is given twice\n", path ? path : "-");
+			return -EINVAL;
+		}
+	}
+	tmp = realloc(o->v, (o->n + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	o->v = tmp;
+	o->v[o->n++] = (struct output){.path = path, .fmt = format_of(path, &ext)};
+	return 0;
+}
+
+int outputs__set_format(struct outputs *o, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(formats); i++) {
+		if (!strcmp(name, formats[i].name))
+			break;
+	}
+	if (i == ARRAY_SIZE(formats)) {
+		pr_err("unknown --format '%s'\n", name);
+		pr_hint("use --format %s\n", outputs__format_names());
+		return -EINVAL;
+	}
+	if (o->n > 1) {
+		pr_err("--format applies to one output; %zu are given\n", o->n);
+		pr_hint("name each -o FILE with its extension (.svg, .folded, .pb.gz, .json)\n");
+		return -EINVAL;
+	}
+	if (!o->n && outputs__add(o, NULL))
+		return -ENOMEM;
+	o->v[0].fmt = &formats[i];
+	return 0;
+}
+
+size_t outputs__count(const struct outputs *o, const char *format)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < o->n; i++)
+		n += !format || !strcmp(o->v[i].fmt->name, format);
+	return n;
+}
+
+bool outputs__to_stdout(const struct outputs *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++) {
+		if (!o->v[i].path)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * @path with the interval number before its extension: "cpu.svg" -> "cpu-0001.svg",
+ * "cpu.pb.gz" -> "cpu-0001.pb.gz" (the ending that chose the format is the
+ * extension; else the last ".xyz" of the file name), "out" -> "out-0001".
+ */
+static char *numbered(const char *path, unsigned int seq)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	size_t ext = 0, n = strlen(path);
+	char *res;
+
+	base = base ? base + 1 : path;
+	format_of(path, &ext);
+	if (!ext) {
+		dot = strrchr(base, '.');
+		ext = dot && dot > base ? strlen(dot) : 0;
+	}
+	if (asprintf(&res, "%.*s-%04u%s", (int)(n - ext), path, seq, path + n - ext) < 0)
+		return NULL;
+	return res;
+}
+
+static int open_one(struct outputs *o, struct output *out)
+{
+	int err;
+
+	free(out->cur);
+	out->cur = NULL;
+	if (out->path) {
+		out->cur = o->opts.interval && !out->fmt->whole ? numbered(out->path, o->seq)
+								: strdup(out->path);
+		if (!out->cur)
+			return -ENOMEM;
+	}
+	err = out__open(&out->out, out->cur);
+	out->open = !err;
+	return err;
+}
+
+static int new_profile(struct outputs *o)
+{
+	static const struct profile_value_type kinds[][2] = {
+		[OUTPUTS_CPU] = {{"samples", "count"}, {"cpu", "nanoseconds"}},
+		[OUTPUTS_OFFCPU] = {{"off-cpu", "microseconds"}},
+		[OUTPUTS_WALL] = {{"wall", "microseconds"}},
+		[OUTPUTS_EVENT] = {{"events", "count"}},
+	};
+	struct profile_opts popts = {
+		.sz = sizeof(popts),
+		.nr_values = o->opts.kind == OUTPUTS_CPU ? 2 : 1,
+		.has_filenames = o->opts.lines,
+		.has_line_numbers = o->opts.lines,
+		.has_inline_frames = o->opts.inline_frames,
+	};
+	struct timespec ts;
+
+	memcpy(popts.values, kinds[o->opts.kind], sizeof(popts.values));
+	if (o->opts.kind == OUTPUTS_EVENT && o->opts.value_type) {
+		popts.values[0].type = o->opts.value_type;
+		popts.values[0].unit = o->opts.value_unit;
+	}
+	popts.period_type = popts.values[popts.nr_values - 1];
+	popts.period = o->opts.kind == OUTPUTS_CPU ? (int64_t)(1e9 / o->opts.freq + 0.5) : 1;
+	if (o->opts.kind == OUTPUTS_EVENT && o->opts.period > 1)
+		popts.period = (int64_t)o->opts.period; /* every Nth event counted */
+	profile__free(o->prof);
+	o->prof = profile__new(&popts);
+	if (!o->prof)
+		return -errno;
+	o->kernel_map = 0; /* added with the first kernel frame: pprof names the profile
+			    * after its first mapping, better a user binary */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	o->start_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	o->start = ts.tv_sec + ts.tv_nsec / 1e9;
+	return 0;
+}
+
+int outputs__open(struct outputs *o, const struct outputs_opts *opts)
+{
+	size_t i;
+	int err = 0;
+
+	o->opts = *opts;
+	if (!o->n && (err = outputs__add(o, NULL)))
+		return err;
+	o->seq = 1;
+	for (i = 0; i < o->n && !err; i++)
+		err = open_one(o, &o->v[i]);
+	if (!err && outputs__count(o, "pprof") + outputs__count(o, "speedscope"))
+		err = new_profile(o);
+	return err;
+}
+
+int outputs__write(struct outputs *o, struct output_data *d)
+{
+	struct timespec ts;
+	int err = 0, e;
+	size_t i;
+
+	d->prof = o->prof;
+	if (o->prof) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		profile__set_time(o->prof, o->start_ns,
+				  (int64_t)((ts.tv_sec + ts.tv_nsec / 1e9 - o->start) * 1e9));
+	}
+	for (i = 0; i < o->n; i++) {
+		struct output *out = &o->v[i];
+
+		if (!out->open)
+			continue;
+		d->name = out->cur;
+		if (out->fmt->whole)
+			e = write_html(d, out->out.fp, o->opts.interval ? &out->acc : NULL, o->seq,
+				       o->opts.seconds);
+		else
+			e = out->fmt->write(d, out->out.fp);
+		if (e)
+			e = out__fail(&out->out, e);
+		e = out__close(&out->out, !e) ?: e;
+		out->open = false;
+		err = err ?: e;
+	}
+	return err;
+}
+
+int outputs__next(struct outputs *o)
+{
+	size_t i;
+	int err = 0;
+
+	o->seq++;
+	for (i = 0; i < o->n && !err; i++)
+		err = open_one(o, &o->v[i]);
+	if (!err && o->prof)
+		err = new_profile(o);
+	return err;
+}
+
+unsigned int outputs__seq(const struct outputs *o)
+{
+	return o->seq;
+}
+
+void outputs__describe(const struct outputs *o, char *buf, size_t size)
+{
+	size_t i, at = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < o->n && at < size; i++) {
+		const struct output *out = &o->v[i];
+		const char *sep = i ? ", " : "";
+		char *first = NULL;
+
+		if (!out->path)
+			n = snprintf(buf + at, size - at, "%s%s%s to standard output", sep,
+				     out->fmt->name, strcmp(out->fmt->name, "folded") ? "" : " stacks");
+		else if (o->opts.interval && o->seq > 1 && !out->fmt->whole &&
+			 (first = numbered(out->path, 1)))
+			n = snprintf(buf + at, size - at, "%s%s ... %s", sep, first,
+				     out->cur ? out->cur : out->path);
+		else
+			n = snprintf(buf + at, size - at, "%s%s", sep,
+				     out->cur ? out->cur : out->path);
+		free(first);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
+/* ---- the profile's stacks ---- */
+
+bool outputs__want_stacks(const struct outputs *o)
+{
+	return o->prof != NULL;
+}
+
+void outputs__stack_begin(struct outputs *o)
+{
+	o->nr_locs = 0;
+	o->stack_bad = false;
+}
+
+static int push_loc(struct outputs *o, int err, uint32_t id)
+{
+	if (err) {
+		/* -EINVAL: a frame the model cannot hold; the stack is dropped, counted */
+		o->stack_bad = true;
+		return err == -ENOMEM ? err : 0;
+	}
+	if (array__grow((void **)&o->locs, &o->cap_locs, o->nr_locs + 1, sizeof(*o->locs)))
+		return -ENOMEM;
+	o->locs[o->nr_locs++] = id;
+	return 0;
+}
+
+int outputs__stack_marker(struct outputs *o, const char *name)
+{
+	uint32_t id = 0;
+	int err;
+
+	if (!o->prof)
+		return 0;
+	err = profile__add_name(o->prof, name, &id);
+	return push_loc(o, err, id);
+}
+
+/* The function's name without the " (file.c:123)" that --lines appends for folded. */
+static const char *bare_name(const struct outputs *o, const struct frame *f, char *buf, size_t size)
+{
+	const char *base;
+	size_t n = strlen(f->name), s;
+	int k;
+
+	if (!o->opts.lines || !f->file || !f->line)
+		return f->name;
+	base = strrchr(f->file, '/');
+	base = base ? base + 1 : f->file;
+	k = snprintf(buf, size, " (%s:%u)", base, f->line);
+	if (k < 0 || (size_t)k >= size)
+		return f->name;
+	s = k;
+	if (n <= s || strcmp(f->name + n - s, buf))
+		return f->name;
+	if (n - s >= size)
+		return f->name;
+	memcpy(buf, f->name, n - s);
+	buf[n - s] = '\0';
+	return buf;
+}
+
+static int add_frames(struct outputs *o, uint32_t mapping, uint64_t ip, const struct frame *fr,
+		      int k)
+{
+	struct profile_line lines[PROFILE_MAX_LINES];
+	char names[8][512];
+	uint32_t id = 0;
+	int i, n = k < PROFILE_MAX_LINES ? k : PROFILE_MAX_LINES;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		lines[i] = (struct profile_line){
+			.function = i < 8 ? bare_name(o, &fr[i], names[i], sizeof(names[i]))
+					  : fr[i].name,
+			.file = fr[i].file,
+			.line = fr[i].line,
+		};
+	}
+	err = profile__add_location(o->prof, mapping, ip, lines, n, &id);
+	return push_loc(o, err, id);
+}
+
+int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, uint64_t gen,
+			uint64_t ip, const struct frame *fr, int k)
+{
+	struct symbolizer_mapping m;
+	struct profile_mapping pm;
+	uint32_t map = 0;
+	int err;
+
+	if (!o->prof)
+		return 0;
+	if (!symbolizer__mapping_gen(sym, pid, gen, ip, &m) && (m.path || m.build_id_len)) {
+		pm = (struct profile_mapping){
+			.start = m.start,
+			.limit = m.end,
+			.offset = m.pgoff,
+			.file = m.path,
+			.build_id = m.build_id,
+			.build_id_len = m.build_id_len,
+		};
+		err = profile__add_mapping(o->prof, &pm, &map);
+		if (err)
+			return err;
+	}
+	return add_frames(o, map, ip, fr, k);
+}
+
+/* The kernel half of x86-64's address space, named as perf names it. */
+#define KERNEL_START 0xffff800000000000ULL
+
+int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k)
+{
+	struct profile_mapping km = {
+		.start = KERNEL_START, .limit = UINT64_MAX, .file = "[kernel.kallsyms]"};
+	int err;
+
+	if (!o->prof)
+		return 0;
+	if (!o->kernel_map && ip >= KERNEL_START) {
+		err = profile__add_mapping(o->prof, &km, &o->kernel_map);
+		if (err)
+			return err;
+	}
+	return add_frames(o, ip >= KERNEL_START ? o->kernel_map : 0, ip, fr, k);
+}
+
+int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count)
+{
+	return outputs__stack_end_waker(o, pid, comm, 0, NULL, count);
+}
+
+int outputs__stack_end_waker(struct outputs *o, uint32_t pid, const char *comm, uint32_t waker_pid,
+			     const char *waker_comm, uint64_t count)
+{
+	int64_t v[PROFILE_MAX_VALUES];
+	int64_t c = count > INT64_MAX ? INT64_MAX : (int64_t)count;
+	int err;
+
+	if (!o->prof)
+		return 0;
+	if (o->stack_bad || !o->nr_locs) {
+		if (!o->skipped++)
+			pr_warn("pprof/speedscope: a stack with a frame that cannot be exported "
+				"was left out (counted in the summary)\n");
+		return 0;
+	}
+	v[0] = c;
+	/* cpu: samples, and their CPU time at the sampling period */
+	v[1] = c > INT64_MAX / 1000000000 ? INT64_MAX : (int64_t)(c * (1e9 / o->opts.freq) + 0.5);
+	err = profile__add_sample_waker(o->prof, o->locs, o->nr_locs, v, pid, comm, waker_pid,
+					waker_comm);
+	return err == -EINVAL ? 0 : err;
+}
+
+uint64_t outputs__skipped(const struct outputs *o)
+{
+	return o->skipped;
+}

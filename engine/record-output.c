@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/* profiler: `scorch record`: counts to the outputs, each --interval and at the end,
+ * and the end-of-run summary. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common.h"
+#include "perfmap.h"
+#include "record.h"
+#include "symbolize.h"
+#include "capture-record.h"
+#include "event.h"
+#include "fold.h"
+#include "governor.h"
+#include "ktables.h"
+#include "output.h"
+#include "procs.h"
+#include "sampler.h"
+#include "sideband.h"
+#include "summary.h"
+#include "timing.h"
+#include "ustacks.h"
+
+int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
+		     const struct stack *user, const struct stack *kernel)
+{
+	struct record *r = ctx;
+	struct proc_entry *p = proctab__find(r->procs, key->pid, key->gen);
+	/* gone before its maps were read (or released): never guess from a PID
+	 * that may belong to another process by now */
+	bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	int err = 0;
+
+	r->fold.waker = NULL;
+	if (key->flags & KEY_WAKER) {
+		err = sampler__waker(r->sampler, &r->fold.waker, &r->fold.waker_user,
+				     &r->fold.waker_kernel);
+		if (err)
+			return err;
+		p = proctab__find(r->procs, r->fold.waker->pid, r->fold.waker->gen);
+		r->fold.waker_lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+	}
+	if (r->cap)
+		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
+	if (!err && r->opts.named)
+		err = fold__add(&r->fold, offcpu, key, value, user, kernel, lost_proc);
+	else if (!err)
+		fold__tally(&r->fold, offcpu, key, value); /* a capture alone: its summary */
+	return err;
+}
+
+/* The summary's last line: where the outputs went. */
+static void report_written(const struct record *r)
+{
+	char where[1024] = "";
+	size_t n;
+
+	if (r->opts.named)
+		outputs__describe(r->opts.outs, where, sizeof(where));
+	n = strlen(where);
+	if (r->cap && n < sizeof(where))
+		snprintf(where + n, sizeof(where) - n, "%s%s", n ? ", " : "",
+			 strcmp(r->opts.capture_path, "-") ? r->opts.capture_path
+							   : "capture to standard output");
+	pr_warn("wrote %s\n", where);
+}
+
+/*
+ * CPython processes: with -v, what was walked and named; a warning when Python frames
+ * went unnamed in more than 1 % of them (their code objects freed before they were read).
+ */
+static void report_python(const struct record *r, const uint64_t *st,
+			  const struct ktables_stats *ks)
+{
+	struct pycodes_stats ps;
+
+	pycodes__stats(r->py, &ps);
+	if (r->opts.verbose && (ks->py_procs || ks->py_refused))
+		pr_warn("python: %" PRIu64 " CPython process images walked (%" PRIu64
+			" refused: not the layout of their version); %" PRIu64
+			" stacks with a thread state, %" PRIu64 " Python frames (%" PRIu64
+			" runs put where no native frame held them, %" PRIu64
+			" chains cut); %" PRIu64 " code objects read (%" PRIu64
+			" unreadable, %" PRIu64 " released with their process), %" PRIu64
+			" frames named, %" PRIu64 " not\n",
+			ks->py_procs, ks->py_refused, st[STAT_PY_WALKS], st[STAT_PY_FRAMES],
+			st[STAT_PY_UNMATCHED], st[STAT_PY_CUT], ps.codes, ps.unreadable, ps.released,
+			ps.frames, ps.unnamed);
+	if (ps.unnamed * 100 > ps.frames && ps.unnamed > 10) {
+		pr_warn("python: %" PRIu64 " of %" PRIu64
+			" Python frames are [unknown python]: their code objects could not be read\n",
+			ps.unnamed, ps.frames);
+		pr_hint("code objects freed or processes gone before scorch read them; -v counts "
+			"them\n");
+	}
+}
+
+/*
+ * --unwind kernel: with -v, how the walks ended and what the tables hold; a warning
+ * when tables did not fit (those processes' stacks were walked by frame pointers).
+ */
+static void report_kunwind(const struct record *r, const uint64_t *st)
+{
+	struct ktables_stats ks;
+	uint64_t walks = st[STAT_KU_WALKS];
+
+	ktables__stats(r->kt, &ks);
+	if (r->opts.verbose && st[STAT_KU_FP_STEPS])
+		pr_warn("unwind kernel: %" PRIu64 " frames had no rule the walk follows (signal "
+			"frames, DWARF expressions) and were stepped by frame pointer: --unwind "
+			"dwarf unwinds a copy of each stack in scorch instead, with every rule\n",
+			st[STAT_KU_FP_STEPS]);
+	if (r->opts.verbose && (walks || st[STAT_KU_NO_PROC]))
+		pr_warn("unwind kernel: %" PRIu64 " walks with tables: %" PRIu64 " complete, %" PRIu64
+			" ended without a rule or frame pointer, %" PRIu64 " at unreadable stack, %" PRIu64
+			" at bad registers, %" PRIu64 " at the depth limit (%ld), %" PRIu64
+			" with the stack map full; %" PRIu64 " frame-pointer steps; %" PRIu64
+			" stacks of processes without tables yet (frame pointers)\n",
+			walks, st[STAT_KU_OUTERMOST], st[STAT_KU_END_NO_INFO], st[STAT_KU_END_READ],
+			st[STAT_KU_END_BAD], st[STAT_KU_END_DEPTH], r->opts.max_depth,
+			st[STAT_KU_END_FULL], st[STAT_KU_FP_STEPS], st[STAT_KU_NO_PROC]);
+	if (r->opts.verbose) {
+		pr_warn("unwind kernel: tables of %" PRIu64 " files (compiled in %.0f ms), %" PRIu64
+			" of %" PRIu64 " rows (%.1f MiB; %" PRIu64
+			" rules walked by frame pointer), for %" PRIu64
+			" process images; %" PRIu64 " files with .debug_frame, %" PRIu64
+			" without CFI, %" PRIu64 " unreadable, %" PRIu64 " mappings past %d per image\n",
+			ks.files, ks.build_s * 1e3, ks.rows, ks.rows_cap,
+			ks.rows * sizeof(struct kunwind_row) / 1048576.0,
+			ks.rows_invalid, ks.images, ks.files_debug_frame, ks.files_no_cfi,
+			ks.files_unreadable,
+			ks.maps_dropped, KUNWIND_MAX_MAPS);
+	}
+	report_python(r, st, &ks);
+	if (ks.files_too_big || ks.procs_full) {
+		pr_warn("unwind kernel: %" PRIu64 " files did not fit the %" PRIu64
+			" rows of tables, %" PRIu64 " process images the table of processes: their "
+			"stacks were walked by frame pointers\n",
+			ks.files_too_big, ks.rows_cap, ks.procs_full);
+		pr_hint("record fewer processes (-p) or shorter runs\n");
+	}
+}
+
+/* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
+double record__summary(struct record *r, const uint64_t *st)
+{
+	const struct record_opts *o = &r->opts;
+	struct symbolizer_stats ss;
+	struct perfmaps_stats js;
+	struct summary sm = {
+		.fold = &r->fold,
+		.st = st,
+		.mode = o->mode,
+		.freq = o->freq,
+		.event = o->event.spec,
+		.event_period = o->event.period,
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.elapsed = r->elapsed,
+		.quiet = o->quiet,
+		.verbose = o->verbose > 0,
+		.drain_lost = r->drain_lost,
+		.ring_bytes = r->dw.ring_bytes,
+		.ring_left = r->ring_left,
+		.max_stacks = record__map_entries(r, sampler__nr_cpus(r->sampler)),
+		.procs_seen = r->nprocs.seen,
+		.procs_released = r->nprocs.released,
+		.procs_held_max = r->nprocs.held_max,
+		.ss = o->named ? &ss : NULL,
+		/* a capture alone names no stack: its counts, by address */
+		.stacks_written = o->named ? r->stacks_written : capture_rec__counts(r->cap),
+		.js = &js,
+		.steal_pct = -1,
+	};
+	struct sideband_stats sbs;
+	struct governor_stats gs;
+	struct probe_result pr;
+	double lost_pct;
+
+	governor__stats(&r->gov, &gs);
+	sm.gov = &gs;
+	if (r->cpu_at[0].total && r->cpu_at[1].total > r->cpu_at[0].total &&
+	    r->cpu_at[1].steal >= r->cpu_at[0].steal)
+		sm.steal_pct = 100.0 * (r->cpu_at[1].steal - r->cpu_at[0].steal) /
+			       (r->cpu_at[1].total - r->cpu_at[0].total);
+	if ((o->mode == MODE_CPU || o->mode == MODE_WALL) && !probe__run(PROBE_MAX_RATE, &pr) && pr.value >= 0)
+		sm.max_rate_end = pr.value;
+
+	symbolizer__stats(r->sym, &ss);
+	perfmaps__stats(r->pm, &js);
+	sm.procs_missing = ss.procs_missing;
+	sm.procs_copied = ss.procs_copied;
+	sm.procs_sideband = r->nprocs.sideband;
+	sm.procs_read = r->nprocs.read;
+	sm.reaps = r->reap.reaps;
+	sm.reaps_deferred = r->reap.deferred;
+	sm.reaps_held = r->reap.forced[REAP_FORCED_HELD];
+	sm.reaps_keys = r->reap.forced[REAP_FORCED_KEYS];
+	sm.reaps_tables = r->reap.forced[REAP_FORCED_TABLES];
+	sm.reaps_left = r->reap.pending_exits + r->reap.pending_replaced;
+	sideband__stats(r->sb, &sbs);
+	sm.sbs = r->sb ? &sbs : NULL;
+	lost_pct = summary__counts(&sm);
+	if (o->unwind == UNWIND_DWARF && !o->quiet)
+		record__report_unwind(r, st);
+	if (r->kt && !o->quiet)
+		report_kunwind(r, st);
+	summary__details(&sm);
+	if (o->verbose && r->edges.threads)
+		pr_warn("threads at the start: %" PRIu64 " read, %" PRIu64
+			" off CPU counted from the start, %" PRIu64 " ran while read (not counted "
+			"from the start), %" PRIu64 " unreadable or gone, %" PRIu64
+			" not read in time\n",
+			r->edges.threads, r->edges.seeded, r->edges.ran, r->edges.unreadable,
+			r->edges.late);
+	if (!o->verbose && !o->quiet && r->edges.late) {
+		pr_warn("threads at the start: %" PRIu64 " of %" PRIu64 " not read in time: the "
+			"time they were blocked before their first switch-in is missing\n",
+			r->edges.late, r->edges.threads);
+		pr_hint("the reading gets a quarter of -d, at most a second: record longer, or "
+			"fewer targets (-p)\n");
+	}
+	if (r->cap && o->verbose)
+		capture_rec__summary(r->cap);
+	if (!o->quiet && !r->write_failed)
+		report_written(r);
+	return lost_pct;
+}
+
+/* -o x.scorch: what the report needs to show the same summary. */
+static int close_capture(struct record *r, const uint64_t *st)
+{
+	struct capture_stats cs = {
+		.elapsed_ns = (uint64_t)(r->elapsed * 1e9),
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.nr_bpf = SCORCH_NR_STATS,
+		.drain_lost = r->drain_lost,
+		.drain_lost_ns = r->drain_lost_ns,
+		.procs_seen = r->nprocs.seen,
+		.procs_released = r->nprocs.released,
+		.procs_held_max = r->nprocs.held_max,
+		.max_stacks = record__map_entries(r, sampler__nr_cpus(r->sampler)),
+		.ring_bytes = r->dw.ring_bytes,
+	};
+	struct symbolizer_stats ss;
+
+	_Static_assert(SCORCH_NR_STATS <= CAPTURE_MAX_STATS, "stats fit a capture");
+	symbolizer__stats(r->sym, &ss);
+	cs.procs_missing = ss.procs_missing;
+	memcpy(cs.bpf, st, SCORCH_NR_STATS * sizeof(*st));
+	return capture_rec__close(r->cap, &cs, true);
+}
+
+/* The named outputs (folded, SVG, pprof, speedscope) of the counts so far. */
+static int write_named(struct record *r)
+{
+	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
+	struct flamegraph_opts dflt;
+
+	/* offwake: its own title and palette, before the off-CPU defaults */
+	if (r->opts.graph && r->opts.offwake) {
+		flamegraph_opts__init(&dflt);
+		if (!r->opts.fg.title)
+			r->opts.fg.title = r->opts.wakeup ? "Wakeup Time Flame Graph"
+							  : "Off-Wake Time Flame Graph";
+		if (r->opts.fg.colors == dflt.colors)
+			r->opts.fg.colors = FG_PAL_WAKEUP;
+	}
+	if (r->opts.graph && r->opts.mode == MODE_EVENT)
+		event__svg_defaults(&r->opts.event, &r->opts.fg);
+	else if (r->opts.graph)
+		fold__svg_defaults(r->opts.mode, &r->opts.fg);
+	return outputs__write(r->opts.outs, &d);
+}
+
+/* @st NULL: an interval's outputs, else the end of the recording (with the capture). */
+int record__write_output(struct record *r, const uint64_t *st)
+{
+	int err = 0, e;
+
+	if (r->opts.named) {
+		err = write_named(r);
+		timing__mark(&r->finish, "render and write");
+	}
+	/* the capture is written even when another output could not be */
+	if (r->opts.capture && err != -ENOMEM) {
+		e = close_capture(r, st);
+		err = err ?: e;
+	}
+	r->write_failed = err != 0;
+	return err;
+}
+
+/*
+ * --interval: every count so far is taken out of the kernel maps (atomically per
+ * key), written to this interval's files and to the capture with this interval's
+ * number, and the next interval starts empty. A capture alone has no files to write.
+ */
+static bool select_all(void *ctx, const struct count_key *key)
+{
+	return true;
+}
+
+int record__write_interval(struct record *r)
+{
+	size_t nr = 0, nr_stacks, nr_aged = 0;
+	int err;
+
+	/* the waits still open count up to here in this interval (in the kernel; a copied
+	 * one's part through the ring), the rest in the next */
+	if (r->cut_intervals) {
+		err = sampler__cut_intervals(r->sampler, timing__now_ns());
+		if (err) {
+			pr_err("cannot count the off-CPU waits still open: %s\n", strerror(-err));
+			return err;
+		}
+		if (r->dw.copies)
+			sampler__consume(r->sampler, record__on_event, record__on_sample, r,
+					 CONSUME_SLICE_MS * 1000000ULL);
+	}
+	err = sampler__reap(r->sampler, select_all, false, record__add_stack, r, &r->drain_lost,
+			    &r->drain_lost_ns, &nr, &nr_stacks);
+	if (!err)
+		err = sampler__age_stacks(r->sampler, &nr_aged);
+	if (!err && r->dw.ustacks)
+		err = ustacks__take(r->dw.ustacks, NULL, record__add_stack, r, r->dw.ubuf, r->dw.kbuf);
+	if (!err)
+		err = record__reset_reap_mark(r);
+	if (err) {
+		pr_err("cannot read the recorded stacks: %s\n", strerror(-err));
+		return err;
+	}
+	r->stacks_aged += nr_aged;
+	r->next_interval += r->opts.interval;
+	if (r->opts.named) {
+		err = write_named(r);
+		if (err) {
+			r->write_failed = true;
+			return err;
+		}
+		pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted "
+			 "from the kernel's stack maps\n",
+			 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
+		r->stacks_written += folded__nr_stacks(r->fold.folded);
+		folded__free(r->fold.folded);
+		r->fold.folded = folded__new();
+		if (!r->fold.folded)
+			return -ENOMEM;
+		folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
+		err = outputs__next(r->opts.outs);
+	}
+	if (!err && r->cap)
+		err = capture_rec__next_interval(r->cap);
+	r->write_failed = err != 0;
+	return err;
+}

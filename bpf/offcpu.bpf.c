@@ -264,7 +264,8 @@ static __always_inline bool wake_count_add(struct offcpu_start *st, __u64 last_i
  * @tid switches in: count the interval if it is kept (--min-block and --max-block judge
  * it whole); stacks are stored only then. A blocked interval woken on the way is
  * counted in two parts: to the wakeup under its key, from there under the same stacks
- * with KEY_RUNQUEUE.
+ * with KEY_RUNQUEUE. The runqueue split, as user space applies it to the waits it counts
+ * (runq__split() in engine/sampler-interval.c); cut_one() splits the same way.
  */
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {

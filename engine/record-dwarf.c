@@ -192,7 +192,7 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	if (!err && ustacks__full(r->dw.ustacks)) {
 		pr_debug("unwind dwarf: %zu distinct stacks held: named now\n",
 			 ustacks__nr(r->dw.ustacks));
-		err = ustacks__take(r->dw.ustacks, NULL, record__add_stack, r, r->dw.ubuf, r->dw.kbuf);
+		err = ustacks__take(r->dw.ustacks, NULL, r->sink, r, r->dw.ubuf, r->dw.kbuf);
 	}
 	if (err)
 		r->err = err;
@@ -205,20 +205,22 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 static int count_copy(struct record *r, const struct pending_copy *c, uint64_t ns, uint64_t runq)
 {
 	struct count_key key = c->key;
+	struct runq_split sp;
 	int err = 0;
 
 	r->dw.ubuf->nr = c->user_nr;
 	memcpy(r->dw.ubuf->ips, c->ips, c->user_nr * sizeof(c->ips[0]));
 	r->dw.kbuf->nr = c->kernel_nr;
 	memcpy(r->dw.kbuf->ips, c->ips + c->user_nr, c->kernel_nr * sizeof(c->ips[0]));
-	runq = MIN(runq, ns);
-	if (ns > runq)
-		err = record__add_stack(r, true, &key, ns - runq, c->user_nr ? r->dw.ubuf : NULL,
-					c->kernel_nr ? r->dw.kbuf : NULL);
+	/* @runq is 0 when runqueue waits are not counted: dropped where it was measured */
+	sp = runq__split(ns, runq, true);
+	if (sp.blocked)
+		err = r->sink(r, true, &key, sp.blocked, c->user_nr ? r->dw.ubuf : NULL,
+			      c->kernel_nr ? r->dw.kbuf : NULL);
 	key.flags |= KEY_RUNQUEUE;
-	if (!err && runq)
-		err = record__add_stack(r, true, &key, runq, c->user_nr ? r->dw.ubuf : NULL,
-					c->kernel_nr ? r->dw.kbuf : NULL);
+	if (!err && sp.runq)
+		err = r->sink(r, true, &key, sp.runq, c->user_nr ? r->dw.ubuf : NULL,
+			      c->kernel_nr ? r->dw.kbuf : NULL);
 	return err;
 }
 
@@ -302,63 +304,4 @@ uint32_t record__ring_size(const struct record_opts *o, int nr_cpus)
 	while (sz < want && sz < (64u << 20))
 		sz <<= 1;
 	return sz;
-}
-
-/* --unwind dwarf: what crossed to user space and how the walks ended. */
-void record__report_unwind(struct record *r, const uint64_t *st)
-{
-	struct unwind_stats us;
-	uint64_t bad = sampler__bad_samples(r->sampler), cut;
-
-	unwinder__stats(r->dw.unw, &us);
-	/* walks cut short by the copy's size, not by a stack top learned too low */
-	cut = us.ends[UNWIND_END_TRUNCATED] - MIN(us.ends[UNWIND_END_TRUNCATED], r->dw.tops_cut);
-	if (!r->opts.verbose) {
-		if (us.samples && cut * 20 >= us.samples) { /* 5 %, as the other cut stacks */
-			pr_warn("unwind dwarf: %" PRIu64 " of %" PRIu64 " user stacks cut at the "
-				"--stack-size copy (marked [truncated])\n",
-				cut, us.samples);
-			pr_hint("raise --stack-size (now %ld) for deeper stacks\n",
-				r->opts.stack_size);
-		}
-		return;
-	}
-	if (!st[STAT_SAMPLES_SENT] && !us.samples && !us.files_loaded && !st[STAT_OFF_COPIES])
-		return; /* nothing crossed: all zero */
-	pr_warn("unwind dwarf: %" PRIu64 " sample records, %.1f KiB each on average (%" PRIu64
-		" near the stack top copied short), %" PRIu64 " malformed\n",
-		st[STAT_SAMPLES_SENT],
-		st[STAT_SAMPLES_SENT] ? st[STAT_SAMPLE_BYTES] / 1024.0 / st[STAT_SAMPLES_SENT] : 0.0,
-		st[STAT_STACK_PARTIAL], bad);
-	pr_warn("unwind dwarf: %" PRIu64 " walks: %" PRIu64 " complete, %" PRIu64
-		" cut at the --stack-size copy ([truncated]), %" PRIu64 " at %u frames, %" PRIu64
-		" without CFI or frame pointer, %" PRIu64 " errors; %" PRIu64
-		" of released processes\n",
-		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
-		us.ends[UNWIND_END_DEPTH], (unsigned int)r->opts.max_depth,
-		us.ends[UNWIND_END_NO_INFO],
-		us.ends[UNWIND_END_ERROR], r->dw.skipped);
-	/* no file read (no sample in user code): no line of zeros */
-	if (us.files_loaded || us.files_no_cfi || us.files_unreadable)
-			pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
-			" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
-			" dropped when unused; %" PRIu64 " files with .debug_frame, %" PRIu64
-			" without CFI (frame pointers used), %" PRIu64 " unreadable\n",
-			us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
-			us.table_bytes / 1048576.0, us.files_evicted, us.files_debug_frame, us.files_no_cfi,
-			us.files_unreadable);
-	if (st[STAT_STACK_TOP] || r->dw.tops_set || r->dw.tops_forgotten || r->dw.tops_cut)
-		pr_warn("unwind dwarf: %" PRIu64 " copies ended at their thread's known stack top (%" PRIu64
-			" tops learned from complete walks, %" PRIu64
-			" forgotten after a walk needed more; %" PRIu64 " walks cut by them: [truncated])\n",
-			st[STAT_STACK_TOP], r->dw.tops_set, r->dw.tops_forgotten, r->dw.tops_cut);
-	if (r->opts.mode == MODE_OFFCPU || r->opts.mode == MODE_WALL)
-		pr_warn("unwind dwarf: off CPU: %" PRIu64 " stack copies at switch-out: %" PRIu64
-			" counted with their interval, %" PRIu64 " closed at the end, %" PRIu64
-			" dropped by --min-block/--max-block, %" PRIu64
-			" without their interval's end; %" PRIu64 " intervals without their copy\n",
-			st[STAT_OFF_COPIES], r->dw.copies_joined, r->dw.copies_open, r->dw.copies_dropped,
-			r->dw.copies_orphan, r->dw.intervals_orphan);
-	if (cut)
-		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
 }

@@ -221,6 +221,28 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, int first, int n
 }
 
 /*
+ * --interval: the waits still open count up to here in this interval (in the kernel; a
+ * copied one's part through the ring, read here), the rest in the next; then every
+ * count so far goes to this interval's files.
+ */
+static int end_interval(struct record *r)
+{
+	int err;
+
+	if (r->cut_intervals) {
+		err = sampler__cut_intervals(r->sampler, timing__now_ns());
+		if (err) {
+			pr_err("cannot count the off-CPU waits still open: %s\n", strerror(-err));
+			return err;
+		}
+		if (r->dw.copies)
+			sampler__consume(r->sampler, record__on_event, record__on_sample, r,
+					 CONSUME_SLICE_MS * 1000000ULL);
+	}
+	return record__write_interval(r);
+}
+
+/*
  * Waits until the duration ends, a signal arrives, or the targets exit; sampling has
  * stopped when it returns. The duration and signals are a stop thread's: the loop may
  * be busy for a while (naming the stacks of exited processes), the recording is not.
@@ -296,7 +318,7 @@ int record__loop(struct record *r)
 		/* an interval ending with the duration is written once, at the end */
 		if (o->interval && timing__now() >= r->next_interval &&
 		    (!o->duration || r->next_interval < deadline)) {
-			err = record__write_interval(r);
+			err = end_interval(r);
 			if (err)
 				break;
 		}

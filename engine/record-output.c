@@ -141,6 +141,65 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 		pr_hint("record fewer processes (-p) or shorter runs\n");
 	}
 }
+/* --unwind dwarf: what crossed to user space and how the walks ended. */
+static void report_dwarf(const struct record *r, const uint64_t *st)
+{
+	struct unwind_stats us;
+	uint64_t bad = sampler__bad_samples(r->sampler), cut;
+
+	unwinder__stats(r->dw.unw, &us);
+	/* walks cut short by the copy's size, not by a stack top learned too low */
+	cut = us.ends[UNWIND_END_TRUNCATED] - MIN(us.ends[UNWIND_END_TRUNCATED], r->dw.tops_cut);
+	if (!r->opts.verbose) {
+		if (us.samples && cut * 20 >= us.samples) { /* 5 %, as the other cut stacks */
+			pr_warn("unwind dwarf: %" PRIu64 " of %" PRIu64 " user stacks cut at the "
+				"--stack-size copy (marked [truncated])\n",
+				cut, us.samples);
+			pr_hint("raise --stack-size (now %ld) for deeper stacks\n",
+				r->opts.stack_size);
+		}
+		return;
+	}
+	if (!st[STAT_SAMPLES_SENT] && !us.samples && !us.files_loaded && !st[STAT_OFF_COPIES])
+		return; /* nothing crossed: all zero */
+	pr_warn("unwind dwarf: %" PRIu64 " sample records, %.1f KiB each on average (%" PRIu64
+		" near the stack top copied short), %" PRIu64 " malformed\n",
+		st[STAT_SAMPLES_SENT],
+		st[STAT_SAMPLES_SENT] ? st[STAT_SAMPLE_BYTES] / 1024.0 / st[STAT_SAMPLES_SENT] : 0.0,
+		st[STAT_STACK_PARTIAL], bad);
+	pr_warn("unwind dwarf: %" PRIu64 " walks: %" PRIu64 " complete, %" PRIu64
+		" cut at the --stack-size copy ([truncated]), %" PRIu64 " at %u frames, %" PRIu64
+		" without CFI or frame pointer, %" PRIu64 " errors; %" PRIu64
+		" of released processes\n",
+		us.samples, us.ends[UNWIND_END_OUTERMOST], us.ends[UNWIND_END_TRUNCATED],
+		us.ends[UNWIND_END_DEPTH], (unsigned int)r->opts.max_depth,
+		us.ends[UNWIND_END_NO_INFO],
+		us.ends[UNWIND_END_ERROR], r->dw.skipped);
+	/* no file read (no sample in user code): no line of zeros */
+	if (us.files_loaded || us.files_no_cfi || us.files_unreadable)
+			pr_warn("unwind dwarf: tables read %" PRIu64 " times, of %" PRIu64 " files at most at once (%.1f MiB"
+			" at most, %" PRIu64 " files / %.1f MiB at the end), %" PRIu64
+			" dropped when unused; %" PRIu64 " files with .debug_frame, %" PRIu64
+			" without CFI (frame pointers used), %" PRIu64 " unreadable\n",
+			us.files_loaded, us.files_held_max, us.table_bytes_max / 1048576.0, us.files_held,
+			us.table_bytes / 1048576.0, us.files_evicted, us.files_debug_frame, us.files_no_cfi,
+			us.files_unreadable);
+	if (st[STAT_STACK_TOP] || r->dw.tops_set || r->dw.tops_forgotten || r->dw.tops_cut)
+		pr_warn("unwind dwarf: %" PRIu64 " copies ended at their thread's known stack top (%" PRIu64
+			" tops learned from complete walks, %" PRIu64
+			" forgotten after a walk needed more; %" PRIu64 " walks cut by them: [truncated])\n",
+			st[STAT_STACK_TOP], r->dw.tops_set, r->dw.tops_forgotten, r->dw.tops_cut);
+	if (r->opts.mode == MODE_OFFCPU || r->opts.mode == MODE_WALL)
+		pr_warn("unwind dwarf: off CPU: %" PRIu64 " stack copies at switch-out: %" PRIu64
+			" counted with their interval, %" PRIu64 " closed at the end, %" PRIu64
+			" dropped by --min-block/--max-block, %" PRIu64
+			" without their interval's end; %" PRIu64 " intervals without their copy\n",
+			st[STAT_OFF_COPIES], r->dw.copies_joined, r->dw.copies_open, r->dw.copies_dropped,
+			r->dw.copies_orphan, r->dw.intervals_orphan);
+	if (cut)
+		pr_hint("raise --stack-size (now %ld) for deeper stacks\n", r->opts.stack_size);
+}
+
 
 /* The end-of-run summary. Returns the share of samples or intervals lost, in percent. */
 double record__summary(struct record *r, const uint64_t *st)
@@ -202,7 +261,7 @@ double record__summary(struct record *r, const uint64_t *st)
 	sm.sbs = r->sb ? &sbs : NULL;
 	lost_pct = summary__counts(&sm);
 	if (o->unwind == UNWIND_DWARF && !o->quiet)
-		record__report_unwind(r, st);
+		report_dwarf(r, st);
 	if (r->kt && !o->quiet)
 		report_kunwind(r, st);
 	summary__details(&sm);
@@ -306,18 +365,6 @@ int record__write_interval(struct record *r)
 	size_t nr = 0, nr_stacks, nr_aged = 0;
 	int err;
 
-	/* the waits still open count up to here in this interval (in the kernel; a copied
-	 * one's part through the ring), the rest in the next */
-	if (r->cut_intervals) {
-		err = sampler__cut_intervals(r->sampler, timing__now_ns());
-		if (err) {
-			pr_err("cannot count the off-CPU waits still open: %s\n", strerror(-err));
-			return err;
-		}
-		if (r->dw.copies)
-			sampler__consume(r->sampler, record__on_event, record__on_sample, r,
-					 CONSUME_SLICE_MS * 1000000ULL);
-	}
 	err = sampler__reap(r->sampler, select_all, false, record__add_stack, r, &r->drain_lost,
 			    &r->drain_lost_ns, &nr, &nr_stacks);
 	if (!err)

@@ -68,7 +68,7 @@ int record__reap_exited(struct record *r)
 	double t0 = timing__now();
 	int err;
 
-	err = sampler__reap(r->sampler, is_exited, true, record__add_stack, r, &r->drain_lost,
+	err = sampler__reap(r->sampler, is_exited, true, r->sink, r, &r->drain_lost,
 			    &r->drain_lost_ns, &nr, &nr_stacks);
 	if (err) {
 		pr_err("cannot read the stacks of exited processes: %s\n", strerror(-err));
@@ -77,7 +77,7 @@ int record__reap_exited(struct record *r)
 	r->reap.counts += nr;
 	r->reap.stacks += nr_stacks;
 	if (r->dw.ustacks) {
-		err = ustacks__take(r->dw.ustacks, is_exited, record__add_stack, r, r->dw.ubuf, r->dw.kbuf);
+		err = ustacks__take(r->dw.ustacks, is_exited, r->sink, r, r->dw.ubuf, r->dw.kbuf);
 		if (err)
 			return err;
 	}

@@ -816,6 +816,7 @@ int recorder__new(struct record_opts *o, struct recorder **out)
 	r->opts = *o;
 	memset(o, 0, sizeof(*o));
 	r->launch.go_fd = r->launch.err_fd = r->launch.pidfd = -1;
+	r->sink = record__add_stack;
 	if (r->opts.verbose)
 		log__set_level(LOG_DEBUG);
 	libbpf_verbosity = r->opts.verbose;

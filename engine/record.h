@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profiler: the pieces of `scorch record`, each with one job:
- *   record-opts.c    the command line: options parsed and checked, --help
- *   record.c         set-up, start, the end of the recording in order (cmd_record())
- *   record-loop.c    the loop while sampling: notifications of processes, the rings
+ * engine: the recorder's pieces, each with one job (calls go down this list, never up):
+ *   record.c         set-up, start, the end of the recording in order (recorder__run())
+ *   record-loop.c    the loop while sampling: the rings (the only reader), --interval
+ *   record-edges.c   threads already off CPU when the recording begins
+ *   record-output.c  counts to the outputs: each --interval, the end, the summary
  *   record-reap.c    when and how the images of exited processes are released
  *   record-dwarf.c   --unwind dwarf: samples unwound here, off-CPU copies joined
- *   record-output.c  counts to the outputs: each --interval, the end, the summary
- * They share struct record; each piece owns the part named after it.
+ * They share struct record; each piece owns the part named after it. The dwarf
+ * unwinder and the reaps hand counted stacks to r->sink (record__add_stack()).
  */
 #ifndef SCORCH_RECORD_H
 #define SCORCH_RECORD_H
@@ -102,8 +103,6 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len);
 void record__on_interval(struct record *r, const struct scorch_interval *iv);
 /* At the end: copies whose thread is still off CPU are counted until now. 0/-errno. */
 int record__close_copies(struct record *r);
-/* With -v: what crossed to user space and how the walks ended. */
-void record__report_unwind(struct record *r, const uint64_t *st);
 
 /* ---- record-edges.c: threads off CPU when the recording begins ---- */
 
@@ -198,6 +197,9 @@ struct record {
 	pthread_t ksyms_thread;
 	bool ksyms_running;
 	int ksyms_err;
+	/* where a counted stack goes (record__add_stack()): the dwarf unwinder and the
+	 * reaps hand theirs on through it, not knowing the outputs */
+	sampler_drain_fn sink;
 	int err;	    /* of a callback: the loop stops */
 	bool write_failed;  /* an output could not be written: the summary still follows */
 	bool cut_intervals; /* --interval, offcpu: open waits are cut at each boundary */

@@ -34,6 +34,17 @@ static void open_parts(const struct offcpu_start *st, uint64_t now_ns, uint64_t 
 	*runq = st->wake >= st->ts && st->wake < now_ns ? now_ns - st->wake : 0;
 }
 
+struct runq_split runq__split(uint64_t len, uint64_t runq, bool with_runqueue)
+{
+	struct runq_split sp;
+
+	sp.runq = MIN(runq, len);
+	sp.blocked = len - sp.runq;
+	if (!with_runqueue)
+		sp.runq = 0; /* the blocked part alone is counted */
+	return sp;
+}
+
 /* The whole interval of @st up to @now_ns, from its switch-out (--interval cuts aside):
  * what --min-block and --max-block judge. */
 static uint64_t open_whole(const struct offcpu_start *st, uint64_t now_ns)
@@ -135,6 +146,7 @@ int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 	struct offcpu_start *st = malloc(sizeof(*st));
 	__u32 tid, next, *prev = NULL;
 	uint64_t now_ns, delta, runq, whole;
+	struct runq_split sp;
 	struct open_stacks os;
 	int err = 0;
 
@@ -155,14 +167,15 @@ int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx)
 		if (whole < s->opts.min_block_ns || whole > s->opts.max_block_ns ||
 		    open_stacks(sfd, st, user, kernel, &os))
 			continue;
-		if (delta > runq && s->opts.offwake && !(os.key.flags & KEY_RUNQUEUE))
-			err = open_waker(s, st, &os, now_ns, delta - runq, cb, ctx);
-		else if (delta > runq)
-			err = cb(ctx, true, &os.key, delta - runq, os.user, os.kernel);
+		sp = runq__split(delta, runq, s->opts.with_runqueue);
+		if (sp.blocked && s->opts.offwake && !(os.key.flags & KEY_RUNQUEUE))
+			err = open_waker(s, st, &os, now_ns, sp.blocked, cb, ctx);
+		else if (sp.blocked)
+			err = cb(ctx, true, &os.key, sp.blocked, os.user, os.kernel);
 		/* woken, not switched in yet */
 		os.key.flags |= KEY_RUNQUEUE;
-		if (!err && runq && s->opts.with_runqueue)
-			err = cb(ctx, true, &os.key, runq, os.user, os.kernel);
+		if (!err && sp.runq)
+			err = cb(ctx, true, &os.key, sp.runq, os.user, os.kernel);
 		if (err)
 			break;
 	}
@@ -300,6 +313,7 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 {
 	struct offcpu_start *st;
 	struct latency_slot slot;
+	struct runq_split sp;
 	uint64_t now_ns;
 	int err = 0;
 
@@ -331,10 +345,9 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
 		err = -ERANGE;
 		goto cleanup;
 	}
-	if (!s->opts.with_runqueue) {
-		*delta -= *runq; /* the blocked part only */
-		*runq = 0;
-	}
+	sp = runq__split(*delta, *runq, s->opts.with_runqueue);
+	*delta = sp.blocked + sp.runq;
+	*runq = sp.runq;
 cleanup:
 	free(st);
 	return err;

@@ -98,28 +98,33 @@ struct sampler {
 	uint64_t bad_samples;
 };
 
-/* sampler-drain.c: reads stack @id of the stack map @fd into @st. 0, -errno, -EINVAL (too deep). */
+/* sampler-stacks.c: stacks read back (both the drain and the open intervals use them) */
 /*
  * Reads stack @id of the stack map @fd into @st, its parts joined; @parts (or NULL) gets
  * their ids and STACK_DEEP. 0, -ENOENT when a part is gone, -EINVAL when malformed.
  */
 int lookup_stack(int fd, __u64 id, struct stack *st, struct stack_parts *parts);
+/* lookup_stack() of a kernel stack, through @ps's cache when it has one. */
+int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct stack *st);
+/* sampler_opts.age_stacks: notes stack @id (0: none) as used in this interval */
+void used_add(struct prog_set *ps, __u64 id);
 /* sampler_opts.age_stacks: notes stack @id (0: none) as used in this interval, with
  * the parts before its last */
 void used_add_parts(struct prog_set *ps, int stacks_fd, __u64 id);
-/* ... and the stacks the threads off CPU now count at their switch-in, stored before
- * it: the parts of a deep user stack before the one in the slot, the waker's */
-void note_open_intervals(struct sampler *s, struct prog_set *ps);
 /* lookup_stack() of a stack whose last part @last is in hand (an open interval's). */
 int stack_join(int fd, const struct stack_trace *last, struct stack *st, struct stack_parts *parts);
 
-/* sampler-drain.c, offwake: the waker of a key of @ksz bytes, or NULL (a count_key, or
+/* offwake: the waker of a key of @ksz bytes, or NULL (a count_key, or
  * a key with no waker); waker_set() reads waker @w's stacks for sampler__waker() and
  * makes it the one passed: 0, -ENOENT (a stack gone), -ENOMEM. */
 const struct waker *key_waker(const struct count_key *key, size_t ksz);
 int waker_set(struct prog_set *ps, const struct waker *w);
 
-/* sampler-interval.c, for sampler__drain(): the off-CPU intervals and --latency calls still
+/* sampler-interval.c, for sampler-drain.c: the stacks the threads off CPU now count at
+ * their switch-in, stored before it (a deep user stack's earlier parts, the waker's),
+ * noted as used in this interval */
+void note_open_intervals(struct sampler *s, struct prog_set *ps);
+/* ... and the off-CPU intervals and --latency calls still
  * open, passed to @cb as they stand at the stop. 0, a negative @cb return, or -ENOMEM. */
 int drain_open_intervals(struct sampler *s, sampler_drain_fn cb, void *ctx);
 int drain_open_calls(struct sampler *s, sampler_drain_fn cb, void *ctx);

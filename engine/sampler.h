@@ -211,6 +211,17 @@ int sampler__open_interval(struct sampler *s, uint32_t tid, uint64_t ts, uint64_
  * sampler_opts.cut_intervals. 0, -ENOENT without it, -errno.
  */
 int sampler__cut_intervals(struct sampler *s, uint64_t at_ns);
+/*
+ * The runqueue split, in user space only here: of an off-CPU wait @len ns long whose
+ * last @runq ns came after its wakeup, the part blocked and the part on a runqueue
+ * (counted under KEY_RUNQUEUE; 0 without @with_runqueue, the wait then counting its
+ * blocked part alone). The BPF programs split the waits they count by the same rule:
+ * switch_in() and cut_one() in bpf/offcpu.bpf.c.
+ */
+struct runq_split {
+	uint64_t blocked, runq;
+};
+struct runq_split runq__split(uint64_t len, uint64_t runq, bool with_runqueue);
 /* --unwind kernel: the fds of maps "kunwind_rows" and "kunwind_procs" (-1 without). */
 void sampler__kunwind_fds(const struct sampler *s, int *rows_fd, int *procs_fd);
 

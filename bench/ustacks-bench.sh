@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench: the sample table of --unwind dwarf (profiler/ustacks.c) alone, no BPF, no root:
+# bench: the sample table of --unwind dwarf (engine/ustacks.c) alone, no BPF, no root:
 # bench/ustacks-table.c built from this tree and, to compare, from another checkout
 # (e.g. of the previous commit), run interleaved; medians of ns per sample.
 # usage: bench/ustacks-bench.sh [OTHER_TREE] [RUNS] [STACKS] [SAMPLES]
@@ -8,8 +8,9 @@
 #   RUNS        runs of each build (default 5)
 #   STACKS      distinct stacks (default 50000; a recording holds at most 65536)
 #   SAMPLES     samples added (default 4000000)
-# Each build: cc -O2 -g -D_GNU_SOURCE -fno-omit-frame-pointer -I{common,profiler,bpf,
-# capture,symbolize} bench/ustacks-table.c profiler/ustacks.c common/*.c -lm
+# Each build: cc -O2 -g -D_GNU_SOURCE -fno-omit-frame-pointer -I{common,engine,bpf,
+# capture,symbolize,flamegraph} bench/ustacks-table.c engine/ustacks.c common/*.c -lm
+# (a tree from before engine/ existed: profiler/ in its place)
 set -eu
 . "$(dirname "$0")/lib.sh"
 other=${1:-}
@@ -17,17 +18,18 @@ runs=${2:-5}
 stacks=${3:-50000}
 samples=${4:-4000000}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "invalid RUNS '$runs'" "e.g. $0 '' 5"
-[ -z "$other" ] || [ -f "$other/profiler/ustacks.c" ] ||
+[ -z "$other" ] || [ -f "$other/engine/ustacks.c" ] || [ -f "$other/profiler/ustacks.c" ] ||
 	die "$other is not a scorch source tree" "git worktree add /tmp/old HEAD~1; $0 /tmp/old"
 need_tool cc gcc
 make_work
 
 build() { # TREE OUT
-	local d
+	local d eng=engine
 	local inc=()
-	for d in common profiler bpf capture symbolize; do inc+=(-I"$1/$d"); done
+	[ -f "$1/engine/ustacks.c" ] || eng=profiler
+	for d in common $eng bpf capture symbolize flamegraph; do inc+=(-I"$1/$d"); done
 	cc -O2 -g -D_GNU_SOURCE -fno-omit-frame-pointer "${inc[@]}" -o "$2" \
-		"$root/bench/ustacks-table.c" "$1/profiler/ustacks.c" "$1"/common/*.c -lm ||
+		"$root/bench/ustacks-table.c" "$1/$eng/ustacks.c" "$1"/common/*.c -lm ||
 		die "cannot build bench/ustacks-table.c against $1"
 }
 build "$root" "$work/this"

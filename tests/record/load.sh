@@ -75,7 +75,7 @@ started = started * dur / (dur + 3)
 assert started >= 100, f"loadgen started only {started:.0f} processes: no load to speak of"
 assert seen >= started / 2, f"only {seen} processes seen of about {started:.0f} started"
 # exited processes are released by a reap within a period (1 s) when the CPUs are idle,
-# else once 1,024 exited images are held (REAP_HELD in profiler/record.c; the count
+# else once 1,024 exited images are held (REAP_HELD in engine/record-reap.c; the count
 # keys' bound comes later here: about one key per child): what is held is what lives
 # plus 1,024 and the exits until the next look (about 3,000 if none were released);
 # what is never released is what still lives at the end (the machine's other

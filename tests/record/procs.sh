@@ -84,7 +84,7 @@ read_processes() {
 # 3. 2,400 short processes during one system-wide recording (2 x 1,200 in a row, which
 #    keep the CPUs busy): exited ones are released by reaps during the recording, on
 #    idle CPUs or, put off while the CPUs are busy, once 1,024 exited images are held
-#    (REAP_HELD in profiler/record-reap.c): what is held at once is what lives plus at most
+#    (REAP_HELD in engine/record-reap.c): what is held at once is what lives plus at most
 #    that, not all 2,400 (about 2,800 images with the forks' copies).
 start_recording -F 999 -o "$TMP/many.folded"
 storm=()

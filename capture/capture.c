@@ -37,19 +37,14 @@ struct buf {
 	bool oom;
 };
 
-/* Room for @n more bytes, else b->oom (checked once, when the record is done). */
-static void buf_need(struct buf *b, size_t n)
-{
-	if (!b->oom &&
-	    (n > SIZE_MAX - b->len || array__grow((void **)&b->p, &b->cap, b->len + n, 1)))
-		b->oom = true;
-}
-
+/* Appends @v[0..n); out of memory sets b->oom (checked once, when the record is done). */
 static void put_bytes(struct buf *b, const void *v, size_t n)
 {
-	buf_need(b, n);
-	if (b->oom)
+	if (b->oom || n > SIZE_MAX - b->len ||
+	    array__grow((void **)&b->p, &b->cap, b->len + n, 1)) {
+		b->oom = true;
 		return;
+	}
 	if (n)
 		memcpy(b->p + b->len, v, n);
 	b->len += n;
@@ -489,7 +484,7 @@ static int need(struct capture_reader *r, size_t n)
 {
 	while (r->fill - r->pos < n) {
 		ZSTD_outBuffer out;
-		size_t ret, want;
+		size_t ret;
 
 		if (r->frame_done)
 			return 0;
@@ -498,15 +493,8 @@ static int need(struct capture_reader *r, size_t n)
 			r->fill -= r->pos;
 			r->pos = 0;
 		}
-		want = n + ZSTD_DStreamOutSize();
-		if (r->cap < want) {
-			uint8_t *tmp = realloc(r->win, want);
-
-			if (!tmp)
-				return fail(r, -ENOMEM, "out of memory");
-			r->win = tmp;
-			r->cap = want;
-		}
+		if (array__grow((void **)&r->win, &r->cap, n + ZSTD_DStreamOutSize(), 1))
+			return fail(r, -ENOMEM, "out of memory");
 		out = (ZSTD_outBuffer){r->win + r->fill, r->cap - r->fill, 0};
 		ret = ZSTD_decompressStream(r->dctx, &out, &r->in);
 		if (ZSTD_isError(ret))
@@ -838,14 +826,8 @@ int capture_reader__next(struct capture_reader *r, struct capture_record *rec)
 		}
 		break;
 	}
-	if (r->strs_cap < (size_t)len + 16) {
-		char *tmp = realloc(r->strs, (size_t)len + 16);
-
-		if (!tmp)
-			return fail(r, -ENOMEM, "out of memory");
-		r->strs = tmp;
-		r->strs_cap = (size_t)len + 16;
-	}
+	if (array__grow((void **)&r->strs, &r->strs_cap, (size_t)len + 16, 1))
+		return fail(r, -ENOMEM, "out of memory");
 	r->strs_len = 0;
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;

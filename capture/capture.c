@@ -374,7 +374,7 @@ struct capture_reader {
 	uint64_t index;	 /* records read */
 	uint64_t skipped;
 	uint64_t interval_ns; /* the meta record's */
-	char *strs; /* this record's strings, NUL-terminated */
+	char *strs;	      /* this record's strings, NUL-terminated */
 	size_t strs_len, strs_cap;
 	uint64_t ips[CAPTURE_MAX_USER + CAPTURE_MAX_DEPTH];
 	int err;
@@ -385,7 +385,8 @@ static const char *const type_names[] = {
 	[CAPTURE_META] = "meta",	  [CAPTURE_PROC] = "process",
 	[CAPTURE_MAPPING] = "mapping",	  [CAPTURE_COUNT] = "count",
 	[CAPTURE_KSYM] = "kernel symbol", [CAPTURE_JIT] = "JIT symbol",
-	[CAPTURE_STATS] = "stats",	  [CAPTURE_END] = "end", [CAPTURE_PYCODE] = "Python code",
+	[CAPTURE_STATS] = "stats",	  [CAPTURE_END] = "end",
+	[CAPTURE_PYCODE] = "Python code",
 };
 
 static const char *type_name(unsigned type)
@@ -596,7 +597,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->interval_ns = c->p < c->end ? get_n(c, 8) : 0; /* since 1.4 */
 		r->interval_ns = m->interval_ns;
 		if (!c->bad && m->mode == CAPTURE_MODE_EVENT && (!m->event || !*m->event))
-			return fail(r, -EBADMSG, "record %" PRIu64 " (meta): an event capture without its event",
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64 " (meta): an event capture without its event",
 				    r->index);
 		if (!c->bad && (m->mode > CAPTURE_MODE_EVENT || !m->max_depth ||
 				m->max_depth > CAPTURE_MAX_DEPTH ||
@@ -750,7 +752,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		py->linetable_len = get_n(c, 4);
 		if (py->linetable_len > CAPTURE_MAX_LINETABLE)
 			return fail(r, -EBADMSG,
-				    "record %" PRIu64 " (Python code): a %u-byte line table (at most %u)",
+				    "record %" PRIu64
+				    " (Python code): a %u-byte line table (at most %u)",
 				    r->index, py->linetable_len, CAPTURE_MAX_LINETABLE);
 		py->linetable = py->linetable_len ? take(c, py->linetable_len) : NULL;
 		py->qualname = get_str(c);

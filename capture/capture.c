@@ -37,19 +37,14 @@ struct buf {
 	bool oom;
 };
 
-/* Room for @n more bytes, else b->oom (checked once, when the record is done). */
-static void buf_need(struct buf *b, size_t n)
-{
-	if (!b->oom &&
-	    (n > SIZE_MAX - b->len || array__grow((void **)&b->p, &b->cap, b->len + n, 1)))
-		b->oom = true;
-}
-
+/* Appends @v[0..n); out of memory sets b->oom (checked once, when the record is done). */
 static void put_bytes(struct buf *b, const void *v, size_t n)
 {
-	buf_need(b, n);
-	if (b->oom)
+	if (b->oom || n > SIZE_MAX - b->len ||
+	    array__grow((void **)&b->p, &b->cap, b->len + n, 1)) {
+		b->oom = true;
 		return;
+	}
 	if (n)
 		memcpy(b->p + b->len, v, n);
 	b->len += n;
@@ -379,7 +374,7 @@ struct capture_reader {
 	uint64_t index;	 /* records read */
 	uint64_t skipped;
 	uint64_t interval_ns; /* the meta record's */
-	char *strs; /* this record's strings, NUL-terminated */
+	char *strs;	      /* this record's strings, NUL-terminated */
 	size_t strs_len, strs_cap;
 	uint64_t ips[CAPTURE_MAX_USER + CAPTURE_MAX_DEPTH];
 	int err;
@@ -390,7 +385,8 @@ static const char *const type_names[] = {
 	[CAPTURE_META] = "meta",	  [CAPTURE_PROC] = "process",
 	[CAPTURE_MAPPING] = "mapping",	  [CAPTURE_COUNT] = "count",
 	[CAPTURE_KSYM] = "kernel symbol", [CAPTURE_JIT] = "JIT symbol",
-	[CAPTURE_STATS] = "stats",	  [CAPTURE_END] = "end", [CAPTURE_PYCODE] = "Python code",
+	[CAPTURE_STATS] = "stats",	  [CAPTURE_END] = "end",
+	[CAPTURE_PYCODE] = "Python code",
 };
 
 static const char *type_name(unsigned type)
@@ -489,7 +485,7 @@ static int need(struct capture_reader *r, size_t n)
 {
 	while (r->fill - r->pos < n) {
 		ZSTD_outBuffer out;
-		size_t ret, want;
+		size_t ret;
 
 		if (r->frame_done)
 			return 0;
@@ -498,15 +494,8 @@ static int need(struct capture_reader *r, size_t n)
 			r->fill -= r->pos;
 			r->pos = 0;
 		}
-		want = n + ZSTD_DStreamOutSize();
-		if (r->cap < want) {
-			uint8_t *tmp = realloc(r->win, want);
-
-			if (!tmp)
-				return fail(r, -ENOMEM, "out of memory");
-			r->win = tmp;
-			r->cap = want;
-		}
+		if (array__grow((void **)&r->win, &r->cap, n + ZSTD_DStreamOutSize(), 1))
+			return fail(r, -ENOMEM, "out of memory");
 		out = (ZSTD_outBuffer){r->win + r->fill, r->cap - r->fill, 0};
 		ret = ZSTD_decompressStream(r->dctx, &out, &r->in);
 		if (ZSTD_isError(ret))
@@ -608,7 +597,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->interval_ns = c->p < c->end ? get_n(c, 8) : 0; /* since 1.4 */
 		r->interval_ns = m->interval_ns;
 		if (!c->bad && m->mode == CAPTURE_MODE_EVENT && (!m->event || !*m->event))
-			return fail(r, -EBADMSG, "record %" PRIu64 " (meta): an event capture without its event",
+			return fail(r, -EBADMSG,
+				    "record %" PRIu64 " (meta): an event capture without its event",
 				    r->index);
 		if (!c->bad && (m->mode > CAPTURE_MODE_EVENT || !m->max_depth ||
 				m->max_depth > CAPTURE_MAX_DEPTH ||
@@ -762,7 +752,8 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		py->linetable_len = get_n(c, 4);
 		if (py->linetable_len > CAPTURE_MAX_LINETABLE)
 			return fail(r, -EBADMSG,
-				    "record %" PRIu64 " (Python code): a %u-byte line table (at most %u)",
+				    "record %" PRIu64
+				    " (Python code): a %u-byte line table (at most %u)",
 				    r->index, py->linetable_len, CAPTURE_MAX_LINETABLE);
 		py->linetable = py->linetable_len ? take(c, py->linetable_len) : NULL;
 		py->qualname = get_str(c);
@@ -838,14 +829,8 @@ int capture_reader__next(struct capture_reader *r, struct capture_record *rec)
 		}
 		break;
 	}
-	if (r->strs_cap < (size_t)len + 16) {
-		char *tmp = realloc(r->strs, (size_t)len + 16);
-
-		if (!tmp)
-			return fail(r, -ENOMEM, "out of memory");
-		r->strs = tmp;
-		r->strs_cap = (size_t)len + 16;
-	}
+	if (array__grow((void **)&r->strs, &r->strs_cap, (size_t)len + 16, 1))
+		return fail(r, -ENOMEM, "out of memory");
 	r->strs_len = 0;
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;

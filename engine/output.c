@@ -164,7 +164,7 @@ struct output {
 
 struct outputs {
 	struct output *v;
-	size_t n;
+	size_t n, cap;
 	struct outputs_opts opts;
 	unsigned int seq; /* --interval: number of the files open */
 	/* the profile for pprof/speedscope, and the stack being added */
@@ -203,7 +203,6 @@ void outputs__free(struct outputs *o)
 
 int outputs__add(struct outputs *o, const char *path)
 {
-	struct output *tmp;
 	size_t ext, i;
 
 	if (path && !*path) {
@@ -220,10 +219,8 @@ int outputs__add(struct outputs *o, const char *path)
 			return -EINVAL;
 		}
 	}
-	tmp = realloc(o->v, (o->n + 1) * sizeof(*tmp));
-	if (!tmp)
+	if (array__grow((void **)&o->v, &o->cap, o->n + 1, sizeof(*o->v)))
 		return -ENOMEM;
-	o->v = tmp;
 	o->v[o->n++] = (struct output){.path = path, .fmt = format_of(path, &ext)};
 	return 0;
 }

@@ -63,27 +63,19 @@ static int read_counts(int fd, size_t ksz, void **keys, __u64 **vals, size_t *nr
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 batch_max = 4096, count;
-	size_t cap = 0, n = 0;
+	size_t kcap = 0, vcap = 0, n = 0;
 	struct wake_key batch_key, next, last;
-	char *k = NULL, *kt;
+	char *k = NULL;
 	bool have_last = false;
-	__u64 *v = NULL, *vt;
+	__u64 *v = NULL;
 	bool batch = true, done = false;
 	int err = 0;
 
 	while (!done) {
-		if (cap - n < batch_max) {
-			cap = cap ? cap * 2 : 8192;
-			kt = realloc(k, cap * ksz);
-			if (kt)
-				k = kt;
-			vt = realloc(v, cap * sizeof(*v));
-			if (vt)
-				v = vt;
-			if (!kt || !vt) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
+		if (array__grow((void **)&k, &kcap, n + batch_max, ksz) ||
+		    array__grow((void **)&v, &vcap, n + batch_max, sizeof(*v))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (batch) {
 			count = batch_max;

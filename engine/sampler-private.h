@@ -72,6 +72,7 @@ struct sampler {
 	 * maps the file, as for a command and its children) */
 	pid_t *probe_ids;
 	int nr_probe_ids;
+	size_t cap_probe_ids;
 	struct prog_set sets[2];
 	int nr_sets;
 	/* one consumer per ring, taken in turn so that none starves another when the

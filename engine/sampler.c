@@ -332,14 +332,12 @@ static int filter_add(struct sampler *s, bool tid, pid_t id)
 {
 	__u32 key = id;
 	__u8 one = 1;
-	pid_t *t;
 	int i;
 
 	if (s->ev && !s->opts.follow_forks) {
-		t = realloc(s->probe_ids, (s->nr_probe_ids + 1) * sizeof(*t));
-		if (!t)
+		if (array__grow((void **)&s->probe_ids, &s->cap_probe_ids,
+				(size_t)s->nr_probe_ids + 1, sizeof(*s->probe_ids)))
 			return -ENOMEM;
-		s->probe_ids = t;
 		s->probe_ids[s->nr_probe_ids++] = id;
 	}
 	for (i = 0; i < s->nr_sets; i++) {

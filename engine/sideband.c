@@ -291,7 +291,7 @@ static struct sb_image *image_new(struct sideband *sb, pid_t pid, uint64_t ts)
  */
 static int image_map(struct sb_image *im, const struct symbolizer_vma *v)
 {
-	struct symbolizer_vma left, right, *tmp;
+	struct symbolizer_vma left, right;
 	size_t lo = 0, hi = im->nr, mid, j, nr_new;
 	bool has_left = false, has_right = false;
 
@@ -299,15 +299,8 @@ static int image_map(struct sb_image *im, const struct symbolizer_vma *v)
 		im->complete = false;
 		return 0;
 	}
-	if (im->nr + 3 > im->cap) {
-		size_t cap = im->cap ? 2 * im->cap : 16;
-
-		tmp = realloc(im->vmas, cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		im->vmas = tmp;
-		im->cap = cap;
-	}
+	if (array__grow((void **)&im->vmas, &im->cap, im->nr + 3, sizeof(*im->vmas)))
+		return -ENOMEM;
 	/* the first mapping ending after v's start */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;

@@ -12,17 +12,11 @@ struct key_ctx {
 	const void *key;
 };
 
-/* Makes room for @more elements of @size in *@v (length @nr, capacity *@cap). */
-static int vec__reserve(void **v, size_t *cap, size_t nr, size_t more, size_t size)
+/* Ids and offsets are 32-bit: 0 when @more entries fit after @nr, else -ENOMEM. */
+static int id_room(size_t nr, size_t more)
 {
-	if (nr > UINT32_MAX - 1 || more > UINT32_MAX - 1 - nr)
-		return -ENOMEM; /* ids are 32-bit */
-	return array__grow(v, cap, nr + more, size);
+	return nr > UINT32_MAX - 1 || more > UINT32_MAX - 1 - nr ? -ENOMEM : 0;
 }
-
-#define RESERVE(p, name, more)                                                                     \
-	vec__reserve((void **)&(p)->name, &(p)->cap_##name, (p)->nr_##name, (more),                \
-		     sizeof(*(p)->name))
 
 /* ---- strings ---- */
 
@@ -45,7 +39,10 @@ int profile_str_id(struct profile *p, const char *s, size_t len, uint32_t *id)
 		*id = (uint32_t)found - 1;
 		return 0;
 	}
-	err = RESERVE(p, strs, 1);
+	err = id_room(p->nr_strs, 1);
+	if (!err)
+		err = array__grow((void **)&p->strs, &p->cap_strs, p->nr_strs + 1,
+				  sizeof(*p->strs));
 	if (!err)
 		err = hashmap__insert(&p->str_idx, h, p->nr_strs + 1);
 	if (err)
@@ -84,7 +81,7 @@ struct profile *profile__new(const struct profile_opts *opts)
 		return NULL;
 	p->opts = *opts;
 	p->set = strset__new();
-	if (!p->set || RESERVE(p, strs, 1))
+	if (!p->set || array__grow((void **)&p->strs, &p->cap_strs, 1, sizeof(*p->strs)))
 		goto fail;
 	p->strs[p->nr_strs++] = "";
 	/* the option strings are the caller's: keep copies */
@@ -179,7 +176,10 @@ int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uin
 	*id = (uint32_t)hashmap__find(&p->map_idx, h, map_eq, &(struct key_ctx){p, &k});
 	if (*id)
 		return 0;
-	err = RESERVE(p, maps, 1);
+	err = id_room(p->nr_maps, 1);
+	if (!err)
+		err = array__grow((void **)&p->maps, &p->cap_maps, p->nr_maps + 1,
+				  sizeof(*p->maps));
 	if (!err)
 		err = hashmap__insert(&p->map_idx, h, p->nr_maps + 1);
 	if (err)
@@ -213,7 +213,10 @@ static int function_id(struct profile *p, const char *name, const char *file, ui
 	*id = (uint32_t)hashmap__find(&p->func_idx, h, func_eq, &(struct key_ctx){p, &k});
 	if (*id)
 		return 0;
-	err = RESERVE(p, funcs, 1);
+	err = id_room(p->nr_funcs, 1);
+	if (!err)
+		err = array__grow((void **)&p->funcs, &p->cap_funcs, p->nr_funcs + 1,
+				  sizeof(*p->funcs));
 	if (!err)
 		err = hashmap__insert(&p->func_idx, h, p->nr_funcs + 1);
 	if (err)
@@ -277,9 +280,15 @@ int profile__add_location(struct profile *p, uint32_t mapping, uint64_t address,
 	*id = (uint32_t)hashmap__find(&p->loc_idx, h, loc_eq, &(struct key_ctx){p, &k});
 	if (*id)
 		return 0;
-	err = RESERVE(p, locs, 1);
+	err = id_room(p->nr_locs, 1);
 	if (!err)
-		err = RESERVE(p, lines, nr);
+		err = array__grow((void **)&p->locs, &p->cap_locs, p->nr_locs + 1,
+				  sizeof(*p->locs));
+	if (!err)
+		err = id_room(p->nr_lines, nr);
+	if (!err)
+		err = array__grow((void **)&p->lines, &p->cap_lines, p->nr_lines + nr,
+				  sizeof(*p->lines));
 	if (!err)
 		err = hashmap__insert(&p->loc_idx, h, p->nr_locs + 1);
 	if (err)
@@ -376,9 +385,15 @@ int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr
 		h = hash__u64(h ^ (((uint64_t)waker_pid << 32) | k.waker_comm));
 	id = (uint32_t)hashmap__find(&p->sample_idx, h, sample_eq, &(struct key_ctx){p, &k});
 	if (!id) {
-		err = RESERVE(p, samples, 1);
+		err = id_room(p->nr_samples, 1);
 		if (!err)
-			err = RESERVE(p, stacks, nr);
+			err = array__grow((void **)&p->samples, &p->cap_samples, p->nr_samples + 1,
+					  sizeof(*p->samples));
+		if (!err)
+			err = id_room(p->nr_stacks, nr);
+		if (!err)
+			err = array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + nr,
+					  sizeof(*p->stacks));
 		if (!err)
 			err = hashmap__insert(&p->sample_idx, h, p->nr_samples + 1);
 		if (err)

@@ -284,14 +284,8 @@ static int classify_module(struct collapser *c, struct span mod)
 			goto found;
 	}
 	m = &c->mods[c->mod_next++ % ARRAY_SIZE(c->mods)];
-	if (mod.len + 1 > m->cap) {
-		char *n = realloc(m->name, mod.len + 64);
-
-		if (!n)
-			return -ENOMEM;
-		m->name = n;
-		m->cap = mod.len + 64;
-	}
+	if (array__grow((void **)&m->name, &m->cap, mod.len + 1, 1))
+		return -ENOMEM;
 	memcpy(m->name, mod.p, mod.len);
 	m->name[mod.len] = '\0';
 	m->len = mod.len;

@@ -155,14 +155,8 @@ int collapse__emit(struct collapser *c, const size_t *order, size_t nr, uint64_t
 
 	for (i = 0; i < nr; i++)
 		len += c->frames[order[i]].len + 1;
-	if (len > c->join_cap) {
-		char *j = realloc(c->join, len);
-
-		if (!j)
-			return -ENOMEM;
-		c->join = j;
-		c->join_cap = len;
-	}
+	if (array__grow((void **)&c->join, &c->join_cap, len, 1))
+		return -ENOMEM;
 	len = 0;
 	for (i = 0; i < nr; i++) {
 		const char *f = c->arena + c->frames[order[i]].off;

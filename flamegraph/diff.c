@@ -85,14 +85,8 @@ static ssize_t normalize_stack(struct folded_diff *d, const char *s, size_t len)
 {
 	size_t need = 4 * len + sizeof(FOLDED_EMPTY_FRAME) * (len + 1), o = 0, start = 0, i;
 
-	if (need > d->buf_cap) {
-		char *b = realloc(d->buf, need);
-
-		if (!b)
-			return -ENOMEM;
-		d->buf = b;
-		d->buf_cap = need;
-	}
+	if (array__grow((void **)&d->buf, &d->buf_cap, need, 1))
+		return -ENOMEM;
 	for (i = 0; i <= len; i++) {
 		unsigned char c = i < len ? (unsigned char)s[i] : ';';
 

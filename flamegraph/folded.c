@@ -24,7 +24,7 @@ struct folded {
 	struct strset *strs;
 	const char **names; /* by id, escaped */
 	uint32_t *name_len;
-	size_t nr_names, cap_names;
+	size_t nr_names, cap_names, cap_name_len;
 	struct hashmap name_index; /* escaped name -> id + 1 */
 	uint32_t *ids;		   /* every stack's frame ids */
 	size_t nr_ids, cap_ids;
@@ -122,16 +122,10 @@ static int64_t name_id(struct folded *f, const char *name)
 		if (f->name_len[val - 1] == len && !memcmp(f->names[val - 1], f->buf, len))
 			return (int64_t)val - 1;
 	if (len > UINT32_MAX || f->nr_names >= UINT32_MAX ||
-	    array__grow((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names)))
+	    array__grow((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names)) ||
+	    array__grow((void **)&f->name_len, &f->cap_name_len, f->nr_names + 1,
+			sizeof(*f->name_len)))
 		return -ENOMEM;
-	/* name_len shares cap_names: realloc it to the same capacity */
-	if (f->cap_names) {
-		uint32_t *l = realloc(f->name_len, f->cap_names * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		f->name_len = l;
-	}
 	str = strset__intern_len(f->strs, f->buf, len);
 	if (!str || hashmap__insert(&f->name_index, h, f->nr_names + 1))
 		return -ENOMEM;

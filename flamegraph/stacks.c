@@ -87,17 +87,11 @@ static int64_t name_id(struct flamegraph *fg, const char *s, size_t len)
 			return (int64_t)val - 1;
 	if (fg->nr_names >= UINT32_MAX - 1 || len > UINT32_MAX)
 		return -ENOMEM;
-	if (array__grow((void **)&fg->names, &fg->cap_names, fg->nr_names + 1, sizeof(*fg->names)))
+	if (array__grow((void **)&fg->names, &fg->cap_names, fg->nr_names + 1,
+			sizeof(*fg->names)) ||
+	    array__grow((void **)&fg->name_len, &fg->cap_name_len, fg->nr_names + 1,
+			sizeof(*fg->name_len)))
 		return -ENOMEM;
-	/* the two arrays share cap_names: grow the other to the same capacity */
-	if (fg->cap_names != fg->cap_name_len) {
-		uint32_t *l = realloc(fg->name_len, fg->cap_names * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		fg->name_len = l;
-		fg->cap_name_len = fg->cap_names;
-	}
 	copy = strset__intern_len(fg->strs, s, len);
 	if (!copy || hashmap__insert(&fg->name_index, h, fg->nr_names + 1))
 		return -ENOMEM;

@@ -172,8 +172,8 @@ cleanup:
 /* Every file @pid maps executable, each once. */
 static int list_pid(pid_t pid, const char *pattern)
 {
-	char path[64], *text = NULL, *line, *save = NULL, **seen = NULL, **t;
-	size_t len, nr = 0, i;
+	char path[64], *text = NULL, *line, *save = NULL, **seen = NULL;
+	size_t len, nr = 0, cap = 0, i;
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
@@ -192,12 +192,10 @@ static int list_pid(pid_t pid, const char *pattern)
 			;
 		if (i < nr)
 			continue;
-		t = realloc(seen, (nr + 1) * sizeof(*seen));
-		if (!t) {
+		if (array__grow((void **)&seen, &cap, nr + 1, sizeof(*seen))) {
 			err = -ENOMEM;
 			break;
 		}
-		seen = t;
 		seen[nr++] = file;
 		err = list_file(file, pattern);
 		if (err && err != -ENOMEM)

@@ -286,10 +286,9 @@ static void record_opts__usage(FILE *out)
 	usage_end(out);
 }
 
-static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr)
+static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr, size_t *cap)
 {
 	char *copy = strdup(arg), *tok, *next;
-	pid_t *tmp;
 	long v;
 	int err = 0;
 
@@ -314,12 +313,10 @@ static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t 
 			err = -E2BIG;
 			goto cleanup;
 		}
-		tmp = realloc(*ids, (*nr + 1) * sizeof(**ids));
-		if (!tmp) {
+		if (array__grow((void **)ids, cap, *nr + 1, sizeof(**ids))) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		*ids = tmp;
 		(*ids)[(*nr)++] = v;
 	}
 cleanup:
@@ -423,16 +420,21 @@ struct parse_state {
 	const char *format;
 	const char *paths[MAX_OUTPUTS];
 	size_t nr_paths;
+	size_t cap_pids, cap_tids; /* of o->pids and o->tids */
 };
 
 /* Targets, duration and rate. 0, -ENOENT (not one of them), -EINVAL. */
-static int parse_target_opt(struct record_opts *o, int c)
+static int parse_target_opt(struct record_opts *o, struct parse_state *ps, int c)
 {
 	switch (c) {
 	case 'p':
-		return parse_id_list(optarg, "PID", &o->pids, &o->nr_pids) ? -EINVAL : 0;
+		if (parse_id_list(optarg, "PID", &o->pids, &o->nr_pids, &ps->cap_pids))
+			return -EINVAL;
+		return 0;
 	case 't':
-		return parse_id_list(optarg, "TID", &o->tids, &o->nr_tids) ? -EINVAL : 0;
+		if (parse_id_list(optarg, "TID", &o->tids, &o->nr_tids, &ps->cap_tids))
+			return -EINVAL;
+		return 0;
 	case 'a':
 		o->all = true;
 		return 0;
@@ -957,7 +959,7 @@ static int record_opts__parse(int argc, char **argv, struct record_opts *o, bool
 			err = cli__bad_option("record", c, argv);
 			goto cleanup;
 		}
-		err = parse_target_opt(o, c);
+		err = parse_target_opt(o, &ps, c);
 		if (err == -ENOENT)
 			err = parse_mode_opt(o, &ps, c, argv);
 		if (err == -ENOENT)

@@ -117,23 +117,9 @@ struct dw_build {
 	bool bad; /* something did not parse: counted, the rest is kept */
 };
 
+/* Room for one element more in @arr (@nr used of @cap): 0, -E2BIG at @max, or -ENOMEM. */
 #define GROW(arr, nr, cap, max)                                                                    \
-	({                                                                                         \
-		int err_ = 0;                                                                      \
-		if ((nr) >= (max)) {                                                               \
-			err_ = -E2BIG;                                                             \
-		} else if ((nr) == (cap)) {                                                        \
-			size_t c_ = (cap) ? (cap)*2 : 1024;                                        \
-			void *t_ = realloc((arr), c_ * sizeof(*(arr)));                            \
-			if (!t_) {                                                                 \
-				err_ = -ENOMEM;                                                    \
-			} else {                                                                   \
-				(arr) = t_;                                                        \
-				(cap) = c_;                                                        \
-			}                                                                          \
-		}                                                                                  \
-		err_;                                                                              \
-	})
+	((nr) >= (max) ? -E2BIG : array__grow((void **)&(arr), &(cap), (nr) + 1, sizeof(*(arr))))
 
 /* A compressed debug section the index will read (SHF_COMPRESSED, zlib or zstd). */
 struct dw_zsec {

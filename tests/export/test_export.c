@@ -47,7 +47,7 @@ static uint8_t *gunzip(const uint8_t *buf, size_t len, size_t *out_len)
 {
 	z_stream zs = {0};
 	size_t cap = 1 << 16, n = 0;
-	uint8_t *out = malloc(cap), *tmp;
+	uint8_t *out = malloc(cap);
 	int ret = Z_OK;
 
 	if (!out || inflateInit2(&zs, 15 + 16) != Z_OK)
@@ -55,13 +55,8 @@ static uint8_t *gunzip(const uint8_t *buf, size_t len, size_t *out_len)
 	zs.next_in = (Bytef *)buf;
 	zs.avail_in = len;
 	while (ret != Z_STREAM_END) {
-		if (n == cap) {
-			cap *= 2;
-			tmp = realloc(out, cap);
-			if (!tmp)
-				break;
-			out = tmp;
-		}
+		if (array__grow((void **)&out, &cap, n + 1, 1))
+			break;
 		zs.next_out = out + n;
 		zs.avail_out = cap - n;
 		ret = inflate(&zs, Z_NO_FLUSH);

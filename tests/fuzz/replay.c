@@ -50,7 +50,7 @@ static int cmp_names(const void *a, const void *b)
 static int replay_dir(const char *dir, size_t *nr)
 {
 	struct dirent *de;
-	char **names = NULL, **tmp, path[4096];
+	char **names = NULL, path[4096];
 	size_t n = 0, cap = 0, i;
 	struct stat st;
 	DIR *d;
@@ -64,14 +64,9 @@ static int replay_dir(const char *dir, size_t *nr)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			tmp = realloc(names, cap * sizeof(*names));
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			names = tmp;
+		if (array__grow((void **)&names, &cap, n + 1, sizeof(*names))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
+
 struct jd_buf {
 	uint8_t *data;
 	size_t len, cap;
@@ -26,12 +28,8 @@ struct jd_buf {
 
 static inline void jd_put(struct jd_buf *b, const void *p, size_t n)
 {
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->data = realloc(b->data, b->cap);
-		if (!b->data)
-			abort();
-	}
+	if (array__grow((void **)&b->data, &b->cap, b->len + n, 1))
+		abort();
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
 }

@@ -50,12 +50,8 @@ int main(int argc, char **argv)
 				goto cleanup;
 			continue;
 		}
-		if (len + 65536 + 1 > cap) {
-			cap = (len + 65536 + 1) * 2;
-			input = realloc(input, cap);
-			if (!input)
-				goto cleanup;
-		}
+		if (array__grow((void **)&input, &cap, len + 65536 + 1, 1))
+			goto cleanup;
 		n = read(0, input + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "unwind-private.h"
 
 static int failures;
@@ -131,12 +132,8 @@ static int collect(void *ctx, uint64_t pc, const struct row_state *st, bool sign
 {
 	struct rows *rs = ctx;
 
-	if (rs->nr == rs->cap) {
-		rs->cap = rs->cap ? rs->cap * 2 : 64;
-		rs->r = realloc(rs->r, rs->cap * sizeof(*rs->r));
-		if (!rs->r)
-			return -ENOMEM;
-	}
+	if (array__grow((void **)&rs->r, &rs->cap, rs->nr + 1, sizeof(*rs->r)))
+		return -ENOMEM;
 	rs->r[rs->nr].pc = pc;
 	rs->r[rs->nr].end = !st;
 	rs->r[rs->nr].signal = signal;

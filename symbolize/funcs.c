@@ -11,7 +11,7 @@
 #define FUNCS_MAX_SECTIONS 65536
 
 /* The file offset of ELF virtual address @addr, through the PT_LOAD headers. */
-int elf__vaddr_offset(Elf *elf, uint64_t addr, size_t len, bool exec_only, uint64_t *off)
+int symbolize__vaddr_offset(Elf *elf, uint64_t addr, size_t len, bool exec_only, uint64_t *off)
 {
 	size_t n, i;
 	GElf_Phdr ph;
@@ -63,7 +63,8 @@ static int table_funcs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct strse
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name || elf__vaddr_offset(elf, sym.st_value, 1, true, &fn.offset))
+		if (!name || !*name ||
+		    symbolize__vaddr_offset(elf, sym.st_value, 1, true, &fn.offset))
 			continue;
 		fn.addr = sym.st_value;
 		fn.size = sym.st_size;

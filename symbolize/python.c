@@ -147,7 +147,7 @@ int python__file(int fd, const char *path, struct python_file *out)
 		goto cleanup;
 	out->runtime = rt;
 	out->code_type = code_type;
-	if (version && !elf__vaddr_offset(elf, version, 4, false, &off) &&
+	if (version && !symbolize__vaddr_offset(elf, version, 4, false, &off) &&
 	    pread(fd, &hex, 4, (off_t)off) == 4) {
 		out->hexversion = hex;
 		out->minor = (hex >> 16) & 0xff;

@@ -334,10 +334,4 @@ int kallsyms__addrs(char *text, size_t len, const char *const *names, size_t n, 
 int kallsyms__names(const struct sym *sym, struct strset *strs, const char **name,
 		    const char **module);
 
-/*
- * funcs.c: the file offset of ELF virtual address @addr whose @len bytes lie in the file
- * bytes of one PT_LOAD segment (@exec_only: an executable one). 0, -ENOENT, -EINVAL.
- */
-int elf__vaddr_offset(Elf *elf, uint64_t addr, size_t len, bool exec_only, uint64_t *off);
-
 #endif /* SCORCH_SYMBOLIZE_PRIVATE_H */

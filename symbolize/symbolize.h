@@ -422,6 +422,17 @@ int symbolize__usdt_notes(const char *path, struct strset *strs, struct symboliz
 			  size_t *nr);
 
 /*
+ * The file offset of ELF virtual address @addr of @elf (libelf's Elf, open for reading)
+ * whose @len bytes lie in the file bytes of one PT_LOAD segment (@exec_only: an
+ * executable one), through the program headers. Sets *@off and returns 0, or -ENOENT
+ * (no such segment), -EINVAL (unreadable program headers). For probes (above) and for
+ * reading a variable's initial bytes from the file (python/: Py_Version).
+ */
+struct Elf;
+int symbolize__vaddr_offset(struct Elf *elf, uint64_t addr, size_t len, bool exec_only,
+			    uint64_t *off);
+
+/*
  * CPython (python.c).
  *
  * python__file(): whether the ELF file open on @fd (at @path, for 3.10's version) is a

@@ -12,6 +12,7 @@
 #include "capture.h"
 #include "common.h"
 #include "perfmap.h"
+#include "python.h"
 #include "engine.h"
 #include "capture-record.h"
 #include "sampler.h"

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include "profile.h"
 #include "capture.h"
+#include "python.h"
 #include "engine.h"
 #include "sampler.h"
 

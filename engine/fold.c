@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "flamegraph.h"
+#include "python.h"
 #include "engine.h"
 #include "fold.h"
 #include "output.h"

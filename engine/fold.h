@@ -11,6 +11,7 @@
 
 #include <linux/types.h>
 #include "profile.h"
+#include "python.h"
 #include "engine.h"
 #include "sampler.h"
 

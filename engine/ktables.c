@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "ktables.h"
 #include "timing.h"
+#include "python.h"
 #include "symbolize.h"
 #include "unwind.h"
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "python.h"
 #include "record.h"
 #include "symbolize.h"
 #include "ktables.h"

@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "perfmap.h"
+#include "python.h"
 #include "record.h"
 #include "symbolize.h"
 #include "ktables.h"

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "perfmap.h"
+#include "python.h"
 #include "record.h"
 #include "symbolize.h"
 #include "capture-record.h"

@@ -26,6 +26,7 @@
 #include "procs.h"
 #include "stop.h"
 #include "timing.h"
+#include "python.h"
 #include "symbolize.h"
 #include "unwind.h"
 #include "sampler.h"

@@ -18,6 +18,7 @@
 #include "fold.h"
 #include "output.h"
 #include "summary.h"
+#include "python.h"
 #include "symbolize.h"
 #include "sampler.h"
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Prints, for every code object of a few standard modules, what CPython itself says of
-its lines, for tests/symbolize/test_python.c to compare scorch's line-table decoder with:
+its lines, for tests/python/test_python.c to compare scorch's line-table decoder with:
 
   code FIRSTLINENO PEP657 LINETABLE_HEX
   LASTI LINE ...        (LINE 0: no line)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * symbolize: CPython. Which file of a process is the interpreter (the object that
+ * python: CPython. Which file of a process is the interpreter (the object that
  * defines _PyRuntime: the python executable, or libpython), its version and struct
  * layout (a table of offsets per minor version, checked against the running process),
  * and the names of the code objects its stacks hold, read from the process's memory
@@ -14,8 +14,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "symbolize-private.h"
+#include <gelf.h>
+#include <libelf.h>
 
+#include "common.h"
+#include "python.h"
+
+#define PY_MAX_DYNSYMS	  (16u << 20) /* .dynsym entries looked at (symbolize/'s bound) */
 #define PY_MAX_NAME	  1024	      /* code points of a name or file kept */
 #define PY_MAX_LINETABLE  (64u << 10) /* bytes of a line table read (CPython's own bound) */
 #define PY_MAX_CODES	  (1u << 20)  /* code objects cached, all processes */
@@ -127,7 +132,7 @@ int python__file(int fd, const char *path, struct python_file *out)
 			continue;
 		data = elf_getdata(scn, NULL);
 		count = data ? sh.sh_size / sh.sh_entsize : 0;
-		for (i = 0; i < count && i < ELF_MAX_SYMS; i++) {
+		for (i = 0; i < count && i < PY_MAX_DYNSYMS; i++) {
 			const char *name;
 
 			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * CPython support of the symbolizer without a process (symbolize/python.c):
+ * CPython support without a process (python/python.c):
  * - python__splice() on stacks built by construction: runs replace the native frame whose
  *   stack holds their marker, runs passed unseen go before the next frame, runs no frame
  *   held go at the root end, and the stack is cut at its capacity;
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "symbolize.h"
+#include "python.h"
 
 #define W(x)		(PYW_CODE | (x))
 #define P(lasti, guard) (PYW_CODE | PYW_POS | (uint64_t)(lasti) << 32 | (guard))

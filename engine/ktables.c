@@ -25,10 +25,6 @@
 #include "symbolize.h"
 #include "unwind.h"
 
-_Static_assert(PYW_CODE == PY_WORD && PYW_POS == PY_WORD_POS && PYW_LASTI_NONE == PY_LASTI_NONE &&
-		       PYL_NONE == PY_NONE && (int)PYL_RUN_SHIM == (int)PY_RUN_SHIM,
-	       "one Python word layout");
-
 /* A file's rows: [lo, hi) of the map; hi == lo: none (no CFI, too big, unreadable). */
 struct kfile {
 	char *key;
@@ -300,7 +296,7 @@ static void python_span(const struct python_layout *l, struct kunwind_python *py
 	unsigned int lo = UINT16_MAX, hi = 0, i;
 
 	for (i = 0; i < ARRAY_SIZE(offs); i++) {
-		if (offs[i] == PYL_NONE)
+		if (offs[i] == PY_NONE)
 			continue;
 		lo = MIN(lo, offs[i]);
 		hi = MAX(hi, offs[i] + (i == 3 ? 1u : 8u));

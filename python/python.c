@@ -37,11 +37,11 @@ static const struct python_layout layouts[] = {
 	{
 		.minor = 10,
 		.rt_interp_head = 32, .rt_tss_key = 584 + 4, .in_threads = 8,
-		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 176, .ts_native_tid = PYL_NONE,
-		.ts_cframe = 48, .ts_frame = 24, .cf_frame = PYL_NONE, .cf_prev = 8,
-		.fr_code = 32, .fr_prev = 24, .fr_instr = 96, .fr_flag = PYL_NONE,
-		.run = PYL_RUN_ONE,
-		.co_code = PYL_NONE, .co_guard = 40, .co_filename = 104, .co_name = 112,
+		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 176, .ts_native_tid = PY_NONE,
+		.ts_cframe = 48, .ts_frame = 24, .cf_frame = PY_NONE, .cf_prev = 8,
+		.fr_code = 32, .fr_prev = 24, .fr_instr = 96, .fr_flag = PY_NONE,
+		.run = PY_RUN_ONE,
+		.co_code = PY_NONE, .co_guard = 40, .co_filename = 104, .co_name = 112,
 		.co_linetable = 120, .co_firstlineno = 40,
 		.str_ascii = 48, .str_compact = 72, .pep657 = false,
 	},
@@ -49,9 +49,9 @@ static const struct python_layout layouts[] = {
 		.minor = 11,
 		.rt_interp_head = 40, .rt_tss_key = 592 + 4, .in_threads = 16,
 		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 152, .ts_native_tid = 160,
-		.ts_cframe = 56, .ts_frame = PYL_NONE, .cf_frame = 8, .cf_prev = 16,
+		.ts_cframe = 56, .ts_frame = PY_NONE, .cf_frame = 8, .cf_prev = 16,
 		.fr_code = 32, .fr_prev = 48, .fr_instr = 56, .fr_flag = 68,
-		.run = PYL_RUN_ENTRY,
+		.run = PY_RUN_ENTRY,
 		.co_code = 184, .co_guard = 72, .co_filename = 112, .co_name = 128,
 		.co_linetable = 136, .co_firstlineno = 72,
 		.str_ascii = 48, .str_compact = 72, .pep657 = true,
@@ -60,9 +60,9 @@ static const struct python_layout layouts[] = {
 		.minor = 12,
 		.rt_interp_head = 40, .rt_tss_key = 1544 + 4, .in_threads = 72,
 		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 136, .ts_native_tid = 144,
-		.ts_cframe = 56, .ts_frame = PYL_NONE, .cf_frame = 0, .cf_prev = 8,
+		.ts_cframe = 56, .ts_frame = PY_NONE, .cf_frame = 0, .cf_prev = 8,
 		.fr_code = 0, .fr_prev = 8, .fr_instr = 56, .fr_flag = 70,
-		.run = PYL_RUN_SHIM,
+		.run = PY_RUN_SHIM,
 		.co_code = 192, .co_guard = 88, .co_filename = 112, .co_name = 128,
 		.co_linetable = 136, .co_firstlineno = 68,
 		.str_ascii = 40, .str_compact = 56, .pep657 = true,
@@ -71,9 +71,9 @@ static const struct python_layout layouts[] = {
 		.minor = 13,
 		.rt_interp_head = 632, .rt_tss_key = 2160 + 4, .in_threads = 7344,
 		.ts_next = 8, .ts_interp = 16, .ts_thread_id = 152, .ts_native_tid = 160,
-		.ts_cframe = PYL_NONE, .ts_frame = 72, .cf_frame = PYL_NONE, .cf_prev = PYL_NONE,
+		.ts_cframe = PY_NONE, .ts_frame = 72, .cf_frame = PY_NONE, .cf_prev = PY_NONE,
 		.fr_code = 0, .fr_prev = 8, .fr_instr = 56, .fr_flag = 70,
-		.run = PYL_RUN_SHIM,
+		.run = PY_RUN_SHIM,
 		.co_code = 200, .co_guard = 88, .co_filename = 112, .co_name = 128,
 		.co_linetable = 136, .co_firstlineno = 68,
 		.str_ascii = 40, .str_compact = 56, .pep657 = true,
@@ -666,11 +666,11 @@ int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_wo
 {
 	struct code_key k = {.pid = pid, .gen = gen};
 	struct pycode *c;
-	uint32_t lasti = (uint32_t)(pos_word >> 32) & PYW_LASTI_NONE;
+	uint32_t lasti = (uint32_t)(pos_word >> 32) & PY_LASTI_NONE;
 	int32_t line = 0;
 	char buf[PY_MAX_NAME * 8 + 32];
 
-	k.addr = code_word & ~(PYW_CODE | PYW_POS);
+	k.addr = code_word & ~(PY_WORD | PY_WORD_POS);
 	k.guard = (uint32_t)pos_word;
 	memset(out, 0, sizeof(*out));
 	out->kind = FRAME_SYMBOL;
@@ -688,9 +688,9 @@ int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_wo
 		return 0;
 	out->file = c->file;
 	if (c->linetable)
-		line = lasti == PYW_LASTI_NONE ? c->firstlineno
-		       : c->pep657	       ? line_pep657(c, lasti)
-					       : line_pep626(c, lasti);
+		line = lasti == PY_LASTI_NONE ? c->firstlineno
+		       : c->pep657	      ? line_pep657(c, lasti)
+					      : line_pep626(c, lasti);
 	if (line <= 0)
 		return 0;
 	out->line = (uint32_t)line;
@@ -811,7 +811,7 @@ static int thread_state(const struct pyproc *p, pid_t tid, uint64_t *out)
 	uint64_t interp, ts, id;
 	int err, i;
 
-	if (l->ts_native_tid == PYL_NONE)
+	if (l->ts_native_tid == PY_NONE)
 		return -EOPNOTSUPP;
 	if ((err = read_u64(p->pid, p->runtime + l->rt_interp_head, &interp)))
 		return err;
@@ -854,15 +854,15 @@ int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid
 	l = p->l;
 	if ((err = thread_state(p, tid, &ts)))
 		return err;
-	if (l->ts_cframe != PYL_NONE && (err = read_u64(pid, ts + l->ts_cframe, &cframe)))
+	if (l->ts_cframe != PY_NONE && (err = read_u64(pid, ts + l->ts_cframe, &cframe)))
 		return err;
-	if (l->cf_frame != PYL_NONE)
+	if (l->cf_frame != PY_NONE)
 		err = cframe ? read_u64(pid, cframe + l->cf_frame, &frame) : -ENOENT;
 	else
 		err = read_u64(pid, ts + l->ts_frame, &frame);
 	if (err)
 		return err;
-	for (i = 0; frame && out->nr < PYTHON_CHAIN_MAX && i < 2 * PYTHON_CHAIN_MAX; i++) {
+	for (i = 0; frame && out->nr < PY_MAX_FRAMES && i < 2 * PY_MAX_FRAMES; i++) {
 		uint8_t chunk[104];
 		uint64_t code = 0, prev = 0, instr = 0, g = 0;
 		uint32_t lasti, guard;
@@ -874,9 +874,9 @@ int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid
 		memcpy(&code, chunk + l->fr_code, 8);
 		memcpy(&prev, chunk + l->fr_prev, 8);
 		memcpy(&instr, chunk + l->fr_instr, 8);
-		if (l->fr_flag != PYL_NONE)
+		if (l->fr_flag != PY_NONE)
 			flag = chunk[l->fr_flag];
-		if (l->run == PYL_RUN_SHIM && flag == 3) {
+		if (l->run == PY_RUN_SHIM && flag == PY_CSTACK) {
 			for (k = run_start; k < out->nr; k++)
 				out->marker[k] = frame;
 			run_start = out->nr;
@@ -885,25 +885,25 @@ int pycodes__thread_chain(struct pycodes *pc, pid_t pid, uint64_t gen, pid_t tid
 		}
 		if (!code || code >= 0x800000000000ULL)
 			break;
-		if (l->co_code == PYL_NONE) {
+		if (l->co_code == PY_NONE) {
 			lasti = (uint32_t)instr;
 		} else {
 			uint64_t base = code + l->co_code;
 
-			lasti = instr >= base && instr - base < 2ull * PYW_LASTI_NONE
+			lasti = instr >= base && instr - base < 2ull * PY_LASTI_NONE
 					? (uint32_t)((instr - base) / 2)
-					: PYW_LASTI_NONE;
+					: PY_LASTI_NONE;
 		}
-		if (lasti > PYW_LASTI_NONE)
-			lasti = PYW_LASTI_NONE;
+		if (lasti > PY_LASTI_NONE)
+			lasti = PY_LASTI_NONE;
 		read_u64(pid, code + l->co_guard, &g);
 		guard = fold_guard(g);
 		k = out->nr++;
-		out->code[k] = PYW_CODE | code;
-		out->pos[k] = PYW_CODE | PYW_POS | (uint64_t)lasti << 32 | guard;
-		out->marker[k] = l->run == PYL_RUN_SHIM ? 0 : cframe;
+		out->code[k] = PY_WORD | code;
+		out->pos[k] = PY_WORD | PY_WORD_POS | (uint64_t)lasti << 32 | guard;
+		out->marker[k] = l->run == PY_RUN_SHIM ? 0 : cframe;
 		pycodes__note(pc, pid, gen, code, guard);
-		if ((l->run == PYL_RUN_ENTRY && flag) || l->run == PYL_RUN_ONE) {
+		if ((l->run == PY_RUN_ENTRY && flag) || l->run == PY_RUN_ONE) {
 			uint64_t up = 0;
 
 			if (cframe)

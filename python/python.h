@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+#include "profile.h" /* PY_WORD, PY_NONE, PY_MAX_FRAMES, enum py_runs: shared with BPF */
 #include "symbolize.h"
 
 /*
@@ -21,22 +23,16 @@
  * callers serialize the calls on one struct pycodes.
  */
 
-#define PYL_NONE 0xffff
-enum python_runs { PYL_RUN_ONE = 1, PYL_RUN_ENTRY, PYL_RUN_SHIM };
-#define PYW_CODE       (1ull << 63)
-#define PYW_POS	       (1ull << 62)
-#define PYW_LASTI_NONE 0x3fffffffu
-
-/* The struct offsets of one CPython version, in bytes; PYL_NONE: no such field there. */
+/* The struct offsets of one CPython version, in bytes; PY_NONE: no such field there. */
 struct python_layout {
 	unsigned int minor;
 	/* _PyRuntimeState, PyInterpreterState, PyThreadState: found and checked in user space */
 	uint16_t rt_interp_head, rt_tss_key, in_threads, ts_next, ts_interp, ts_thread_id;
-	uint16_t ts_native_tid; /* PYL_NONE: 3.10 keeps no thread id of the kernel's */
+	uint16_t ts_native_tid; /* PY_NONE: 3.10 keeps no thread id of the kernel's */
 	/* walked in BPF (struct kunwind_python) */
 	uint16_t ts_cframe, ts_frame, cf_frame, cf_prev;
 	uint16_t fr_code, fr_prev, fr_instr, fr_flag;
-	enum python_runs run;
+	enum py_runs run;
 	uint16_t co_code, co_guard;
 	/* names, read in user space */
 	uint16_t co_filename, co_name, co_linetable, co_firstlineno;
@@ -174,12 +170,11 @@ int pycodes__import(struct pycodes *pc, const struct pycode_info *info);
  * A thread's Python frames read from user space (a thread blocked when the recording
  * begins: the BPF walk never saw it switch out), innermost first, as two stack words
  * each (bpf/profile.h: PY_WORD) with the C-stack marker of each run, as the BPF walk
- * collects them.
+ * collects them: at most PY_MAX_FRAMES.
  */
-#define PYTHON_CHAIN_MAX 56
 struct python_chain {
 	size_t nr;
-	uint64_t code[PYTHON_CHAIN_MAX], pos[PYTHON_CHAIN_MAX], marker[PYTHON_CHAIN_MAX];
+	uint64_t code[PY_MAX_FRAMES], pos[PY_MAX_FRAMES], marker[PY_MAX_FRAMES];
 };
 
 /*

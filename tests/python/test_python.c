@@ -19,8 +19,8 @@
 #include "check.h"
 #include "python.h"
 
-#define W(x)		(PYW_CODE | (x))
-#define P(lasti, guard) (PYW_CODE | PYW_POS | (uint64_t)(lasti) << 32 | (guard))
+#define W(x)		(PY_WORD | (x))
+#define P(lasti, guard) (PY_WORD | PY_WORD_POS | (uint64_t)(lasti) << 32 | (guard))
 
 static void test_splice(void)
 {

@@ -141,7 +141,7 @@ enum py_runs {
 
 /*
  * How to find and walk a thread's Python frames in one process (offsets in bytes, from
- * the interpreter's version: symbolize/python.c). The thread's PyThreadState is in glibc's
+ * the interpreter's version: python/python.c). The thread's PyThreadState is in glibc's
  * thread-specific data under CPython's pthread key: fsbase + @specific + 16 * key + 8.
  * A run of frames belongs to the native eval activation whose stack frame holds its
  * marker: the _PyCFrame of that activation (3.10, 3.11) or the entry frame that ends the

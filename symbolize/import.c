@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolizer.h"
+#include "symbolizer-private.h"
 
 /* ---- captures: exported and imported process images, kernel symbols as a list ---- */
 

@@ -6,8 +6,8 @@
  *   lookup.c     names: addresses to frames (ELF symbols, DWARF, JIT, kernel)
  *   import.c     captures: process images exported and imported, kernel symbols as a list
  */
-#ifndef SCORCH_SYMBOLIZER_H
-#define SCORCH_SYMBOLIZER_H
+#ifndef SCORCH_SYMBOLIZER_PRIVATE_H
+#define SCORCH_SYMBOLIZER_PRIVATE_H
 
 #include <sys/stat.h>
 
@@ -148,4 +148,4 @@ int sym_kernel_load(struct symbolizer *s);
 int sym_ksym_names(struct symbolizer *s, const struct sym *sym, const char **name,
 		   const char **module);
 
-#endif /* SCORCH_SYMBOLIZER_H */
+#endif /* SCORCH_SYMBOLIZER_PRIVATE_H */

@@ -12,6 +12,10 @@
 #define SCORCH_COMM_LEN        16
 #define SCORCH_STACK_PROBES    4 /* linear probes on a 64-bit stack-hash collision */
 #define SCORCH_MAX_STACK_COPY  65536 /* --unwind dwarf: copy buffer; copies are < this */
+/* values of map "pids": a process followed; one followed from its next exec (record --
+ * cmd: the command, held between scorch's fork and its exec) */
+#define SCORCH_PID_FOLLOWED    1
+#define SCORCH_PID_AT_EXEC     2
 
 /* Loss and event counters, one per-CPU u64 each (map "stats" of each program). */
 enum scorch_stat {
@@ -78,6 +82,7 @@ enum scorch_stat {
 	/* --unwind kernel */
 	STAT_KU_END_FULL,     /* ended: a part of a deep stack not stored ("stacks" full) */
 	STAT_PERIODS,         /* -F's periods the on-CPU samples stand for (their weights) */
+	STAT_OFF_JOINED,      /* switch-outs of a thread still off CPU, unwoken: one wait */
 	SCORCH_NR_STATS,
 };
 

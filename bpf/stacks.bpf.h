@@ -493,8 +493,13 @@ static __always_inline bool filter_match(__u32 pid, __u32 tid)
 {
 	if (!filter_pid && !filter_tid)
 		return true;
-	if (filter_pid && bpf_map_lookup_elem(&pids, &pid))
-		return true;
+	__u8 *followed;
+
+	if (filter_pid) {
+		followed = bpf_map_lookup_elem(&pids, &pid);
+		if (followed && *followed == SCORCH_PID_FOLLOWED)
+			return true;
+	}
 	if (filter_tid && bpf_map_lookup_elem(&tids, &tid))
 		return true;
 	return false;
@@ -701,12 +706,32 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid);
 	__u32 cpid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
+	__u8 *followed, how;
 
-	if (!follow_forks || ppid == cpid || !bpf_map_lookup_elem(&pids, &ppid))
+	if (!follow_forks || ppid == cpid)
 		return 0;
-	if (!bpf_map_update_elem(&pids, &cpid, &one, BPF_ANY))
+	followed = bpf_map_lookup_elem(&pids, &ppid);
+	if (!followed)
+		return 0;
+	how = *followed; /* a child of a process not exec'd yet waits for its own exec */
+	if (!bpf_map_update_elem(&pids, &cpid, &how, BPF_ANY))
 		stat_inc(STAT_FORKS_FOLLOWED);
+	return 0;
+}
+
+/*
+ * record -- cmd: the command is followed from its exec on, as perf's enable_on_exec:
+ * what the child did before (scorch's code, between its fork and the exec) is not the
+ * command's.
+ */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(follow_exec, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+	__u8 *followed = bpf_map_lookup_elem(&pids, &pid);
+
+	if (followed && *followed == SCORCH_PID_AT_EXEC)
+		*followed = SCORCH_PID_FOLLOWED;
 	return 0;
 }
 

@@ -621,7 +621,7 @@ static int record_load(struct record *r)
 		if (err)
 			pr_err("cannot start '%s': %s\n", o->cmd[0], strerror(-err));
 		else
-			err = sampler__add_pid(r->sampler, r->launch.pid);
+			err = sampler__add_pid_at_exec(r->sampler, r->launch.pid);
 	}
 	if (err) {
 		if (err != -ENOMEM && !o->cmd)

@@ -50,8 +50,8 @@ struct prog_set {
 	__u64 *used, *used_prev;
 	size_t nr_used, cap_used, nr_used_prev, cap_prev;
 	bool used_lost;
-	struct bpf_program *fork, *exit;
-	struct bpf_link *fork_link, *exit_link;
+	struct bpf_program *fork, *exit, *exec;
+	struct bpf_link *fork_link, *exit_link, *exec_link;
 	bool offcpu;
 	bool aging; /* sampler_opts.age_stacks */
 	/* offwake: map "wake_counts" (NULL in the other modes), and the waker of the key

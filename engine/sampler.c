@@ -39,6 +39,7 @@
 		.tops = (skel)->maps.stack_tops,                                                   \
 		.fork = (skel)->progs.follow_fork,                                                 \
 		.exit = (skel)->progs.proc_exit,                                                    \
+		.exec = (skel)->progs.follow_exec,                                                 \
 		.offcpu = (is_off),                                                                \
 	})
 
@@ -133,6 +134,7 @@ static void size_maps(struct prog_set *ps, const struct sampler_opts *o)
 	bpf_map__set_max_entries(ps->tids, nfilter);
 	bpf_map__set_max_entries(ps->procs, 32768);
 	bpf_program__set_autoload(ps->fork, o->follow_forks);
+	bpf_program__set_autoload(ps->exec, o->follow_forks);
 	if (o->unwind_dwarf) {
 		bpf_map__set_max_entries(ps->samples, o->ring_bytes);
 		bpf_map__set_max_entries(ps->bufs, libbpf_num_possible_cpus());
@@ -328,10 +330,9 @@ void sampler__free(struct sampler *s)
 	free(s);
 }
 
-static int filter_add(struct sampler *s, bool tid, pid_t id)
+static int filter_add(struct sampler *s, bool tid, pid_t id, __u8 how)
 {
 	__u32 key = id;
-	__u8 one = 1;
 	int i;
 
 	if (s->ev && !s->opts.follow_forks) {
@@ -343,7 +344,7 @@ static int filter_add(struct sampler *s, bool tid, pid_t id)
 	for (i = 0; i < s->nr_sets; i++) {
 		struct bpf_map *m = tid ? s->sets[i].tids : s->sets[i].pids;
 
-		if (bpf_map_update_elem(bpf_map__fd(m), &key, &one, BPF_ANY))
+		if (bpf_map_update_elem(bpf_map__fd(m), &key, &how, BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -351,12 +352,17 @@ static int filter_add(struct sampler *s, bool tid, pid_t id)
 
 int sampler__add_pid(struct sampler *s, pid_t pid)
 {
-	return filter_add(s, false, pid);
+	return filter_add(s, false, pid, SCORCH_PID_FOLLOWED);
+}
+
+int sampler__add_pid_at_exec(struct sampler *s, pid_t pid)
+{
+	return filter_add(s, false, pid, SCORCH_PID_AT_EXEC);
 }
 
 int sampler__add_tid(struct sampler *s, pid_t tid)
 {
-	return filter_add(s, true, tid);
+	return filter_add(s, true, tid, SCORCH_PID_FOLLOWED);
 }
 
 /* After each record: a negative return makes libbpf stop there (that record is read). */
@@ -607,14 +613,14 @@ int sampler__attach(struct sampler *s)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	/* fork first: a child forked while the rest attaches is followed already */
+	/* fork and exec first: a child forked while the rest attaches is followed already */
 	for (i = 0; i < s->nr_sets && !err; i++) {
 		struct prog_set *ps = &s->sets[i];
 
 		if (bpf_program__autoload(ps->fork))
 			err = attach_tracepoint(ps->fork, &ps->fork_link, "sched_process_fork");
-		if (!err)
-			err = attach_tracepoint(ps->exit, &ps->exit_link, "sched_process_exit");
+		if (!err && bpf_program__autoload(ps->exec))
+			err = attach_tracepoint(ps->exec, &ps->exec_link, "sched_process_exec");
 	}
 	/* wakeups first: every interval sched_switch opens has its wakeup seen */
 	if (!err && s->off && s->opts.offwake) {
@@ -639,6 +645,14 @@ int sampler__attach(struct sampler *s)
 		err = attach_perf_events(s);
 	if (!err && s->ev)
 		err = attach_event(s);
+	/*
+	 * exits last: a raw tracepoint runs its programs in the order they were attached, and
+	 * proc_exit takes a followed child out of the PID filter, which an --event program on
+	 * sched_process_exit must still see it in
+	 */
+	for (i = 0; i < s->nr_sets && !err; i++)
+		err = attach_tracepoint(s->sets[i].exit, &s->sets[i].exit_link,
+					"sched_process_exit");
 cleanup:
 	if (err)
 		sampler__detach(s);
@@ -667,7 +681,8 @@ void sampler__detach(struct sampler *s)
 	for (i = 0; i < s->nr_sets; i++) {
 		bpf_link__destroy(s->sets[i].fork_link);
 		bpf_link__destroy(s->sets[i].exit_link);
-		s->sets[i].fork_link = s->sets[i].exit_link = NULL;
+		bpf_link__destroy(s->sets[i].exec_link);
+		s->sets[i].fork_link = s->sets[i].exit_link = s->sets[i].exec_link = NULL;
 	}
 }
 

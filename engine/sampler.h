@@ -76,6 +76,9 @@ struct sampler_opts {
 int sampler__new(const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *s);
 int sampler__add_pid(struct sampler *s, pid_t pid);
+/* sampler__add_pid() of a process followed from its next exec on (record -- cmd's child,
+ * held before it: what it does until then is scorch's, not the command's). */
+int sampler__add_pid_at_exec(struct sampler *s, pid_t pid);
 int sampler__add_tid(struct sampler *s, pid_t tid);
 /* Opens one cpu-clock perf event per online CPU (oncpu) and the sched_switch raw
  * tracepoint (offcpu), and attaches. Returns 0 or -errno. */

@@ -104,6 +104,26 @@ cat "$TMP/tp.folded"
 grep -q 'kernel_clone_\[k\] 7$' "$TMP/tp.folded" || fail "the fork's kernel stack does not end in kernel_clone"
 grep -q 'bpf_prog\|bpf_trace_run\|__traceiter' "$TMP/tp.folded" && fail "BPF frames in tracepoint stacks"
 
+# ---- the command's exits: one per process, under --, as perf stat counts them (the
+# programs that keep scorch's own process table run on the same tracepoint) ----
+"$SCORCH" record -q --event tracepoint:sched:sched_process_exit -o "$TMP/exit.folded" \
+	-- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done' 2>"$TMP/err" ||
+	fail "sched_process_exit record failed: $(cat "$TMP/err")"
+cat "$TMP/exit.folded"
+n=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/exit.folded")
+[ "$n" = 11 ] || fail "sched_process_exit under --: $n exits, not 11 (sh and 10 true)"
+[ "$(comm_total "$TMP/exit.folded" true)" = 10 ] || fail "not 10 exits of true"
+
+# ---- the command is counted from its exec, as perf counts it: the child scorch holds
+# until then runs scorch's code (under comm scorch), not the command's ----
+for ev in page-faults tracepoint:raw_syscalls:sys_enter; do
+	"$SCORCH" record -q --event "$ev" -o "$TMP/pre.folded" -- "$EVENTS" faults 2000 \
+		2>"$TMP/err" || fail "$ev record failed: $(cat "$TMP/err")"
+	early=$(awk '{ c = $NF; split($0, f, ";") } f[1] != "events" { t += c } END { print t + 0 }' \
+		"$TMP/pre.folded")
+	[ "$early" = 0 ] || fail "$ev: $early counted before the command's exec: $(grep -v '^events;' "$TMP/pre.folded" | head -3)"
+done
+
 # ---- --latency: time inside nap() by its caller, as the workload measured it ----
 "$SCORCH" record -q --event "uprobe:$EVENTS:nap" --latency -o "$TMP/lat.folded" -o "$TMP/lat.pb.gz" \
 	-- "$EVENTS" sleepy 100 >"$TMP/truth" 2>"$TMP/err" || fail "--latency record failed: $(cat "$TMP/err")"

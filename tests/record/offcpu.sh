@@ -95,6 +95,34 @@ read -r r g b <<<"$(fill_of "$TMP/wall.svg" wait_pipe)"
 read -r r g b <<<"$(fill_of "$TMP/wall.svg" burn_cpu)"
 [ -n "$r" ] && [ "$r" -gt "$b" ] || fail "wall: burn_cpu is not warm (rgb $r,$g,$b)"
 
+# a timer sleeper nobody here wrote (Debian's python3): now and then sched_switch shows
+# it switching out twice in a row, with neither its wakeup nor its switch-in between
+# (bpftrace on the tracepoints sees it too). That is one wait, from the first
+# switch-out to the next switch-in, as schedstat counts it: not an interval lost.
+exec {sl}< <(exec python3 -u -c 'import time
+print("ready")
+while True: time.sleep(0.005)')
+sleeper=$!
+read -r -u "$sl" _ || fail "the sleeper did not start"
+run_ns() { awk '{ print $1 }' "/proc/$sleeper/schedstat"; }
+r0=$(run_ns); w0=$(date +%s%N)
+"$SCORCH" record -v --mode offcpu -p "$sleeper" -d 5 -o "$TMP/sleeper.folded" \
+	2>"$TMP/err" || fail "sleeper record failed: $(cat "$TMP/err")"
+r1=$(run_ns); w1=$(date +%s%N)
+kill "$sleeper"
+exec {sl}<&-
+grep 'switches off CPU\|without a switch-in\|one wait' "$TMP/err" || true
+grep -q 'intervals without a switch-in' "$TMP/err" &&
+	fail "sleeper: off-CPU intervals lost without a switch-in"
+# scorch's share of the window off CPU against schedstat's over the same steady state
+read -r win off <<<"$(sed -n 's/.* switches off CPU in \([0-9.]*\) s: .*(\([0-9.]*\) s off CPU.*/\1 \2/p' "$TMP/err")"
+[ -n "$off" ] || fail "sleeper: no off-CPU summary line"
+awk -v win="$win" -v off="$off" -v r=$((r1 - r0)) -v w=$((w1 - w0)) 'BEGIN {
+	want = 1 - r / w; got = off / win
+	printf "sleeper: off CPU %.2f%% of the window (schedstat: %.2f%%)\n", 100 * got, 100 * want
+	exit !(got >= want - 0.02 && got <= want + 0.01)
+}' || fail "sleeper: off-CPU time is not schedstat's"
+
 # bad option combinations
 rc=0; "$SCORCH" record --min-block 10 -d 1 2>"$TMP/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q 'need --mode offcpu' "$TMP/err" || fail "--min-block without offcpu: $rc"

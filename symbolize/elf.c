@@ -201,8 +201,11 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 		if (!gelf_getsym(data, i, &sym))
 			return -EINVAL;
 		type = GELF_ST_TYPE(sym.st_info);
+		/* code labels too, local ones included, as perf takes them: ld.so's _start
+		 * and _dl_start_user are LOCAL NOTYPE of size 0 (they reach the next symbol) */
 		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
-		    !(type == STT_NOTYPE && GELF_ST_BIND(sym.st_info) != STB_LOCAL))
+		    !(type == STT_NOTYPE && (GELF_ST_BIND(sym.st_info) != STB_LOCAL ||
+					     GELF_ST_VISIBILITY(sym.st_other) == STV_DEFAULT)))
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
 		    sym.st_shndx >= nr_secs)

@@ -562,7 +562,15 @@ int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, cha
 		err = tracepoint_args(ev->name, &nr_args);
 		if (err == -ENOENT) {
 			pr_err("no tracepoint %s in the kernel (--event %s)\n", ev->name, ev->spec);
-			pr_hint("'scorch list-events' lists the kernel's tracepoints\n");
+			if (!strncmp(ev->name, "sys_enter_", 10) || !strncmp(ev->name, "sys_exit_", 9))
+				/* syscalls:sys_enter_NAME are ftrace's events, not tracepoints */
+				pr_hint("one syscall's events are not raw tracepoints: count every "
+					"syscall at tracepoint:raw_syscalls:%s, or probe its libc "
+					"function (uprobe:libc.so.6:%s)\n",
+					ev->name[4] == 'e' ? "sys_enter" : "sys_exit",
+					strchr(ev->name + 4, '_') + 1);
+			else
+				pr_hint("'scorch list-events' lists the kernel's tracepoints\n");
 			return err;
 		}
 		if (err) {

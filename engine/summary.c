@@ -215,7 +215,7 @@ double summary__counts(const struct summary *sm)
 		pr_warn("--latency: %" PRIu64 " calls left without returning (longjmp, an exception "
 			"unwound through them): not counted\n",
 			st[STAT_CALLS_ABANDONED]);
-	else if (sm->mode != MODE_OFFCPU)
+	if (sm->mode == MODE_CPU || sm->mode == MODE_WALL)
 		pr_warn("%" PRIu64 " samples at %ld Hz on %d CPUs in %.2f s: %" PRIu64
 			" counted in %zu stacks\n",
 			st[STAT_SAMPLES], sm->freq, sm->nr_cpus, sm->elapsed,
@@ -363,7 +363,8 @@ static void details_verbose(const struct summary *sm)
 static void walks_cut(const struct summary *sm)
 {
 	const struct fold *f = sm->fold;
-	const char *what[2] = { "on-CPU samples", "off-CPU time" };
+	const char *what[2] = { sm->mode == MODE_EVENT ? "the counts" : "on-CPU samples",
+				"off-CPU time" };
 	const struct fold_cut *top = &f->cut_files[0];
 	size_t i;
 	int off;

@@ -27,8 +27,8 @@ static void usage(FILE *out)
 		     "executable or library) its USDT probes (usdt:FILE:PROVIDER:NAME) and\n"
 		     "functions (uprobe:FILE:NAME, by the demangled name when that names one\n"
 		     "function, else the symbol); with -p PID the same for every file the\n"
-		     "process maps executable. PATTERN, a glob, keeps the lines it matches\n"
-		     "(e.g. '*malloc*').\n"
+		     "process maps executable. PATTERN, a glob, keeps the lines it matches,\n"
+		     "whole or after their kind (e.g. '*malloc*', 'sched*').\n"
 		     "\n"
 		     "options:\n"
 		     "  -p, --pid PID     the files process PID maps\n"
@@ -43,12 +43,15 @@ static void usage(FILE *out)
 		     "  sudo scorch list-events -p 1234 '*malloc*'\n");
 }
 
-/* Prints @spec if it matches @pattern (NULL: all), control bytes as '?'. */
+/*
+ * Prints @spec if it matches @pattern (NULL: all), control bytes as '?'. The pattern
+ * matches the whole spec or the name after its kind ('sched*' and 'tracepoint:sched*').
+ */
 static void emit(const char *spec, const char *pattern)
 {
-	const char *p;
+	const char *p, *name = strchr(spec, ':');
 
-	if (pattern && fnmatch(pattern, spec, 0))
+	if (pattern && fnmatch(pattern, spec, 0) && (!name || fnmatch(pattern, name + 1, 0)))
 		return;
 	for (p = spec; *p; p++)
 		putchar((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);

@@ -114,6 +114,17 @@ n=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/exit.folded")
 [ "$n" = 11 ] || fail "sched_process_exit under --: $n exits, not 11 (sh and 10 true)"
 [ "$(comm_total "$TMP/exit.folded" true)" = 10 ] || fail "not 10 exits of true"
 
+# ---- what an event recording says: events, not samples at a rate; the per-syscall
+# events ftrace has are not tracepoints, and the error says what to count instead ----
+"$SCORCH" record -v --event page-faults -o "$TMP/pfv.folded" -- "$EVENTS" faults 100 \
+	2>"$TMP/err" || fail "-v page-faults record failed: $(cat "$TMP/err")"
+grep -q ' events at page-faults in ' "$TMP/err" || fail "-v --event: no events line: $(cat "$TMP/err")"
+grep -q 'samples at\|on-CPU samples' "$TMP/err" && fail "-v --event speaks of samples: $(grep 'samples' "$TMP/err")"
+rc=0; "$SCORCH" record --event tracepoint:syscalls:sys_enter_write -d 1 2>"$TMP/err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q '^hint: .*tracepoint:raw_syscalls:sys_enter' "$TMP/err" ||
+	fail "sys_enter_write: exit $rc without the raw_syscalls hint: $(cat "$TMP/err")"
+[ -n "$("$SCORCH" list-events 'sched*')" ] || fail "list-events 'sched*' lists nothing"
+
 # ---- the command is counted from its exec, as perf counts it: the child scorch holds
 # until then runs scorch's code (under comm scorch), not the command's ----
 for ev in page-faults tracepoint:raw_syscalls:sys_enter; do

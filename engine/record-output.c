@@ -151,16 +151,9 @@ static void report_dwarf(const struct record *r, const uint64_t *st)
 	unwinder__stats(r->dw.unw, &us);
 	/* walks cut short by the copy's size, not by a stack top learned too low */
 	cut = us.ends[UNWIND_END_TRUNCATED] - MIN(us.ends[UNWIND_END_TRUNCATED], r->dw.tops_cut);
-	if (!r->opts.verbose) {
-		if (us.samples && cut * 20 >= us.samples) { /* 5 %, as the other cut stacks */
-			pr_warn("unwind dwarf: %" PRIu64 " of %" PRIu64 " user stacks cut at the "
-				"--stack-size copy (marked [truncated])\n",
-				cut, us.samples);
-			pr_hint("raise --stack-size (now %ld) for deeper stacks\n",
-				r->opts.stack_size);
-		}
+	/* without -v, stacks cut by the copy are the summary's, by the share they count */
+	if (!r->opts.verbose)
 		return;
-	}
 	if (!st[STAT_SAMPLES_SENT] && !us.samples && !us.files_loaded && !st[STAT_OFF_COPIES])
 		return; /* nothing crossed: all zero */
 	pr_warn("unwind dwarf: %" PRIu64 " sample records, %.1f KiB each on average (%" PRIu64
@@ -209,6 +202,7 @@ double record__summary(struct record *r, const uint64_t *st)
 	struct symbolizer_stats ss;
 	struct perfmaps_stats js;
 	struct summary sm = {
+		.stack_size = o->unwind == UNWIND_DWARF ? o->stack_size : 0,
 		.fold = &r->fold,
 		.st = st,
 		.mode = o->mode,

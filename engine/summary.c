@@ -20,6 +20,8 @@ static double pct(uint64_t part, uint64_t whole)
 #define WARN_PCT 1.0
 /* stacks cut by JIT code or the depth limit: a warning past this share (by mode) */
 #define CUT_WARN_PCT 5.0
+/* a stack cut at its root misplaces its samples under [truncated]: a warning from 2 % */
+#define TRUNC_WARN_PCT 2.0
 
 /*
  * Sample periods the kernel did not deliver: it throttles the cpu-clock event past
@@ -420,7 +422,7 @@ static void walks_cut(const struct summary *sm)
 	for (off = 0; off < 2; off++) {
 		double share = pct(f->deep[off], f->user_counts[off]);
 
-		if (!f->deep[off] || (!sm->verbose && share < CUT_WARN_PCT))
+		if (!f->deep[off] || (!sm->verbose && share < TRUNC_WARN_PCT))
 			continue;
 		if (!f->user_depth) {
 			/* a capture before 1.4: one limit for both walks */
@@ -442,6 +444,18 @@ static void walks_cut(const struct summary *sm)
 				"end of deeper ones\n",
 				SCORCH_MAX_USER_DEPTH);
 	}
+	/* --unwind dwarf: stacks deeper than the copy, by the share of what they count */
+	if (f->truncated_copy && sm->stack_size) {
+		uint64_t all = f->user_counts[0] + f->user_counts[1];
+		double share = pct(f->truncated_copy, all);
+
+		if (sm->verbose || share >= TRUNC_WARN_PCT) {
+			pr_warn("cut stacks: %.1f%% of %s have user stacks cut at the --stack-size "
+				"copy (their root is [truncated])\n",
+				share, sm->mode == MODE_OFFCPU ? "off-CPU time" : what[0]);
+			pr_hint("raise --stack-size (now %ld) for deeper stacks\n", sm->stack_size);
+		}
+	}
 }
 
 void summary__details(const struct summary *sm)
@@ -458,11 +472,15 @@ void summary__details(const struct summary *sm)
 	if (sm->verbose)
 		details_verbose(sm);
 	/* the warnings: each needs the user's action, which its hint names */
+	/* in files: frames in JIT code are the JIT hint's (walks_cut()), not debug symbols' */
 	if (!sm->verbose && ss && ss->user_frames >= 100 &&
-	    pct(ss->user_unresolved, ss->user_frames) >= 10.0) {
-		pr_warn("frames: %" PRIu64 " of %" PRIu64 " user frames (%.1f%%) unnamed\n",
-			ss->user_unresolved, ss->user_frames,
-			pct(ss->user_unresolved, ss->user_frames));
+	    pct(ss->user_unresolved - MIN(ss->jit_unresolved, ss->user_unresolved),
+		ss->user_frames) >= 10.0) {
+		uint64_t unnamed = ss->user_unresolved - MIN(ss->jit_unresolved, ss->user_unresolved);
+
+		pr_warn("frames: %" PRIu64 " of %" PRIu64 " user frames (%.1f%%) unnamed in "
+			"their files\n",
+			unnamed, ss->user_frames, pct(unnamed, ss->user_frames));
 		pr_hint("install the programs' debug symbols (-dbgsym packages) or keep their "
 			"symbol tables; -v counts unreadable files\n");
 	}

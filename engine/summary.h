@@ -46,6 +46,7 @@ struct summary {
 	double steal_pct;  /* CPU time the hypervisor gave to others, % (< 0: unknown) */
 	long max_rate_end; /* kernel.perf_event_max_sample_rate at the end (0: unknown) */
 	const struct governor_stats *gov; /* NULL: not governed (report) */
+	long stack_size; /* --unwind dwarf: bytes copied per stack (0: no copies) */
 };
 /*
  * The end of a run, like perf's: one line of what was captured (samples, stacks, lost

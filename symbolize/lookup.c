@@ -76,9 +76,18 @@ struct dwarf_index *sym_file_dwarf(struct symbolizer *s, struct elf_file *f)
 	const char *what = f->path ? f->path : "?";
 	int fd = -1, err = -ENOENT;
 
-	if (f->dw_tried || s->no_dwarf)
+	if (f->dw_tried)
 		return f->dw;
 	f->dw_tried = true;
+	if (s->no_dwarf) {
+		/* no DWARF read, but a stripped file is still named from its debug file's
+		 * .symtab, as without --no-dwarf */
+		if (!f->full && (fd = debuginfo__open(f, s->debug_root)) >= 0) {
+			sym_file_upgrade(s, fd, what, f);
+			close(fd);
+		}
+		return NULL;
+	}
 	if (!s->cache_tried) {
 		/* out of memory: no cache (s->cache stays NULL) */
 		s->cache_tried = true;
@@ -218,6 +227,7 @@ static int frame_jit(struct symbolizer *s, pid_t pid, uint64_t ip, uint64_t addr
 		}
 	}
 	s->st.user_unresolved++;
+	s->st.jit_unresolved++;
 	if (!m && !name)
 		return frame_unknown(s, out);
 	*out = (struct frame){

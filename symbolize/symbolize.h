@@ -373,6 +373,7 @@ bool symbolizer__file_in_use(const struct symbolizer *s, const void *file);
 struct symbolizer_stats {
 	uint64_t user_frames;	    /* user lookups */
 	uint64_t user_unresolved;   /* of those, FRAME_MODULE or FRAME_UNKNOWN */
+	uint64_t jit_unresolved;    /* of those, in anonymous memory: JIT code no map names */
 	uint64_t kernel_frames;	    /* kernel lookups */
 	uint64_t kernel_unresolved; /* of those, FRAME_UNKNOWN */
 	uint64_t procs_missing;	    /* PIDs whose maps could not be read (exited) */

@@ -60,6 +60,8 @@ start_ready java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+D
 "$SCORCH" record --unwind fp -F 999 -d 2 -p "$BG_PID" -o "$TMP/late.scorch" -o "$TMP/late.folded" \
 	2>"$TMP/err" || fail "record of the capture failed: $(cat "$TMP/err")"
 grep -q "^hint: .*scorch report" "$TMP/err" || fail "no hint to report a capture later: $(cat "$TMP/err")"
+# unnamed JIT frames are the JIT hint's, not a reason to install debug symbols
+grep -q 'dbgsym' "$TMP/err" && fail "JIT frames sent to debug symbols: $(cat "$TMP/err")"
 wait "$BG_PID" 2>/dev/null || true
 [ -f "/tmp/perf-$BG_PID.map" ] || fail "the JVM wrote no map at exit"
 "$SCORCH" report -v "$TMP/late.scorch" -o "$TMP/late-report.folded" 2>"$TMP/rep.err" ||

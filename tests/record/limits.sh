@@ -33,6 +33,16 @@ grep -q "^scorch: cut stacks: .* of on-CPU samples have user stacks deeper than 
 grep -q '^hint: .*perf_event_max_stack' "$TMP/err" || fail "no hint for the depth limit"
 echo "truncation ok: $trunc truncated stacks"
 
+# without -v, a cut root is warned of by the share of samples it misplaces: depths
+# 1..100 in turn, 103 frames kept, so about 3 % of the samples are [truncated]
+"$SCORCH" record --unwind kernel --max-depth 103 -F 999 -o "$TMP/few.folded" -- \
+	"$SPLIT" --recurse 100 --seconds 2 >/dev/null 2>"$TMP/err" || fail "record failed: $(cat "$TMP/err")"
+share=$(awk '{ c = $NF; t += c } /\[truncated\]/ { x += c } END { printf "%.1f", 100 * x / t }' "$TMP/few.folded")
+echo "[truncated]: $share % of the samples"
+awk -v s="$share" 'BEGIN { exit !(s >= 2.2 && s <= 5) }' || fail "[truncated] is $share % of the samples, not about 3"
+grep -q "^scorch: cut stacks: .* of on-CPU samples have user stacks deeper than their walk goes" "$TMP/err" ||
+	fail "no warning for $share % of the samples cut at the root: $(cat "$TMP/err")"
+
 # 300 distinct stacks into a 64-entry map: losses counted, hinted, exit 3
 rc=0
 "$SCORCH" record -v --unwind fp -U -F 999 --max-stacks 64 -o "$TMP/small.folded" -- \

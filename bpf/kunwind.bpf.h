@@ -87,6 +87,32 @@ __noinline int kunwind_find_map(struct kunwind_proc *proc, __u64 ip)
 	return (int)lo;
 }
 
+/*
+ * CPython's perf trampolines (-X perf, -X perf_jit; 3.12+): stubs in anonymous memory,
+ * without CFI, that call the eval loop through %rcx. @ip, a return address, is in one
+ * when the code around it is "call *%rcx" then 3.12's "add $8,%rsp; ret" or 3.13's
+ * "pop %rbp; ret": either frame is 16 bytes above @sp, its return address at the top,
+ * 3.13's saved rbp at @sp. Returns true, with @cfa (and 3.13's @bp) set, when it is one.
+ */
+static __always_inline bool kunwind_py_trampoline(__u64 ip, __u64 sp, __u64 *cfa, __u64 *bp)
+{
+	__u8 code[8];
+
+	if (bpf_probe_read_user(code, sizeof(code), (void *)(ip - 2)) || code[0] != 0xff ||
+	    code[1] != 0xd1)
+		return false;
+	if (code[2] == 0x48 && code[3] == 0x83 && code[4] == 0xc4 && code[5] == 0x08 &&
+	    code[6] == 0xc3) {
+		*cfa = sp + 16;
+		return true;
+	}
+	if (code[2] == 0x5d && code[3] == 0xc3 && !bpf_probe_read_user(bp, 8, (void *)sp)) {
+		*cfa = sp + 16;
+		return true;
+	}
+	return false;
+}
+
 /* The registers of the frame to unwind, and how the walk ended (STAT_KU_*; 0: going on). */
 struct kunwind_regs {
 	__u64 ip, sp, bp;
@@ -167,6 +193,15 @@ __noinline int kunwind_frame(struct kunwind_regs *r, struct kunwind_proc *proc,
 		} else if (row->rbp == KROW_RBP_LOST) {
 			bp = 0;
 		}
+	} else if (i && !m && proc->py.tss_key && kunwind_py_trampoline(ip, sp, &cfa, &bp)) {
+		/* a CPython process's trampoline: stepped through, and left out of the stack
+		 * (the Python frame it stands for is read from the interpreter) */
+		if (bpf_probe_read_user(&pair[1], 8, (void *)(cfa - 8))) {
+			r->end = STAT_KU_END_READ;
+			return 1;
+		}
+		out->nr = n;
+		stat_inc(STAT_KU_PY_TRAMPOLINES);
 	} else {
 		/* no rule: the frame pointer, if there is one (JIT code, files without CFI).
 		 * It may point to another stack (Go's g0 and vDSO stacks): only its form is

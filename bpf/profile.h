@@ -83,6 +83,7 @@ enum scorch_stat {
 	STAT_KU_END_FULL,     /* ended: a part of a deep stack not stored ("stacks" full) */
 	STAT_PERIODS,         /* -F's periods the on-CPU samples stand for (their weights) */
 	STAT_OFF_JOINED,      /* switch-outs of a thread still off CPU, unwoken: one wait */
+	STAT_KU_PY_TRAMPOLINES, /* CPython perf trampolines stepped through, left out */
 	SCORCH_NR_STATS,
 };
 

@@ -112,6 +112,11 @@ static void report_kunwind(const struct record *r, const uint64_t *st)
 			"frames, DWARF expressions) and were stepped by frame pointer: --unwind "
 			"dwarf unwinds a copy of each stack in scorch instead, with every rule\n",
 			st[STAT_KU_FP_STEPS]);
+	if (r->opts.verbose && st[STAT_KU_PY_TRAMPOLINES])
+		pr_warn("unwind kernel: %" PRIu64 " CPython perf trampolines (-X perf) stepped "
+			"through and left out: the Python frames they stand for are read from "
+			"the interpreter\n",
+			st[STAT_KU_PY_TRAMPOLINES]);
 	if (r->opts.verbose && (walks || st[STAT_KU_NO_PROC]))
 		pr_warn("unwind kernel: %" PRIu64 " walks with tables: %" PRIu64 " complete, %" PRIu64
 			" ended without a rule or frame pointer, %" PRIu64 " at unreadable stack, %" PRIu64

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* profiler: the end-of-run summary on standard error, shared by record and report. */
 #include <inttypes.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "common.h"
@@ -357,6 +358,20 @@ static void details_verbose(const struct summary *sm)
 			js->files_capped, js->lookups_resolved, js->lookups);
 }
 
+/* What keeps frame pointers in the JIT code of the runtime @comm runs (NULL: unknown). */
+static void jit_hint(const char *comm)
+{
+	if (comm && !strncmp(comm, "java", 4))
+		pr_hint("Java: run it with -XX:+PreserveFramePointer\n");
+	else if (comm && !strncmp(comm, "python", 6))
+		pr_hint("CPython's -X perf trampolines: the kernel walk steps through them "
+			"where scorch reads the Python frames itself (3.12 and 3.13, not with "
+			"--no-python); else run without -X perf, or record --unwind dwarf\n");
+	else
+		pr_hint("the runtime's option to keep frame pointers in its JIT code, or "
+			"--unwind dwarf where it writes unwind tables (jitdump)\n");
+}
+
 /*
  * User stacks cut where the walk met an address in no code (fold.c's walk_end()): code
  * built without frame pointers lost its callers there. -v counts them; a warning with
@@ -402,8 +417,7 @@ static void walks_cut(const struct summary *sm)
 			"runtime's compiled code keeps no frame pointer to walk on\n",
 			share, what[off], f->jit_comm ? ", most in " : "",
 			f->jit_comm ? f->jit_comm : "");
-		pr_hint("Java: run it with -XX:+PreserveFramePointer; other runtimes: their "
-			"option to keep frame pointers in JIT code\n");
+		jit_hint(f->jit_comm);
 	}
 	for (off = 0; off < 2; off++) {
 		double share = pct(f->jit_unnamed[off], f->user_counts[off]);

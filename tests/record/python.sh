@@ -140,4 +140,23 @@ for v in 3.10 3.12 3.13; do
 	check_shares "$TMP/v$v.folded" "python$v" "cpu, $py" ||
 		check_shares "$TMP/v$v.folded" python3 "cpu, $py" ||
 		fail "the Python profile of CPython $v is not true"
+	[ "$v" = 3.10 ] && continue
+	# -X perf: the perf trampolines (anonymous code, no CFI) are stepped through, and
+	# left out where the Python frames they stand for are read from the interpreter
+	"$SCORCH" record -F 999 -o "$TMP/xp$v.folded" -- "$py" -X perf "$W" cpu 3 >/dev/null \
+		2>"$TMP/err" || fail "record of $py -X perf failed: $(cat "$TMP/err")"
+	# (a sample may stop inside a trampoline's own four instructions: that leaf stays)
+	awk '{ c = $NF; t += c } /py::/ { k += c } END { exit !(k * 100 > t) }' "$TMP/xp$v.folded" &&
+		fail "CPython $v -X perf: trampoline frames kept: $(grep -m1 'py::' "$TMP/xp$v.folded")"
+	grep -q 'JIT code' "$TMP/err" && fail "CPython $v -X perf: JIT warning: $(cat "$TMP/err")"
+	check_shares "$TMP/xp$v.folded" "python$v" "cpu -X perf, $py" ||
+		check_shares "$TMP/xp$v.folded" python3 "cpu -X perf, $py" ||
+		fail "the Python profile of CPython $v -X perf is not true"
+	# without the Python walk the trampolines end the stacks: the hint is about CPython
+	"$SCORCH" record --no-python -F 499 -o "$TMP/np$v.folded" -- "$py" -X perf "$W" cpu 1 \
+		>/dev/null 2>"$TMP/err" || fail "record of $py -X perf --no-python failed: $(cat "$TMP/err")"
+	if grep -q 'end in JIT code' "$TMP/err"; then
+		grep -q "^hint: CPython's -X perf trampolines" "$TMP/err" ||
+			fail "CPython $v -X perf --no-python: the hint is not about CPython: $(cat "$TMP/err")"
+	fi
 done

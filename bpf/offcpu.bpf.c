@@ -233,7 +233,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		if (unwind_kernel && kunwind_user(bpf_get_current_task_btf(), pid, st->key.gen, &st->user))
 			n = (long)st->user.nr * 8;
 		else
-			n = stack_get(ctx, &st->user, BPF_F_USER_STACK);
+			n = user_stack_get(ctx, bpf_get_current_task_btf(), &st->user,
+					   &st->key.flags);
 		if (n > 0) {
 			st->user.nr = n / sizeof(__u64);
 		} else {

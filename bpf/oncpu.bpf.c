@@ -132,7 +132,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		if (unwind_kernel && kunwind_user(task, pid, key.gen, &sc->user))
 			n = (long)sc->user.nr * 8;
 		else
-			n = stack_get(ctx, &sc->user, BPF_F_USER_STACK);
+			n = user_stack_get(ctx, task, &sc->user, &key.flags);
 		if (n > 0) {
 			sc->user.nr = n / sizeof(__u64);
 			key.user_stack = stack_store(&sc->user);

@@ -84,6 +84,7 @@ enum scorch_stat {
 	STAT_PERIODS,         /* -F's periods the on-CPU samples stand for (their weights) */
 	STAT_OFF_JOINED,      /* switch-outs of a thread still off CPU, unwoken: one wait */
 	STAT_KU_PY_TRAMPOLINES, /* CPython perf trampolines stepped through, left out */
+	STAT_USER_LEAF,       /* user stacks not walkable (exit, exec): their leaf alone */
 	SCORCH_NR_STATS,
 };
 
@@ -191,6 +192,9 @@ struct kunwind_proc {
 /* user space: the user stack stopped at its walk's depth limit (STACK_DEEP, or the
  * unwinder's): its root is [truncated] */
 #define KEY_USER_DEEP	   (1u << 9)
+/* the user stack is its leaf alone, the interrupted instruction: the kernel could not walk
+ * the process's memory (torn down at its exit, replaced by an exec). Its root is [unknown] */
+#define KEY_USER_LEAF	   (1u << 10)
 /* scorch_sample.flags only (never in a count_key): the copy ended at the thread's stack top */
 #define SAMPLE_STACK_TOP (1u << 5)
 

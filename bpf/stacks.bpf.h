@@ -300,6 +300,32 @@ static __always_inline long stack_get(void *ctx, struct stack_trace *st, __u64 f
 	return n;
 }
 
+/*
+ * The user stack of @task (current) by frame pointers; when the kernel cannot walk it
+ * (the process's memory is torn down at its exit, or replaced by an exec), its leaf
+ * alone, the interrupted instruction, as perf keeps it: KEY_USER_LEAF is added to
+ * @flags then. Returns what bpf_get_stack() does.
+ */
+static __always_inline long user_stack_get(void *ctx, struct task_struct *task,
+					   struct stack_trace *st, __u32 *flags)
+{
+	long n = stack_get(ctx, st, BPF_F_USER_STACK);
+	struct pt_regs *regs;
+	__u64 ip;
+
+	if (n > 0)
+		return n;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	ip = BPF_CORE_READ(regs, ip);
+	if (!ip || ip >= 0x800000000000ULL)
+		return n;
+	st->ips[0] = ip;
+	st->nr = 1;
+	*flags |= KEY_USER_LEAF;
+	stat_inc(STAT_USER_LEAF);
+	return sizeof(__u64);
+}
+
 /* The image of @t's process: see struct scorch_event. */
 static __always_inline __u64 task_gen(struct task_struct *t)
 {

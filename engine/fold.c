@@ -465,7 +465,8 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 		nr = lost_proc ? (int)user->nr : walk_end(f, key, user, &cut);
 		f->user_counts[offcpu] += count;
 		deep = f->user_depth ? (key->flags & KEY_USER_DEEP) : user->nr >= f->max_depth;
-		if (cut) {
+		/* a leaf alone (the process's memory was gone): its callers are unknown */
+		if (cut || (key->flags & KEY_USER_LEAF)) {
 			err = push_marker(f, &n, "[unknown]");
 		} else if (deep || (key->flags & KEY_USER_TRUNCATED)) {
 			if (key->flags & KEY_USER_TRUNCATED) {

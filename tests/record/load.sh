@@ -30,6 +30,11 @@ BG_PID=
 cat "$TMP/loadgen.err" "$TMP/load.err"
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "record under load exited $rc"
 check_folded "$TMP/load.folded"
+# processes sampled while exit or exec takes their memory away keep their user leaf,
+# as perf does: [unknown];_exit, not [missed user stack]
+awk '{ c = $NF; t += c } /\[missed user stack\]/ { m += c } END {
+	printf "[missed user stack]: %d of %d samples\n", m, t; exit !(m * 100 <= t) }' \
+	"$TMP/load.folded" || fail "more than 1 % of the samples under [missed user stack]"
 
 # every sample is either in the output or counted as lost, and the loss line
 # breaks the total down completely

@@ -82,7 +82,8 @@ enum scorch_stat {
 	/* --unwind kernel */
 	STAT_KU_END_FULL,     /* ended: a part of a deep stack not stored ("stacks" full) */
 	STAT_PERIODS,         /* -F's periods the on-CPU samples stand for (their weights) */
-	STAT_OFF_JOINED,      /* switch-outs of a thread still off CPU, unwoken: one wait */
+	STAT_OFF_JOINED,      /* switch-outs of a thread that has not run since its last: one wait */
+	STAT_OFF_RECOVERED,   /* intervals whose switch-in was not traced, ended at its time */
 	STAT_KU_PY_TRAMPOLINES, /* CPython perf trampolines stepped through, left out */
 	STAT_USER_LEAF,       /* user stacks not walkable (exit, exec): their leaf alone */
 	SCORCH_NR_STATS,
@@ -285,6 +286,8 @@ struct offcpu_start {
 	 * @waker woke the interval when it came after @last_in */
 	__u64 last_in;
 	__u64 waking;
+	/* the thread's CPU time (se.sum_exec_runtime, ns) at the switch-out; 0: unknown */
+	__u64 ran;
 	struct waker waker;
 	struct count_key key; /* stack ids unset */
 	struct stack_trace user;

@@ -282,10 +282,11 @@ static void details_verbose(const struct summary *sm)
 			sm->mode == MODE_CPU	? "samples" :
 			sm->mode == MODE_EVENT	? "counts" :
 						  "microseconds");
-	if (st[STAT_OFF_JOINED])
-		pr_warn("off CPU: %" PRIu64 " switch-outs of a thread not switched in since its "
-			"last, nor woken: counted with that one as one wait (sched_switch did not "
-			"show the switch-in)\n",
+	if (st[STAT_OFF_RECOVERED] || st[STAT_OFF_JOINED])
+		pr_warn("off CPU: sched_switch did not show %" PRIu64 " switch-ins: %" PRIu64
+			" intervals ended where the thread's CPU time places them, %" PRIu64
+			" joined to the next (the thread had not run)\n",
+			st[STAT_OFF_RECOVERED] + st[STAT_OFF_JOINED], st[STAT_OFF_RECOVERED],
 			st[STAT_OFF_JOINED]);
 	if (st[STAT_LOST_EVENTS] || st[STAT_PROCS_FULL])
 		pr_warn("process notifications lost: %" PRIu64 " (their maps were read late)\n",

@@ -9,10 +9,10 @@
 # the switch-out (arming the timer traps to the hypervisor in a VM: 76 us measured from
 # the syscall's entry on the 2-vCPU test machine) and by the timer interrupt's latency,
 # each under 1 % of 10 ms. In offcpu mode with frame pointers and --unwind dwarf
-# (the interval's end carries both parts), and in wall mode. An interval whose switch-in
-# the kernel did not trace is lost whole (the summary's "without a switch-in"; seen on
-# the shared test machine a few times a run, more under load, in perf's tracefs
-# events too): the failure message says how many.
+# (the interval's end carries both parts), and in wall mode. A switch-in sched_switch
+# did not show (a few a run, more under load; perf's tracefs events miss them too) is
+# placed by the thread's CPU time (-v: "did not show N switch-ins"); one lost whole is
+# "without a switch-in": the failure message quotes both.
 set -eu
 . "$(dirname "$0")/../lib.sh"
 require_bpf
@@ -58,9 +58,8 @@ check() {
 		if (same < 0.99 * rq) bad = 1
 		exit bad
 	}' || fail "$name: the split of the sleeper's off-CPU time is not true" \
-		"($(grep -h 'intervals counted\|lost: [0-9]* off-CPU' "$TMP/err" | tr '\n' ' ')" \
-		"load: $(cut -d' ' -f1-3 /proc/loadavg); an interval whose switch-in the kernel" \
-		"did not trace is lost whole: rerun on a quieter machine)"
+		"($(grep -h 'intervals counted\|lost: [0-9]* off-CPU\|switch-ins' "$TMP/err" | tr '\n' ' ')" \
+		"load: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
 check offcpu --mode offcpu

@@ -75,6 +75,26 @@ code 1 flamegraph "$TMP/missing.folded" -o "$TMP/m.svg"
 code 1 diff "$TMP/a.folded" "$TMP/missing.folded"
 code 1 symbolize --elf "$TMP/missing" 0x1000
 code 1 collapse "$TMP/missing.txt"
+# an -o name or --format the command cannot write: 2, before anything is read or
+# recorded, naming the file, the hint listing what the command writes
+# (tests/{diff,collapse,flamegraph} check their commands' in detail)
+writes() { # writes CMD: the hint that lists what CMD writes
+	grep -q "^hint: scorch $1 writes " "$TMP/err" || fail "scorch $1: no list of formats: $(cat "$TMP/err")"
+}
+code 2 record -o "$TMP/r.png" -p 999999999 -d 1
+grep -q "cannot write $TMP/r.png" "$TMP/err" || fail "record -o r.png: $(cat "$TMP/err")"
+writes record
+code 2 record -o "$TMP/r.folded.gz" -p 999999999 -d 1
+writes record
+code 2 report "$TMP/missing.scorch" -o "$TMP/r.scorch"
+grep -q "cannot write $TMP/r.scorch" "$TMP/err" || fail "report -o r.scorch: $(cat "$TMP/err")"
+writes report
+code 2 report "$TMP/missing.scorch" -o "$TMP/r.pdf"
+writes report
+code 2 report "$TMP/missing.scorch" --format capture
+writes report
+[ ! -e "$TMP/r.png" ] && [ ! -e "$TMP/r.scorch" ] && [ ! -e "$TMP/r.pdf" ] ||
+	fail "a refused output was written"
 
 # cmake --install: the pages land in share/man/man1
 if [ -n "${BUILD_DIR:-}" ]; then

@@ -153,12 +153,4 @@ int profile__write_speedscope(const struct profile *p, FILE *out, const char *na
  */
 int profile__read_folded(struct profile *p, FILE *in, size_t *bad);
 
-/* Output formats by file name: ".pb.gz"/".pb" -> pprof, ".json" -> speedscope. */
-enum export_format {
-	EXPORT_NONE = 0,
-	EXPORT_PPROF,
-	EXPORT_SPEEDSCOPE,
-};
-enum export_format export__format_of(const char *path);
-
 #endif /* SCORCH_EXPORT_H */

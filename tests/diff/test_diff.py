@@ -304,6 +304,39 @@ def test_bad_input():
         assert b"examples:" in p.stdout and b"--normalize" in p.stdout
 
 
+def test_output_names():
+    """An -o name of a format diff cannot write is refused (exit 2, nothing written)."""
+    with Files() as f:
+        hint = b"hint: scorch diff writes folded (.folded, .collapsed, .txt, or any other " \
+               b"name), svg (.svg) or html (.html, .htm)\n"
+        for name in ["d.pb.gz", "d.pb", "d.json", "d.scorch", "d.png", "d.JPG", "d.pdf",
+                     "d.folded.gz", "d.svg.zst"]:
+            out = f.path(name)
+            p = run(DIFF, [f.b, f.a, "-o", out], expect_rc=2)
+            err = p.stderr.decode()
+            assert err.startswith("scorch: diff: cannot write %s: " % out), err
+            assert p.stderr.endswith(hint) and err.count("\n") == 2, err
+            assert not p.stdout and not os.path.exists(out)
+        assert not [n for n in os.listdir(f.dir) if ".tmp." in n]
+        for fmt in ["pprof", "speedscope", "capture", "png"]:
+            p = run(DIFF, [f.b, f.a, "--format", fmt], expect_rc=2)
+            assert p.stderr.endswith(hint) and b"--format" in p.stderr, p.stderr
+            assert not p.stdout
+        # folded: its endings, no ending, any other name, standard output
+        for name in ["d.folded", "d.txt", "d.collapsed", "d", "d.out", "-"]:
+            out = f.path(name) if name != "-" else "-"
+            p = run(DIFF, [f.b, f.a, "-o", out])
+            got = p.stdout if name == "-" else open(out, "rb").read()
+            assert got.decode() == WANT, (name, got)
+        run(DIFF, [f.b, f.a, "-o", f.path("d.SVG")])
+        assert open(f.path("d.SVG"), "rb").read().startswith(b"<?xml")
+        run(DIFF, [f.b, f.a, "-o", f.path("d.htm")])
+        assert open(f.path("d.htm"), "rb").read().startswith(b"<!DOCTYPE html>")
+        # --format names the format whatever the name
+        run(DIFF, [f.b, f.a, "--format", "folded", "-o", f.path("x.svg")])
+        assert open(f.path("x.svg")).read() == WANT
+
+
 def reference_dir():
     d = os.environ.get("FLAMEGRAPH_DIR", "/tmp/FlameGraph")
     if os.path.exists(os.path.join(d, "difffolded.pl")):

@@ -552,6 +552,37 @@ def test_html_output():
         assert run([a]).stdout.startswith(b"<?xml")
 
 
+def test_output_names():
+    """-o chooses svg, html, pprof or speedscope; a name asking for anything else is
+    refused (exit 2, nothing written), not drawn as an SVG under that name."""
+    hint = b"hint: scorch flamegraph writes svg (.svg, or any other name), html (.html, " \
+           b".htm), pprof (.pb.gz, .pb) or speedscope (.json)\n"
+    with tempfile.TemporaryDirectory() as d:
+        a = os.path.join(d, "a.folded")
+        with open(a, "w") as f:
+            f.write("main;x 3\nmain;y 1\n")
+        for name in ("o.png", "o.PNG", "o.jpg", "o.pdf", "o.folded", "o.txt", "o.collapsed",
+                     "o.scorch", "o.svg.gz", "o.folded.zst"):
+            out = os.path.join(d, name)
+            p = run([a, "-o", out], b"", 2)
+            err = p.stderr.decode()
+            assert err.startswith("scorch: flamegraph: cannot write %s: " % out), err
+            assert p.stderr.endswith(hint) and err.count("\n") == 2, err
+            assert not os.path.exists(out) and not p.stdout
+        assert not [n for n in os.listdir(d) if ".tmp." in n]
+        for fmt in ("folded", "capture", "png"):
+            p = run([a, "--format", fmt], b"", 2)
+            assert b"--format" in p.stderr and p.stderr.endswith(hint), p.stderr
+        # what it writes: by the ending, else an SVG
+        for name, magic in (("o.svg", b"<?xml"), ("o", b"<?xml"), ("o.out", b"<?xml"),
+                            ("o.html", b"<!DOCTYPE html>"), ("o.json", b'{"$schema"'),
+                            ("o.pb.gz", b"\x1f\x8b")):
+            out = os.path.join(d, name)
+            run([a, "-o", out])
+            with open(out, "rb") as f:
+                assert f.read().startswith(magic), name
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
     if UPDATE:

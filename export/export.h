@@ -136,8 +136,11 @@ int profile__write_pprof(const struct profile *p, FILE *out);
  * "$schema", shared.frames (one per function: name, and file = its source file, else
  * the file of its mapping), and one "sampled" profile per (pid, comm), named
  * "comm (pid PID)" (processes in order of pid, then comm), whose samples are stacks
- * root first with weights from value opts.weight_value; unit "none" for a count,
- * "nanoseconds"/"microseconds" for those; startValue 0, endValue the weights' sum.
+ * root first, sorted by their functions' names root first (the folded order: speedscope's
+ * Time Order view then draws a flame graph), with weights from value opts.weight_value;
+ * unit "nanoseconds", "microseconds", "milliseconds", "seconds" or "bytes" when that
+ * value's unit is one, else "none" (a count); startValue 0, endValue the weights' sum.
+ * The format cannot ask speedscope for a view: it opens Time Order.
  * @name is the file's "name" (NULL: none). Strings are escaped (quotes, backslash,
  * control bytes as \u00XX) and invalid UTF-8 is replaced by U+FFFD, so the output is
  * always valid JSON. Returns 0 or -errno.

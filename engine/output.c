@@ -404,6 +404,9 @@ static int new_profile(struct outputs *o)
 		popts.values[0].unit = o->opts.value_unit;
 	}
 	popts.period_type = popts.values[popts.nr_values - 1];
+	/* speedscope weighs by the time a unit names (cpu: nanoseconds, at the known period;
+	 * offcpu, wall, --latency: microseconds; --weight: bytes), else by the count */
+	popts.weight_value = popts.nr_values - 1;
 	popts.period = o->opts.kind == OUTPUTS_CPU ? (int64_t)(1e9 / o->opts.freq + 0.5) : 1;
 	if (o->opts.kind == OUTPUTS_EVENT && o->opts.period > 1)
 		popts.period = (int64_t)o->opts.period; /* every Nth event counted */

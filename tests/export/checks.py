@@ -63,14 +63,19 @@ def load_speedscope(path):
     return doc
 
 
-def speedscope_shares(doc, profile_filter=None):
-    """{frame name: weight of samples containing it (once per sample)}, total."""
+def speedscope_shares(doc, profile_filter=None, period_ns=None):
+    """{frame name: weight of samples containing it (once per sample)}, total. With
+    @period_ns (a cpu profile's, whose weights are nanoseconds: the count times the
+    period, rounded), the weights are turned back into sample counts."""
     frames = doc["shared"]["frames"]
     incl, total = {}, 0
     for p in doc["profiles"]:
         if profile_filter and not profile_filter(p):
             continue
         for s, w in zip(p["samples"], p["weights"]):
+            if period_ns:
+                check(p["unit"] == "nanoseconds", f"unit {p['unit']}, not nanoseconds")
+                w = round(w / period_ns)
             total += w
             for name in {frames[i]["name"] for i in s}:
                 incl[name] = incl.get(name, 0) + w

@@ -78,16 +78,17 @@ try:
     doc = load_speedscope(f"{d}/s.json")
     names = [p["name"] for p in doc["profiles"]]
     check(any(n.startswith("split (pid ") for n in names), f"no split profile: {names}")
-    incl, t = speedscope_shares(doc, lambda p: p["name"].startswith("split (pid "))
+    # cpu: weights in nanoseconds, each sample 1e9 / 999 of them
+    incl, t = speedscope_shares(doc, lambda p: p["name"].startswith("split (pid "), 1e9 / 999)
     check(t == split_total, f"speedscope weights {t} != folded {split_total}")
-    _, all_t = speedscope_shares(doc)
+    _, all_t = speedscope_shares(doc, None, 1e9 / 999)
     check(all_t == total, f"speedscope total {all_t} != folded {total}")
     s = incl["burn_a"] + incl["burn_b"] + incl["burn_c"]
     for fn, want in (("burn_a", 50), ("burn_b", 30), ("burn_c", 20)):
         got = 100 * incl[fn] / s
         print(f"speedscope {fn}: {got:.1f}% ({want})")
         check(abs(got - want) <= 3, f"speedscope {fn} {got:.1f}% is not {want} +- 3")
-    check(doc["profiles"][0]["unit"] == "none", "cpu weights are sample counts")
+    check(doc["profiles"][0]["unit"] == "nanoseconds", "cpu weights are CPU time")
 except CheckError as e:
     print(f"FAIL: {e}")
     sys.exit(1)
@@ -146,13 +147,13 @@ fi
 python3 - "$CHECKS" "$TMP" "$n" <<'EOF' || fail "interval pprof/speedscope/HTML files"
 import sys
 sys.path.insert(0, sys.argv[1])
-from checks import CheckError, check, load_html, load_speedscope, pprof_top
+from checks import CheckError, check, load_html, load_speedscope, pprof_top, speedscope_shares
 d, n = sys.argv[2], int(sys.argv[3])
 try:
     for i in range(1, n + 1):
         folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(f"{d}/ph-{i:04d}.folded"))
         doc = load_speedscope(f"{d}/ph-{i:04d}.json")
-        w = sum(sum(p["weights"]) for p in doc["profiles"])
+        _, w = speedscope_shares(doc, None, 1e9 / 499)
         check(w == folded, f"interval {i}: speedscope {w} != folded {folded}")
         if folded:
             _, out = pprof_top(f"{d}/ph-{i:04d}.pb.gz", ["-sample_index=samples"])

@@ -446,7 +446,9 @@ int outputs__write(struct outputs *o, struct output_data *d)
 	size_t i;
 
 	d->prof = o->prof;
-	if (o->prof) {
+	if (o->prof && (d->time_ns || d->duration_ns)) {
+		profile__set_time(o->prof, d->time_ns, d->duration_ns);
+	} else if (o->prof) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		profile__set_time(o->prof, o->start_ns,
 				  (int64_t)((ts.tv_sec + ts.tv_nsec / 1e9 - o->start) * 1e9));

@@ -632,6 +632,7 @@ static int record_load(struct record *r)
 	if (err)
 		return err;
 	r->attach_ns = timing__now_ns();
+	r->window_ns = r->attach_ns;
 	cpu_ticks__read(&r->cpu_at[0]);
 	timing__mark(&r->startup, "attach");
 	return 0;

@@ -642,6 +642,9 @@ static int report_run(struct report *r)
 			goto cleanup;
 		d.folded = r->fold.folded;
 		d.page = r->page;
+		/* pprof's time: the recording's, not this report's */
+		d.time_ns = (int64_t)MIN(r->meta.start_ns, (uint64_t)INT64_MAX);
+		d.duration_ns = (int64_t)MIN(r->stats.elapsed_ns, (uint64_t)INT64_MAX);
 		err = outputs__write(o->outs, &d);
 		if (err)
 			goto cleanup;

@@ -110,6 +110,20 @@ grep -E "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $exe $bid " "$TMP/raw" ||
 python3 -c "import sys, json; d = json.load(open(sys.argv[1])); assert d['profiles']" \
 	"$TMP/stdout.json" || fail "--format speedscope wrote no profile"
 
+# pprof's duration is the recording window, from the attach to the stop: not the start-up
+# before it (BPF load, kallsyms) nor the naming and writing after it
+"$SCORCH" record -a -F 99 -d 1 -q -o "$TMP/d.pb.gz" 2>"$TMP/err" ||
+	fail "record -d 1: $(cat "$TMP/err")"
+python3 - "$CHECKS" "$TMP/d.pb.gz" <<'EOF' || fail "pprof duration is not the recording's 1 s"
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from checks import pprof_scalars
+pp = pprof_scalars(sys.argv[2])
+print(f"pprof duration_nanos {pp.get(10)}, time_nanos {pp.get(9)}")
+assert 0.99e9 <= pp.get(10, 0) <= 1.1e9, pp
+assert abs(pp.get(9, 0) / 1e9 - time.time()) < 60, pp
+EOF
+
 # --- --interval: phases in order, files add up to the summary ---
 "$SCORCH" record -v -F 499 --interval 0.25 -o "$TMP/ph.folded" -o "$TMP/ph.pb.gz" \
 	-o "$TMP/ph.json" -o "$TMP/ph.html" -o "$TMP/ph.scorch" -- "$PHASE_ONE" 800 "$PHASE_TWO" \

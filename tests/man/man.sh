@@ -48,6 +48,13 @@ for c in $cmds; do
 	help_codes=$(echo "$line" | grep -oE '(^|[ ,:])[0-4] ' | tr -dc '0-4\n' | sort -u | tr '\n' ' ')
 	[ "$exits" = "$help_codes" ] || fail "scorch-$c.1 exit codes '$exits' differ from --help's '$help_codes'"
 done
+ROOT="$(cd "$MANDIR/../.." && pwd)"
+# a stack cut at a depth limit keeps its leaf end: [truncated] is its root (engine/fold.c)
+"$SCORCH" record --help >"$TMP/help.txt"
+for f in "$ROOT/README.md" "$ROOT"/docs/*.md "$MANDIR"/*.1 "$TMP/help.txt"; do
+	! tr '\n' ' ' <"$f" | grep -qiE '(ends?|end up) +in +.?\[truncated\]' ||
+		fail "$(basename "$f") says cut stacks end in [truncated]: they begin with it"
+done
 "$SCORCH" --help | grep -q '^exit status: 0 success, 1 error, 2 usage error, 3 partial' ||
 	fail "scorch --help does not state the exit codes"
 

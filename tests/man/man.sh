@@ -48,7 +48,11 @@ for c in $cmds; do
 	help_codes=$(echo "$line" | grep -oE '(^|[ ,:])[0-4] ' | tr -dc '0-4\n' | sort -u | tr '\n' ' ')
 	[ "$exits" = "$help_codes" ] || fail "scorch-$c.1 exit codes '$exits' differ from --help's '$help_codes'"
 done
+# the README's list of pages names every command's
 ROOT="$(cd "$MANDIR/../.." && pwd)"
+for c in $cmds; do
+	grep -q "\`scorch-$c(1)\`" "$ROOT/README.md" || fail "README.md does not list scorch-$c(1)"
+done
 # a stack cut at a depth limit keeps its leaf end: [truncated] is its root (engine/fold.c)
 "$SCORCH" record --help >"$TMP/help.txt"
 for f in "$ROOT/README.md" "$ROOT"/docs/*.md "$MANDIR"/*.1 "$TMP/help.txt"; do

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG or HTML page. */
+/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG or HTML page, pprof or
+ * speedscope. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -24,23 +25,30 @@ struct fg_cmd_opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: scorch flamegraph [options] [FILE...] [-o OUT.svg|OUT.html]\n"
+		"usage: scorch flamegraph [options] [FILE...]\n"
+		"                         [-o OUT.svg|OUT.html|OUT.pb.gz|OUT.json]\n"
 		"\n"
 		"Renders folded stacks (\"frame;frame;... COUNT\" lines) as a self-contained,\n"
-		"interactive SVG or HTML page. Reads standard input when no FILE or \"-\" is\n"
-		"given; several FILEs merge; gzip and zstd files are decompressed on the fly.\n"
+		"interactive SVG or HTML page, or converts them to pprof or speedscope. Reads\n"
+		"standard input when no FILE or \"-\" is given; several FILEs merge; gzip and\n"
+		"zstd files are decompressed on the fly.\n"
 		"Options have flamegraph.pl's names and meanings. Two-count lines (\"stack\n"
 		"BEFORE AFTER\", from scorch diff or difffolded.pl) draw a differential graph:\n"
 		"widths from AFTER (--negate: BEFORE), red where a frame's total grew, blue\n"
 		"where it shrank (--self: by self counts).\n"
 		"\n"
-		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout);\n"
+		"  -o, --output FILE   write to FILE, atomically (default: stdout), in the\n"
+		"                      format its name says:\n"
+		"                      FILE.svg (or any other name): the SVG,\n"
 		"                      FILE.html: a profile viewer page (flame graph,\n"
 		"                      icicle, function table, sandwich, search; one file,\n"
 		"                      no network access),\n"
 		"                      FILE.pb.gz or FILE.pb: pprof (gzipped profile.proto),\n"
-		"                      FILE.json: speedscope; each frame a function, no\n"
-		"                      addresses or mappings (flame graph options ignored)\n"
+		"                      FILE.json: speedscope; for these two each frame a\n"
+		"                      function, no addresses or mappings (flame graph\n"
+		"                      options ignored);\n"
+		"                      no folded stacks: .folded, .txt, .png, .gz ... are\n"
+		"                      refused\n"
 		"      --format FMT    svg, html, pprof or speedscope, whatever -o's name says\n"
 		"      --intervals     each FILE is one interval, in order, of the HTML\n"
 		"                      page's timeline (e.g. record --interval's numbered\n"

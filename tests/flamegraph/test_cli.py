@@ -583,6 +583,23 @@ def test_output_names():
                 assert f.read().startswith(magic), name
 
 
+def test_help_names_every_format():
+    """--help and the manual page say every format -o writes, not the SVG alone."""
+    out = run(["--help"]).stdout.decode()
+    usage = out.split("\n\n")[0]
+    for name in ("OUT.svg", "OUT.html", "OUT.pb.gz", "OUT.json"):
+        assert name in usage, usage
+    assert "write the SVG to FILE" not in out
+    opt = out[out.index("  -o, --output FILE"):out.index("      --format")]
+    for fmt in ("SVG", "FILE.html", "pprof", "speedscope"):
+        assert fmt in opt, opt
+    with open(os.path.join(HERE, "..", "..", "docs", "man", "scorch-flamegraph.1")) as f:
+        page = f.read()
+    synopsis = page[page.index(".SH SYNOPSIS"):page.index(".SH DESCRIPTION")]
+    assert "OUT.pb.gz" in synopsis and "OUT.json" in synopsis, synopsis
+    assert "Write the SVG to FILE" not in page
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
     if UPDATE:

@@ -243,6 +243,8 @@ enum probe_status {
 #define PROBE_NEED_RECORD (1u << 0) /* every recording */
 #define PROBE_NEED_OFFCPU (1u << 1) /* --mode offcpu and --mode wall */
 #define PROBE_NEED_DWARF  (1u << 2) /* --unwind dwarf */
+#define PROBE_NEED_OFFWAKE (1u << 3) /* --mode offwake and --mode wakeup */
+#define PROBE_NEED_UPROBE  (1u << 4) /* --event uprobe:, uretprobe:, usdt: */
 
 enum probe_id {
 	PROBE_CAPS,	       /* euid, CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE */
@@ -267,10 +269,12 @@ enum probe_id {
 	PROBE_HELPER_LOOP, /* --unwind kernel (the default off CPU falls back to fp) */
 	PROBE_CPU_CLOCK,   /* perf_event_open of a sampling event on this CPU, closed */
 	PROBE_CYCLES,
+	PROBE_UPROBE,  /* perf's uprobe PMU (value: its type), else tracefs's uprobe_events */
 	PROBE_TP_EXIT, /* a trivial program attached to the raw tracepoint and detached */
 	PROBE_TP_FORK,
 	PROBE_TP_SWITCH,
 	PROBE_TP_WAKEUP,
+	PROBE_TP_WAKING,
 	PROBE_TRACEFS,	 /* mounted or not (scorch does not need it) */
 	PROBE_DEBUGINFO, /* /usr/lib/debug/.build-id (value: entries) */
 	PROBE_MEMLOCK,	 /* RLIMIT_MEMLOCK (value: bytes, -1 unlimited) vs memcg accounting */

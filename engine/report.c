@@ -92,8 +92,9 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
-		pr_err("cannot open %s: %s\n", path, strerror(errno));
-		pr_hint("give a capture written by 'scorch record -o FILE.scorch'\n");
+		pr_err("cannot open %s: %s\n", path, strerror(-err));
+		if (!log__hint_open(path, err, false))
+			pr_hint("give a capture written by 'scorch record -o FILE.scorch'\n");
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

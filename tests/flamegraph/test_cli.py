@@ -583,6 +583,42 @@ def test_output_names():
                 assert f.read().startswith(magic), name
 
 
+def test_permission_hints():
+    """Permission denied gets a hint about permissions, not "check the file name". As
+    root the command runs as uid 65534 (root reads and writes anything)."""
+    root = os.geteuid() == 0
+    as_user = (lambda: (os.setgroups([]), os.setgid(65534), os.setuid(65534))) if root else None
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        a, secret, ro = (os.path.join(d, n) for n in ("a.folded", "secret.folded", "ro"))
+        for path in (a, secret):
+            with open(path, "w") as f:
+                f.write("main;x 3\n")
+        os.chmod(a, 0o644)
+        os.chmod(secret, 0o600 if root else 0)
+        os.mkdir(ro, 0o755 if root else 0o555)
+        uid = 65534 if root else os.geteuid()
+
+        def fails(args):
+            p = subprocess.run([CLI] + args, capture_output=True, preexec_fn=as_user)
+            assert p.returncode == 1, (args, p.returncode, p.stderr)
+            return p.stderr.decode()
+
+        err = fails([secret, "-o", os.path.join(d, "o.svg")])
+        assert "cannot open %s: Permission denied" % secret in err, err
+        assert "hint: uid %d may not read '%s'" % (uid, secret) in err, err
+        assert "check the file name" not in err, err
+        err = fails([a, "-o", os.path.join(ro, "o.svg")])
+        assert "cannot write %s: " % os.path.join(ro, "o.svg") in err, err
+        assert "hint: uid %d may not create files in '%s'" % (uid, ro) in err, err
+        # a name that is wrong keeps its hint; a directory that is missing gets its own
+        err = fails([os.path.join(d, "missing.folded")])
+        assert "hint: check the file name" in err, err
+        err = fails([a, "-o", os.path.join(d, "no", "o.svg")])
+        assert "hint: the directory '%s' does not exist" % os.path.join(d, "no") in err, err
+        os.chmod(ro, 0o755)
+
+
 def test_help_names_every_format():
     """--help and the manual page say every format -o writes, not the SVG alone."""
     out = run(["--help"]).stdout.decode()

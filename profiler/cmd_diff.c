@@ -69,7 +69,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"Folded files carry no unit: compare profiles of the same kind (a warning is\n"
-		"given when one has [off-cpu]/[runqueue] stacks and the other none).\n"
+		"given when one has [off-cpu]/[runqueue] stacks and the other none). Without\n"
+		"-n, totals more than 10%% apart (the larger over the smaller) are warned of:\n"
+		"most frames then look grown or shrunk for the recordings' lengths alone.\n"
 		"\n"
 		"exit status: 0 success, 1 error (missing, unreadable or empty input), 2 usage "
 		"error\n"
@@ -231,6 +233,25 @@ static void warn_saturated(const struct diff_cmd_opts *o, const struct folded_di
 	pr_hint("divide the counts so that each profile's sum fits in 64 bits\n");
 }
 
+/*
+ * Totals more than 10 % apart (the larger over the smaller) and no -n: recordings of
+ * different lengths, whose every frame then looks grown (or shrunk) for that alone.
+ */
+static void warn_totals(const struct diff_cmd_opts *o, const struct folded_diff *d)
+{
+	uint64_t before = folded_diff__total(d, FOLDED_BEFORE);
+	uint64_t after = folded_diff__total(d, FOLDED_AFTER);
+	uint64_t lo = MIN(before, after), hi = MAX(before, after);
+
+	if (o->diff.normalize || !lo || (double)hi <= 1.1 * (double)lo)
+		return;
+	pr_warn("diff: the totals differ by %.0f%%: %" PRIu64 " before, %" PRIu64
+		" after (recordings of different lengths?)\n",
+		100.0 * (double)(hi - lo) / (double)lo, before, after);
+	pr_hint("-n (--normalize) scales BEFORE to AFTER's total, so colours and deltas show "
+		"changes of share\n");
+}
+
 static int diff_main(int argc, char **argv)
 {
 	struct diff_cmd_opts o = {.diff = {.sz = sizeof(struct folded_diff_opts)}};
@@ -266,6 +287,7 @@ static int diff_main(int argc, char **argv)
 		 (unsigned long long)folded_diff__total(d, FOLDED_BEFORE),
 		 (unsigned long long)folded_diff__total(d, FOLDED_AFTER));
 
+	warn_totals(&o, d);
 	if (o.has_top)
 		warn_saturated(&o, d);
 	if (o.has_top && !o.output) {

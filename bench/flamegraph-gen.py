@@ -1,23 +1,42 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# bench: deterministic synthetic folded stacks (depth 3..MAXDEPTH, little prefix sharing).
-# usage: flamegraph-gen.py [LINES [MAXDEPTH [SEED [perf|tree]]]]
-# With "perf", the same stacks as perf script text instead (each one sampled twice, the
-# first frame as the command, frames "mod.func" as "func (/usr/lib/mod.so)"), for
-# scorch collapse with as many distinct stacks.
-# With "tree", the stacks of a random call tree of LINES nodes (each node a call from
-# a random earlier one, at most MAXDEPTH deep, siblings named apart), one stack per
-# node: LINES distinct stacks sharing their prefixes as a real profile's do.
+"""bench: deterministic synthetic folded stacks (depth 3..MAXDEPTH, little prefix
+sharing) on standard output.
+
+With "perf", the same stacks as perf script text instead (each one sampled twice, the
+first frame as the command, frames "mod.func" as "func (/usr/lib/mod.so)"), for scorch
+collapse with as many distinct stacks.
+With "tree", the stacks of a random call tree of LINES nodes (each node a call from a
+random earlier one, at most MAXDEPTH deep, siblings named apart), one stack per node:
+LINES distinct stacks sharing their prefixes as a real profile's do.
+
+example: flamegraph-gen.py 100000 40 1 > 100k.folded
+"""
+import argparse
 import random
 import sys
 
 
+def parse_args():
+    ap = argparse.ArgumentParser(prog="flamegraph-gen.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("lines", metavar="LINES", nargs="?", type=int, default=100000,
+                    help="stacks to write (default 100000)")
+    ap.add_argument("maxdepth", metavar="MAXDEPTH", nargs="?", type=int, default=40,
+                    help="deepest stack (default 40)")
+    ap.add_argument("seed", metavar="SEED", nargs="?", type=int, default=1,
+                    help="random seed: the same seed, the same output (default 1)")
+    ap.add_argument("kind", metavar="KIND", nargs="?", default="folded",
+                    choices=["folded", "perf", "tree"],
+                    help="folded (default), perf (perf script text) or tree")
+    return ap.parse_args()
+
+
 def main():
-    lines = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
-    maxdepth = int(sys.argv[2]) if len(sys.argv) > 2 else 40
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    perf = len(sys.argv) > 4 and sys.argv[4] == "perf"
-    if len(sys.argv) > 4 and sys.argv[4] == "tree":
+    args = parse_args()
+    lines, maxdepth, seed = args.lines, args.maxdepth, args.seed
+    perf = args.kind == "perf"
+    if args.kind == "tree":
         return tree(lines, maxdepth, random.Random(seed))
     n = 0
     rnd = random.Random(seed)

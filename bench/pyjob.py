@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """A busy Python process for bench/python-bench.sh: SECS seconds of small function calls
-30 Python frames deep; prints "ops N" (calls completed) at the end."""
-import sys
+30 Python frames deep; prints "ops N" (calls completed) at the end.
+
+usage: pyjob.py SECS"""
+import argparse
 import time
 
 
@@ -26,4 +28,6 @@ def deep(d, end):
     return ops
 
 
-print("ops", deep(30, time.monotonic() + float(sys.argv[1])), flush=True)
+ap = argparse.ArgumentParser(prog="pyjob.py", description=__doc__.split("\n\n")[0])
+ap.add_argument("secs", metavar="SECS", type=float, help="seconds of work")
+print("ops", deep(30, time.monotonic() + ap.parse_args().secs), flush=True)

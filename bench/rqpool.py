@@ -9,10 +9,10 @@ its threads, then leaves at once (os._exit: no thread is woken to be joined).
 
 usage: rqpool.py [TASKS [WORKERS]]  ->  "rqpool tasks N workers W run_delay_ns NS"
 """
+import argparse
 import concurrent.futures
 import hashlib
 import os
-import sys
 import time
 
 BUF = os.urandom(256 * 1024)
@@ -37,8 +37,14 @@ def run_delay_ns():
 
 
 def main():
-    tasks = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    workers = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    ap = argparse.ArgumentParser(prog="rqpool.py", description=__doc__.split("\n\n")[1],
+                                 epilog=__doc__.split("\n\n")[2].strip())
+    ap.add_argument("tasks", metavar="TASKS", nargs="?", type=int, default=2000,
+                    help="tasks to run (default 2000)")
+    ap.add_argument("workers", metavar="WORKERS", nargs="?", type=int, default=4,
+                    help="threads of the pool (default 4)")
+    args = ap.parse_args()
+    tasks, workers = args.tasks, args.workers
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
     for _ in pool.map(task, range(tasks)):
         pass

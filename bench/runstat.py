@@ -28,6 +28,9 @@ def rss_kib(pid):
 def main():
     args = sys.argv[1:]
     period = 0.5
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__, end="")
+        return 0
     if args[:1] == ["--period"]:
         period = float(args[1])
         args = args[2:]

@@ -311,6 +311,9 @@ def from_file(reader, path, *args):
 
 
 def main(argv):
+    if argv[:1] in (["-h"], ["--help"]):
+        print("usage: " + __doc__.split("usage: ", 1)[1], end="")
+        return 0
     if len(argv) < 3:
         print(__doc__.split("usage: ", 1)[1], file=sys.stderr, end="")
         return 2

@@ -37,6 +37,16 @@ void log__print(enum log_level level, const char *fmt, ...) __attribute__((forma
  */
 void log__set_command(const char *cmd);
 
+/*
+ * The hint: line for a file @path that could not be opened (-errno @err) to read it
+ * (@write false) or to create a file in its directory (@write true), when the error has
+ * a remedy of its own: EACCES and EPERM name the file or directory and the user that
+ * may not read or write it, EROFS the read-only file system, ENOENT (writing) the
+ * missing directory. Returns true when it logged one; false when the caller's own hint
+ * (a name to check) fits better.
+ */
+bool log__hint_open(const char *path, int err, bool write);
+
 #define pr_err(fmt, ...)   log__print(LOG_ERROR, "scorch: " fmt, ##__VA_ARGS__)
 #define pr_warn(fmt, ...)  log__print(LOG_WARN, "scorch: " fmt, ##__VA_ARGS__)
 #define pr_hint(fmt, ...)  log__print(LOG_ERROR, "hint: " fmt, ##__VA_ARGS__)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* common: the process-wide leveled log sink. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -74,4 +76,42 @@ void log__print(enum log_level level, const char *fmt, ...)
 	/* a message longer than msg is cut: its end still says where it was */
 	emit(level, "%s%s: %s%s", LOG_PREFIX, log_cmd, rest,
 	     (size_t)n >= sizeof(msg) ? "...\n" : "");
+}
+
+bool log__hint_open(const char *path, int err, bool write)
+{
+	const char *slash = strrchr(path, '/');
+	unsigned int uid = (unsigned int)geteuid();
+	char dir[4096];
+
+	/* the directory a file is created in: what writing needs (the file is renamed) */
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		if (write)
+			pr_hint("uid %u may not create files in '%s': see its mode and its "
+				"parents' (ls -ld), write elsewhere, or run as a user who can "
+				"write there\n",
+				uid, dir);
+		else
+			pr_hint("uid %u may not read '%s': see its mode and its directories' "
+				"(ls -ld), or run as a user who can read it\n",
+				uid, path);
+		return true;
+	case -EROFS:
+		pr_hint("'%s' is on a read-only file system: write elsewhere\n", dir);
+		return true;
+	case -ENOENT:
+		if (!write)
+			return false;
+		pr_hint("the directory '%s' does not exist: create it, or write elsewhere\n", dir);
+		return true;
+	}
+	return false;
 }

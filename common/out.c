@@ -150,8 +150,11 @@ static int out_create_tmp(struct out_file *out)
 	}
 	if (fd < 0) {
 		fd = -errno;
-		pr_err("cannot create %s: %s\n", out->tmp_path, strerror(errno));
-		pr_hint("check that the directory of '%s' exists and is writable\n", out->path);
+		pr_err("cannot write %s: cannot create %s: %s\n", out->path, out->tmp_path,
+		       strerror(-fd));
+		if (!log__hint_open(out->path, fd, true))
+			pr_hint("check that the directory of '%s' exists and is writable\n",
+				out->path);
 		free(out->tmp_path);
 		out->tmp_path = NULL;
 		return fd;
@@ -259,6 +262,7 @@ int out__open(struct out_file *out, const char *path)
 	} else if (errno != ENOENT) {
 		err = -errno;
 		pr_err("cannot write %s: %s\n", path, strerror(-err));
+		log__hint_open(path, err, true);
 		goto cleanup;
 	}
 	out_clean_stale(out->path);

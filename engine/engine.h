@@ -36,24 +36,70 @@ enum unwind_mode {
 	UNWIND_KERNEL,	 /* walked in the BPF programs with tables from the files' CFI */
 };
 
+/* ---- output formats: what each command writes, by file name or --format ---- */
+
+/*
+ * The one rule every command follows to choose an output's format. --format, when
+ * given, names it whatever the file's name. Else the name's ending does
+ * (case-insensitive, after at least one character of the file's name):
+ *   folded      .folded, .collapsed, .txt
+ *   svg         .svg
+ *   html        .html, .htm
+ *   pprof       .pb.gz, .pb
+ *   speedscope  .json
+ *   capture     .scorch
+ * Standard output ("-" or no -o) and a name with no such ending get the command's
+ * default format, except names ending in an image or document format (.png, .jpg,
+ * .jpeg, .gif, .webp, .bmp, .tif, .tiff, .pdf, .ps, .eps) or a compressed one (.gz,
+ * .zst, .xz, .bz2, .lz4, .zip, .7z, but .pb.gz): no command writes those, and writing
+ * text or an SVG under such a name would only make a file nothing opens.
+ */
+enum output_fmt {
+	FMT_FOLDED = 0,
+	FMT_SVG,
+	FMT_HTML,
+	FMT_PPROF,
+	FMT_SPEEDSCOPE,
+	FMT_CAPTURE,
+	FMT_NR,
+};
+#define FMT_BIT(f) (1u << (f))
+
+/* What one command writes: its name in messages ("diff"), the FMT_BIT()s of the formats
+ * it writes, and the one of them standard output and names of no known ending get. */
+struct output_formats {
+	const char *cmd;
+	unsigned int can;
+	enum output_fmt dflt;
+};
+
+/*
+ * The format @w's command writes to @path (NULL or "-": standard output) given --format
+ * @format (NULL: none). Returns 0 with *@fmt set, or -EINVAL for a name or --format the
+ * command does not write (one error line naming the file or the format, and a hint
+ * listing what the command writes: exit status 2, a usage error).
+ */
+int output_format__choose(const struct output_formats *w, const char *path, const char *format,
+			  enum output_fmt *fmt);
+/* The --format name of @fmt ("folded", "svg", ...). */
+const char *output_format__name(enum output_fmt fmt);
+
 /* ---- outputs: the files a recording or a report writes ---- */
 
 /*
- * The outputs of a recording, one per -o (none: standard output, folded). Formats by
- * file name (.svg, .html/.htm, .pb.gz/.pb, .json; anything else folded) or --format for
- * a single output. With --interval every format but HTML is written to numbered files,
- * one per interval; an HTML page is one file holding every interval so far (a timeline),
- * written again at each interval. Every file is opened by outputs__open() before sampling starts
- * (errors early) and written atomically by outputs__write().
+ * The outputs of a recording, one per -o (none: standard output, folded), each in the
+ * format output_format__choose() gave it. With --interval every format but HTML is
+ * written to numbered files, one per interval; an HTML page is one file holding every
+ * interval so far (a timeline), written again at each interval. Every file is opened by
+ * outputs__open() before sampling starts (errors early) and written atomically by
+ * outputs__write().
  */
 struct outputs;
 struct outputs *outputs__new(void);
 void outputs__free(struct outputs *o); /* uncommitted files are removed; NULL accepted */
-/* Adds -o @path ("-": standard output). -EINVAL (logged) for a path given twice. */
-int outputs__add(struct outputs *o, const char *path);
-/* --format @name for the single output (or standard output). -EINVAL logged. */
-int outputs__set_format(struct outputs *o, const char *name);
-const char *outputs__format_names(void);
+/* Adds -o @path ("-" or NULL: standard output) in format @fmt (not FMT_CAPTURE: the
+ * recorder writes captures itself). -EINVAL (logged) for a path given twice. */
+int outputs__add(struct outputs *o, const char *path, enum output_fmt fmt);
 /* Outputs of @format ("svg", ...), or all with NULL. */
 size_t outputs__count(const struct outputs *o, const char *format);
 bool outputs__to_stdout(const struct outputs *o);
@@ -197,6 +243,8 @@ enum probe_status {
 #define PROBE_NEED_RECORD (1u << 0) /* every recording */
 #define PROBE_NEED_OFFCPU (1u << 1) /* --mode offcpu and --mode wall */
 #define PROBE_NEED_DWARF  (1u << 2) /* --unwind dwarf */
+#define PROBE_NEED_OFFWAKE (1u << 3) /* --mode offwake and --mode wakeup */
+#define PROBE_NEED_UPROBE  (1u << 4) /* --event uprobe:, uretprobe:, usdt: */
 
 enum probe_id {
 	PROBE_CAPS,	       /* euid, CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE */
@@ -221,10 +269,12 @@ enum probe_id {
 	PROBE_HELPER_LOOP, /* --unwind kernel (the default off CPU falls back to fp) */
 	PROBE_CPU_CLOCK,   /* perf_event_open of a sampling event on this CPU, closed */
 	PROBE_CYCLES,
+	PROBE_UPROBE,  /* perf's uprobe PMU (value: its type), else tracefs's uprobe_events */
 	PROBE_TP_EXIT, /* a trivial program attached to the raw tracepoint and detached */
 	PROBE_TP_FORK,
 	PROBE_TP_SWITCH,
 	PROBE_TP_WAKEUP,
+	PROBE_TP_WAKING,
 	PROBE_TRACEFS,	 /* mounted or not (scorch does not need it) */
 	PROBE_DEBUGINFO, /* /usr/lib/debug/.build-id (value: entries) */
 	PROBE_MEMLOCK,	 /* RLIMIT_MEMLOCK (value: bytes, -1 unlimited) vs memcg accounting */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* profiler: the outputs of a recording (-o, repeatable): formats by name, numbered files
- * per --interval (one HTML page with a timeline), and the pprof/speedscope profile built
- * next to the folded stacks. */
+/* engine: the output formats every command chooses by name (one rule), and the outputs of
+ * a recording (-o, repeatable): numbered files per --interval (one HTML page with a
+ * timeline), and the pprof/speedscope profile built next to the folded stacks. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -100,27 +100,36 @@ static int write_speedscope(const struct output_data *d, FILE *fp)
 }
 
 /*
- * The table of formats: a name for --format, the file name endings that choose it
- * (checked in order, case-insensitive; a longer ending first), what it is written
- * from. The folded format is the default for any other name.
+ * The table of formats (engine.h has the rule): a name for --format, the file name
+ * endings that choose it (checked in table order, case-insensitive; a longer ending
+ * first), what it is written from. A capture has no writer here: the recorder writes it.
  */
+static const char *const exts_folded[] = {".folded", ".collapsed", ".txt", NULL};
 static const char *const exts_svg[] = {".svg", NULL};
 static const char *const exts_html[] = {".html", ".htm", NULL};
 static const char *const exts_pprof[] = {".pb.gz", ".pb", NULL};
 static const char *const exts_speedscope[] = {".json", NULL};
-static const char *const exts_folded[] = {".folded", ".txt", NULL};
+static const char *const exts_capture[] = {".scorch", NULL};
 
-static const struct output_format formats[] = {
-	{.name = "svg", .exts = exts_svg, .write = write_svg},
-	{.name = "html", .exts = exts_html, .whole = true}, /* write_html() */
-	{.name = "pprof", .exts = exts_pprof, .needs_profile = true, .write = write_pprof},
-	{.name = "speedscope",
-	 .exts = exts_speedscope,
-	 .needs_profile = true,
-	 .write = write_speedscope},
-	{.name = "folded", .exts = exts_folded, .write = write_folded},
+static const struct output_format formats[FMT_NR] = {
+	[FMT_FOLDED] = {.name = "folded", .exts = exts_folded, .write = write_folded},
+	[FMT_SVG] = {.name = "svg", .exts = exts_svg, .write = write_svg},
+	[FMT_HTML] = {.name = "html", .exts = exts_html, .whole = true}, /* write_html() */
+	[FMT_PPROF] = {.name = "pprof",
+		       .exts = exts_pprof,
+		       .needs_profile = true,
+		       .write = write_pprof},
+	[FMT_SPEEDSCOPE] = {.name = "speedscope",
+			    .exts = exts_speedscope,
+			    .needs_profile = true,
+			    .write = write_speedscope},
+	[FMT_CAPTURE] = {.name = "capture", .exts = exts_capture},
 };
-#define FORMAT_DEFAULT (&formats[ARRAY_SIZE(formats) - 1])
+
+/* Endings of formats no command writes, after the table's (".pb.gz" is pprof's). */
+static const char *const exts_never[] = {".png",  ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif",
+					 ".tiff", ".pdf", ".ps",   ".eps", ".gz",   ".zst", ".xz",
+					 ".bz2",  ".lz4", ".zip",  ".7z",  NULL};
 
 static bool ends_with(const char *s, const char *ext)
 {
@@ -129,26 +138,111 @@ static bool ends_with(const char *s, const char *ext)
 	return n > e && !strcasecmp(s + n - e, ext) && s[n - e - 1] != '/';
 }
 
-/* The format of @path by its ending, and that ending's length (0: none matched). */
-static const struct output_format *format_of(const char *path, size_t *ext_len)
+/*
+ * The format @path's ending names (FMT_NR: none) and that ending's length; *@never: the
+ * ending of a format no command writes (NULL: none).
+ */
+static enum output_fmt format_of(const char *path, size_t *ext_len, const char **never)
 {
 	size_t i, j;
 
 	*ext_len = 0;
-	for (i = 0; path && i < ARRAY_SIZE(formats); i++) {
+	*never = NULL;
+	if (!path)
+		return FMT_NR;
+	for (i = 0; i < FMT_NR; i++) {
 		for (j = 0; formats[i].exts[j]; j++) {
 			if (ends_with(path, formats[i].exts[j])) {
 				*ext_len = strlen(formats[i].exts[j]);
-				return &formats[i];
+				return (enum output_fmt)i;
 			}
 		}
 	}
-	return FORMAT_DEFAULT;
+	for (j = 0; exts_never[j]; j++) {
+		if (ends_with(path, exts_never[j]))
+			*never = exts_never[j];
+	}
+	return FMT_NR;
 }
 
-const char *outputs__format_names(void)
+const char *output_format__name(enum output_fmt fmt)
 {
-	return "folded, svg, html, pprof or speedscope";
+	return (unsigned int)fmt < FMT_NR ? formats[fmt].name : "?";
+}
+
+/* "hint: scorch diff writes folded (.folded, .collapsed, .txt or any other name), ..." */
+static void hint_formats(const struct output_formats *w)
+{
+	char buf[512];
+	size_t at = 0, left, i, j, n = 0, nr = 0;
+
+	for (i = 0; i < FMT_NR; i++)
+		nr += !!(w->can & FMT_BIT(i));
+	buf[0] = '\0';
+	for (i = 0; i < FMT_NR && at < sizeof(buf); i++) {
+		const char *sep = ", ";
+
+		if (!(w->can & FMT_BIT(i)))
+			continue;
+		if (++n == 1)
+			sep = "";
+		else if (n == nr)
+			sep = " or ";
+		left = sizeof(buf) - at;
+		at += snprintf(buf + at, left, "%s%s (", sep, formats[i].name);
+		for (j = 0; formats[i].exts[j] && at < sizeof(buf); j++)
+			at += snprintf(buf + at, sizeof(buf) - at, "%s%s", j ? ", " : "",
+				       formats[i].exts[j]);
+		if (at < sizeof(buf))
+			at += snprintf(buf + at, sizeof(buf) - at, "%s)",
+				       i == w->dflt ? ", or any other name" : "");
+	}
+	pr_hint("scorch %s writes %s\n", w->cmd, buf);
+}
+
+int output_format__choose(const struct output_formats *w, const char *path, const char *format,
+			  enum output_fmt *fmt)
+{
+	const char *never;
+	size_t ext, i;
+	enum output_fmt f;
+
+	if (path && !strcmp(path, "-"))
+		path = NULL;
+	if (format) {
+		for (i = 0; i < FMT_NR && strcmp(format, formats[i].name); i++)
+			;
+		if (i == FMT_NR) {
+			pr_err("%s: unknown --format '%s'\n", w->cmd, format);
+			hint_formats(w);
+			return -EINVAL;
+		}
+		if (!(w->can & FMT_BIT(i))) {
+			pr_err("%s: cannot write --format %s\n", w->cmd, format);
+			hint_formats(w);
+			return -EINVAL;
+		}
+		*fmt = (enum output_fmt)i;
+		return 0;
+	}
+	f = format_of(path, &ext, &never);
+	if (never) {
+		pr_err("%s: cannot write %s: scorch writes no %s files\n", w->cmd, path, never);
+		hint_formats(w);
+		return -EINVAL;
+	}
+	if (f == FMT_NR) {
+		*fmt = w->dflt;
+		return 0;
+	}
+	if (!(w->can & FMT_BIT(f))) {
+		pr_err("%s: cannot write %s: its name asks for %s, which %s does not write\n",
+		       w->cmd, path, formats[f].name, w->cmd);
+		hint_formats(w);
+		return -EINVAL;
+	}
+	*fmt = f;
+	return 0;
 }
 
 /* ---- the set of outputs ---- */
@@ -201,10 +295,12 @@ void outputs__free(struct outputs *o)
 	free(o);
 }
 
-int outputs__add(struct outputs *o, const char *path)
+int outputs__add(struct outputs *o, const char *path, enum output_fmt fmt)
 {
-	size_t ext, i;
+	size_t i;
 
+	if ((unsigned int)fmt >= FMT_NR || fmt == FMT_CAPTURE)
+		return -EINVAL; /* the caller's mistake: the recorder writes captures */
 	if (path && !*path) {
 		pr_err("-o '' names no file\n");
 		pr_hint("give -o FILE, or -o - for standard output\n");
@@ -221,31 +317,7 @@ int outputs__add(struct outputs *o, const char *path)
 	}
 	if (array__grow((void **)&o->v, &o->cap, o->n + 1, sizeof(*o->v)))
 		return -ENOMEM;
-	o->v[o->n++] = (struct output){.path = path, .fmt = format_of(path, &ext)};
-	return 0;
-}
-
-int outputs__set_format(struct outputs *o, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(formats); i++) {
-		if (!strcmp(name, formats[i].name))
-			break;
-	}
-	if (i == ARRAY_SIZE(formats)) {
-		pr_err("unknown --format '%s'\n", name);
-		pr_hint("use --format %s\n", outputs__format_names());
-		return -EINVAL;
-	}
-	if (o->n > 1) {
-		pr_err("--format applies to one output; %zu are given\n", o->n);
-		pr_hint("name each -o FILE with its extension (.svg, .folded, .pb.gz, .json)\n");
-		return -EINVAL;
-	}
-	if (!o->n && outputs__add(o, NULL))
-		return -ENOMEM;
-	o->v[0].fmt = &formats[i];
+	o->v[o->n++] = (struct output){.path = path, .fmt = &formats[fmt]};
 	return 0;
 }
 
@@ -278,10 +350,11 @@ static char *numbered(const char *path, unsigned int seq)
 {
 	const char *base = strrchr(path, '/'), *dot;
 	size_t ext = 0, n = strlen(path);
+	const char *never;
 	char *res;
 
 	base = base ? base + 1 : path;
-	format_of(path, &ext);
+	format_of(path, &ext, &never);
 	if (!ext) {
 		dot = strrchr(base, '.');
 		ext = dot && dot > base ? strlen(dot) : 0;
@@ -331,6 +404,9 @@ static int new_profile(struct outputs *o)
 		popts.values[0].unit = o->opts.value_unit;
 	}
 	popts.period_type = popts.values[popts.nr_values - 1];
+	/* speedscope weighs by the time a unit names (cpu: nanoseconds, at the known period;
+	 * offcpu, wall, --latency: microseconds; --weight: bytes), else by the count */
+	popts.weight_value = popts.nr_values - 1;
 	popts.period = o->opts.kind == OUTPUTS_CPU ? (int64_t)(1e9 / o->opts.freq + 0.5) : 1;
 	if (o->opts.kind == OUTPUTS_EVENT && o->opts.period > 1)
 		popts.period = (int64_t)o->opts.period; /* every Nth event counted */
@@ -353,7 +429,7 @@ int outputs__open(struct outputs *o, const struct outputs_opts *opts)
 	int err = 0;
 
 	o->opts = *opts;
-	if (!o->n && (err = outputs__add(o, NULL)))
+	if (!o->n && (err = outputs__add(o, NULL, FMT_FOLDED)))
 		return err;
 	o->seq = 1;
 	for (i = 0; i < o->n && !err; i++)
@@ -370,7 +446,9 @@ int outputs__write(struct outputs *o, struct output_data *d)
 	size_t i;
 
 	d->prof = o->prof;
-	if (o->prof) {
+	if (o->prof && (d->time_ns || d->duration_ns)) {
+		profile__set_time(o->prof, d->time_ns, d->duration_ns);
+	} else if (o->prof) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		profile__set_time(o->prof, o->start_ns,
 				  (int64_t)((ts.tv_sec + ts.tv_nsec / 1e9 - o->start) * 1e9));

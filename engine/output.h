@@ -29,6 +29,10 @@ struct output_data {
 	/* NULL, or the HTML page's graph, built by the caller with its intervals (report of
 	 * a capture recorded with --interval): written as it is, @folded not added */
 	struct flamegraph *page;
+	/* the window the counts were taken in, as pprof's time_nanos and duration_nanos:
+	 * its start (CLOCK_REALTIME, ns since the epoch) and length in ns; both 0: from
+	 * outputs__open() or outputs__next() to outputs__write() */
+	int64_t time_ns, duration_ns;
 };
 
 /* One output format: its --format name, the file name endings that choose it, and its

@@ -258,10 +258,15 @@ static void libbpf_answer(struct probe_result *res, int ret, const char *what, c
 
 static void probe_prog_type(struct probe_result *res, const struct probe_def *def)
 {
-	libbpf_answer(res, libbpf_probe_bpf_prog_type(def->arg, NULL), def->what,
-		      def->need ? "the kernel needs CONFIG_BPF_EVENTS (BPF programs on perf events "
-				  "and raw tracepoints)"
-				: NULL);
+	const char *hint = NULL;
+
+	if (def->need & PROBE_NEED_UPROBE)
+		hint = "--event uprobe, uretprobe and usdt need BPF kprobe programs "
+		       "(CONFIG_BPF_EVENTS, CONFIG_UPROBE_EVENTS)";
+	else if (def->need)
+		hint = "the kernel needs CONFIG_BPF_EVENTS (BPF programs on perf events and raw "
+		       "tracepoints)";
+	libbpf_answer(res, libbpf_probe_bpf_prog_type(def->arg, NULL), def->what, hint);
 	if (res->status == PROBE_OK && !def->need)
 		snprintf(res->detail + strlen(res->detail),
 			 sizeof(res->detail) - strlen(res->detail), " (not used by scorch)");
@@ -412,6 +417,45 @@ static void probe_cycles(struct probe_result *res, const struct probe_def *def)
 		    strerror(errno));
 }
 
+/*
+ * Where --event uprobe:, uretprobe: and usdt: attach, as libbpf does: perf's uprobe PMU
+ * (Linux 4.17), else the legacy uprobe_events file of tracefs.
+ */
+static void probe_uprobe(struct probe_result *res, const struct probe_def *def)
+{
+	static const char *const legacy[] = {"/sys/kernel/tracing/uprobe_events",
+					     "/sys/kernel/debug/tracing/uprobe_events"};
+	char *buf = NULL;
+	size_t len, i;
+	long type = -1;
+
+	if (!file__read_bounded(AT_FDCWD, "/sys/bus/event_source/devices/uprobe/type", 64, &buf,
+				&len)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (parse__long(buf, 0, INT_MAX, &type))
+			type = -1;
+	}
+	free(buf);
+	if (type >= 0) {
+		res->value = type;
+		set(res, PROBE_OK, NULL,
+		    "perf's uprobe PMU (type %ld): uprobes, uretprobes and USDT probes attach",
+		    type);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(legacy); i++) {
+		if (!access(legacy[i], W_OK)) {
+			set(res, PROBE_DEGRADED,
+			    "nothing to do: --event uprobe and usdt work through it",
+			    "no perf uprobe PMU: uprobes attach through %s (tracefs)", legacy[i]);
+			return;
+		}
+	}
+	set(res, PROBE_MISSING, "--event uprobe, uretprobe and usdt need CONFIG_UPROBE_EVENTS",
+	    "no uprobes: neither perf's uprobe PMU (/sys/bus/event_source/devices/uprobe) nor "
+	    "tracefs's uprobe_events");
+}
+
 /* Attaches a program that returns 0 to a raw tracepoint, and detaches it. */
 static void probe_raw_tp(struct probe_result *res, const struct probe_def *def)
 {
@@ -443,8 +487,10 @@ static void probe_raw_tp(struct probe_result *res, const struct probe_def *def)
 		set(res, PROBE_OK, NULL, "raw tracepoint %s: a program attaches", def->what);
 	else
 		set(res, PROBE_MISSING,
-		    def->need & PROBE_NEED_OFFCPU
-			    ? "--mode offcpu and wall need it; --mode cpu works without"
+		    def->need & PROBE_NEED_OFFCPU ? "--mode offcpu and wall need it; --mode cpu "
+						    "works without"
+		    : def->need & PROBE_NEED_OFFWAKE
+			    ? "--mode offwake and wakeup need it; --mode offcpu works without"
 			    : "the kernel needs BPF raw tracepoints (CONFIG_BPF_EVENTS)",
 		    "raw tracepoint %s: cannot attach: %s", def->what, strerror(-err));
 }
@@ -540,8 +586,9 @@ static const struct probe_def defs[PROBE_NR] = {
 			       .bpf = true},
 	[PROBE_PROG_TRACEPOINT] = {"prog tracepoint", 0, probe_prog_type, BPF_PROG_TYPE_TRACEPOINT,
 				   "tracepoint programs", .bpf = true},
-	[PROBE_PROG_KPROBE] = {"prog kprobe", 0, probe_prog_type, BPF_PROG_TYPE_KPROBE,
-			       "kprobe programs", .bpf = true},
+	[PROBE_PROG_KPROBE] = {"prog kprobe", PROBE_NEED_UPROBE, probe_prog_type,
+			       BPF_PROG_TYPE_KPROBE, "kprobe programs (uprobes, USDT)",
+			       .bpf = true},
 	[PROBE_PROG_TRACING] = {"prog tracing", 0, probe_tracing, BPF_PROG_TYPE_TRACING,
 				"tracing (tp_btf) programs", .bpf = true},
 	[PROBE_MAP_RINGBUF] = {"map ringbuf", PROBE_NEED_RECORD, probe_map_type,
@@ -564,6 +611,7 @@ static const struct probe_def defs[PROBE_NR] = {
 			       .bpf = true},
 	[PROBE_CPU_CLOCK] = {"event cpu-clock", PROBE_NEED_RECORD, probe_cpu_clock},
 	[PROBE_CYCLES] = {"event cycles", 0, probe_cycles},
+	[PROBE_UPROBE] = {"event uprobe", PROBE_NEED_UPROBE, probe_uprobe},
 	[PROBE_TP_EXIT] = {"tp sched_process_exit", PROBE_NEED_RECORD, probe_raw_tp, 0,
 			   "sched_process_exit", .bpf = true},
 	[PROBE_TP_FORK] = {"tp sched_process_fork", PROBE_NEED_RECORD, probe_raw_tp, 0,
@@ -571,6 +619,8 @@ static const struct probe_def defs[PROBE_NR] = {
 	[PROBE_TP_SWITCH] = {"tp sched_switch", PROBE_NEED_OFFCPU, probe_raw_tp, 0, "sched_switch",
 			     .bpf = true},
 	[PROBE_TP_WAKEUP] = {"tp sched_wakeup", PROBE_NEED_OFFCPU, probe_raw_tp, 0, "sched_wakeup",
+			     .bpf = true},
+	[PROBE_TP_WAKING] = {"tp sched_waking", PROBE_NEED_OFFWAKE, probe_raw_tp, 0, "sched_waking",
 			     .bpf = true},
 	[PROBE_TRACEFS] = {"tracefs", 0, probe_tracefs},
 	[PROBE_DEBUGINFO] = {"debuginfo", 0, probe_debuginfo},

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "common.h"
 #include "perfmap.h"
@@ -310,11 +311,22 @@ static int close_capture(struct record *r, const uint64_t *st)
 	return capture_rec__close(r->cap, &cs, true);
 }
 
-/* The named outputs (folded, SVG, pprof, speedscope) of the counts so far. */
-static int write_named(struct record *r)
+/*
+ * The named outputs (folded, SVG, pprof, speedscope) of the counts taken from
+ * r->window_ns to @end_ns (CLOCK_MONOTONIC): the recording window pprof states, not
+ * the start-up before the attach nor the naming and writing after the stop.
+ */
+static int write_named(struct record *r, uint64_t end_ns)
 {
 	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
 	struct flamegraph_opts dflt;
+	struct timespec ts;
+	uint64_t now = timing__now_ns();
+
+	if (r->window_ns && end_ns > r->window_ns && !clock_gettime(CLOCK_REALTIME, &ts)) {
+		d.duration_ns = (int64_t)(end_ns - r->window_ns);
+		d.time_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec - (int64_t)(now - r->window_ns);
+	}
 
 	/* offwake: its own title and palette, before the off-CPU defaults */
 	if (r->opts.graph && r->opts.offwake) {
@@ -338,7 +350,9 @@ int record__write_output(struct record *r, const uint64_t *st)
 	int err = 0, e;
 
 	if (r->opts.named) {
-		err = write_named(r);
+		/* sampling ended at the stop, whatever came after it */
+		err = write_named(r, r->stop.stopped_at > 0 ? (uint64_t)(r->stop.stopped_at * 1e9)
+							    : timing__now_ns());
 		timing__mark(&r->finish, "render and write");
 	}
 	/* the capture is written even when another output could not be */
@@ -363,6 +377,7 @@ static bool select_all(void *ctx, const struct count_key *key)
 int record__write_interval(struct record *r)
 {
 	size_t nr = 0, nr_stacks, nr_aged = 0;
+	uint64_t end_ns = timing__now_ns(); /* the interval's counts are taken from here */
 	int err;
 
 	err = sampler__reap(r->sampler, select_all, false, record__add_stack, r, &r->drain_lost,
@@ -380,7 +395,7 @@ int record__write_interval(struct record *r)
 	r->stacks_aged += nr_aged;
 	r->next_interval += r->opts.interval;
 	if (r->opts.named) {
-		err = write_named(r);
+		err = write_named(r, end_ns);
 		if (err) {
 			r->write_failed = true;
 			return err;
@@ -396,6 +411,7 @@ int record__write_interval(struct record *r)
 		folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
 		err = outputs__next(r->opts.outs);
 	}
+	r->window_ns = end_ns;
 	if (!err && r->cap)
 		err = capture_rec__next_interval(r->cap);
 	r->write_failed = err != 0;

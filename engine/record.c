@@ -146,7 +146,7 @@ static int check_target(const struct record_opts *o, pid_t pid)
 static int preflight(struct record *r)
 {
 	struct record_opts *o = &r->opts;
-	enum probe_id ids[10] = {PROBE_CAPS, PROBE_BTF, PROBE_MAP_RINGBUF};
+	enum probe_id ids[12] = {PROBE_CAPS, PROBE_BTF, PROBE_MAP_RINGBUF};
 	uint32_t need = PROBE_NEED_RECORD;
 	struct probe_result pr;
 	long max_rate;
@@ -157,6 +157,17 @@ static int preflight(struct record *r)
 		need |= PROBE_NEED_OFFCPU;
 		ids[nr_ids++] = PROBE_TP_SWITCH;
 		ids[nr_ids++] = PROBE_TP_WAKEUP;
+	}
+	if (o->offwake) {
+		need |= PROBE_NEED_OFFWAKE;
+		ids[nr_ids++] = PROBE_TP_WAKING;
+	}
+	if (o->mode == MODE_EVENT &&
+	    (o->event.kind == EVENT_UPROBE || o->event.kind == EVENT_URETPROBE ||
+	     o->event.kind == EVENT_USDT)) {
+		need |= PROBE_NEED_UPROBE;
+		ids[nr_ids++] = PROBE_PROG_KPROBE;
+		ids[nr_ids++] = PROBE_UPROBE;
 	}
 	/* the kernel walk needs bpf_loop (5.17); chosen by default, frame pointers without */
 	if (o->python_walk) {
@@ -632,6 +643,7 @@ static int record_load(struct record *r)
 	if (err)
 		return err;
 	r->attach_ns = timing__now_ns();
+	r->window_ns = r->attach_ns;
 	cpu_ticks__read(&r->cpu_at[0]);
 	timing__mark(&r->startup, "attach");
 	return 0;

@@ -184,6 +184,8 @@ struct record {
 	bool *gone;	 /* of opts.pids then opts.tids */
 	unsigned int max_depth;
 	uint64_t attach_ns; /* when sampling began (timing__now_ns(), bpf_ktime_get_ns()) */
+	uint64_t window_ns; /* when the counts of the files being written began: the attach,
+			     * then each --interval's end (timing__now_ns()) */
 	double last_jit_refresh;
 	size_t stacks_written; /* distinct stacks in the outputs of finished intervals */
 	double next_interval;  /* --interval: when the current files are written */

@@ -92,8 +92,9 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
-		pr_err("cannot open %s: %s\n", path, strerror(errno));
-		pr_hint("give a capture written by 'scorch record -o FILE.scorch'\n");
+		pr_err("cannot open %s: %s\n", path, strerror(-err));
+		if (!log__hint_open(path, err, false))
+			pr_hint("give a capture written by 'scorch record -o FILE.scorch'\n");
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -642,6 +643,9 @@ static int report_run(struct report *r)
 			goto cleanup;
 		d.folded = r->fold.folded;
 		d.page = r->page;
+		/* pprof's time: the recording's, not this report's */
+		d.time_ns = (int64_t)MIN(r->meta.start_ns, (uint64_t)INT64_MAX);
+		d.duration_ns = (int64_t)MIN(r->stats.elapsed_ns, (uint64_t)INT64_MAX);
 		err = outputs__write(o->outs, &d);
 		if (err)
 			goto cleanup;

@@ -136,8 +136,11 @@ int profile__write_pprof(const struct profile *p, FILE *out);
  * "$schema", shared.frames (one per function: name, and file = its source file, else
  * the file of its mapping), and one "sampled" profile per (pid, comm), named
  * "comm (pid PID)" (processes in order of pid, then comm), whose samples are stacks
- * root first with weights from value opts.weight_value; unit "none" for a count,
- * "nanoseconds"/"microseconds" for those; startValue 0, endValue the weights' sum.
+ * root first, sorted by their functions' names root first (the folded order: speedscope's
+ * Time Order view then draws a flame graph), with weights from value opts.weight_value;
+ * unit "nanoseconds", "microseconds", "milliseconds", "seconds" or "bytes" when that
+ * value's unit is one, else "none" (a count); startValue 0, endValue the weights' sum.
+ * The format cannot ask speedscope for a view: it opens Time Order.
  * @name is the file's "name" (NULL: none). Strings are escaped (quotes, backslash,
  * control bytes as \u00XX) and invalid UTF-8 is replaced by U+FFFD, so the output is
  * always valid JSON. Returns 0 or -errno.
@@ -152,13 +155,5 @@ int profile__write_speedscope(const struct profile *p, FILE *out, const char *na
  * skipped and counted in *@bad. Returns 0 or -errno (read error, -ENOMEM).
  */
 int profile__read_folded(struct profile *p, FILE *in, size_t *bad);
-
-/* Output formats by file name: ".pb.gz"/".pb" -> pprof, ".json" -> speedscope. */
-enum export_format {
-	EXPORT_NONE = 0,
-	EXPORT_PPROF,
-	EXPORT_SPEEDSCOPE,
-};
-enum export_format export__format_of(const char *path);
 
 #endif /* SCORCH_EXPORT_H */

@@ -498,16 +498,3 @@ cleanup:
 	free(locs);
 	return err;
 }
-
-enum export_format export__format_of(const char *path)
-{
-	size_t n = path ? strlen(path) : 0;
-
-	if (n > 6 && !strcasecmp(path + n - 6, ".pb.gz"))
-		return EXPORT_PPROF;
-	if (n > 3 && !strcasecmp(path + n - 3, ".pb"))
-		return EXPORT_PPROF;
-	if (n > 5 && !strcasecmp(path + n - 5, ".json"))
-		return EXPORT_SPEEDSCOPE;
-	return EXPORT_NONE;
-}

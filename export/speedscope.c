@@ -88,19 +88,33 @@ static const char *speedscope_unit(const char *unit)
 struct group_sort {
 	const struct profile *p;
 	uint32_t idx;
+	const uint32_t *fns; /* the stack's functions (index into funcs[]), root first */
+	size_t nr_fns;
 };
 
+/* Samples by process (pid, comm), then by their frames' names root first, as a folded
+ * file and flamegraph.pl order them: speedscope's Time Order view then draws the stacks
+ * as a flame graph, each frame merged with its equal neighbours. */
 static int cmp_sample(const void *a, const void *b)
 {
 	const struct group_sort *x = a, *y = b;
-	const struct psample *s = &x->p->samples[x->idx], *t = &y->p->samples[y->idx];
+	const struct profile *p = x->p;
+	const struct psample *s = &p->samples[x->idx], *t = &p->samples[y->idx];
+	size_t i;
 	int c;
 
 	if (s->pid != t->pid)
 		return s->pid < t->pid ? -1 : 1;
-	c = strcmp(x->p->strs[s->comm], y->p->strs[t->comm]);
+	c = strcmp(p->strs[s->comm], p->strs[t->comm]);
 	if (c)
 		return c;
+	for (i = 0; i < x->nr_fns && i < y->nr_fns; i++) {
+		c = strcmp(p->strs[p->funcs[x->fns[i]].name], p->strs[p->funcs[y->fns[i]].name]);
+		if (c)
+			return c;
+	}
+	if (x->nr_fns != y->nr_fns)
+		return x->nr_fns < y->nr_fns ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -109,22 +123,28 @@ static bool same_group(const struct profile *p, uint32_t a, uint32_t b)
 	return p->samples[a].pid == p->samples[b].pid && p->samples[a].comm == p->samples[b].comm;
 }
 
-/* One sample's stack root first: locations root to leaf, each outermost line first. */
-static void write_stack(FILE *out, const struct profile *p, const struct psample *s)
+/* The functions of sample @s root first (locations root to leaf, each outermost line
+ * first) into @fns; returns how many. */
+static size_t stack_functions(const struct profile *p, const struct psample *s, uint32_t *fns)
 {
-	bool first = true;
-	size_t i, j;
+	size_t i, j, n = 0;
 
-	fputc('[', out);
 	for (i = s->nr_locs; i-- > 0;) {
 		const struct plocation *l = &p->locs[p->stacks[s->first_loc + i] - 1];
 
-		for (j = 0; j < l->nr_lines; j++) {
-			fprintf(out, first ? "%u" : ",%u",
-				p->lines[l->first_line + j].function - 1);
-			first = false;
-		}
+		for (j = 0; j < l->nr_lines; j++)
+			fns[n++] = p->lines[l->first_line + j].function - 1;
 	}
+	return n;
+}
+
+static void write_stack(FILE *out, const struct group_sort *g)
+{
+	size_t i;
+
+	fputc('[', out);
+	for (i = 0; i < g->nr_fns; i++)
+		fprintf(out, i ? ",%u" : "%u", g->fns[i]);
 	fputc(']', out);
 }
 
@@ -165,7 +185,7 @@ static int write_profile(FILE *out, const struct profile *p, const struct group_
 	for (i = 0; i < n; i++) {
 		if (i)
 			fputc(',', out);
-		write_stack(out, p, &p->samples[g[i].idx]);
+		write_stack(out, &g[i]);
 	}
 	fputs("],\"weights\":[", out);
 	for (i = 0; i < n; i++)
@@ -180,15 +200,21 @@ int profile__write_speedscope(const struct profile *p, FILE *out, const char *na
 	const char *unit = speedscope_unit(p->opts.values[p->opts.weight_value].unit);
 	struct group_sort *g = NULL;
 	uint32_t *ffile = NULL; /* per function: file shown (source, else mapping) */
+	uint32_t *fns = NULL;	/* every sample's functions, root first */
 	size_t *starts = NULL;	/* group boundaries in g, then nr_samples */
-	size_t i, j, nr_groups = 0, active = 0;
+	size_t i, j, nr_groups = 0, active = 0, nr_fns = 0;
 	int64_t best = -1, t;
 	int err = 0;
 
+	for (i = 0; i < p->nr_samples; i++) {
+		for (j = 0; j < p->samples[i].nr_locs; j++)
+			nr_fns += p->locs[p->stacks[p->samples[i].first_loc + j] - 1].nr_lines;
+	}
 	g = calloc(p->nr_samples + 1, sizeof(*g));
 	starts = calloc(p->nr_samples + 1, sizeof(*starts));
 	ffile = calloc(p->nr_funcs + 1, sizeof(*ffile));
-	if (!g || !starts || !ffile) {
+	fns = calloc(nr_fns + 1, sizeof(*fns));
+	if (!g || !starts || !ffile || !fns) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -204,8 +230,11 @@ int profile__write_speedscope(const struct profile *p, FILE *out, const char *na
 				ffile[f] = p->maps[l->mapping - 1].file;
 		}
 	}
-	for (i = 0; i < p->nr_samples; i++)
-		g[i] = (struct group_sort){.p = p, .idx = i};
+	for (i = 0, nr_fns = 0; i < p->nr_samples; i++) {
+		g[i] = (struct group_sort){.p = p, .idx = i, .fns = fns + nr_fns};
+		g[i].nr_fns = stack_functions(p, &p->samples[i], fns + nr_fns);
+		nr_fns += g[i].nr_fns;
+	}
 	qsort(g, p->nr_samples, sizeof(*g), cmp_sample);
 	for (i = 0; i < p->nr_samples; i++) {
 		if (!i || !same_group(p, g[i - 1].idx, g[i].idx))
@@ -250,5 +279,6 @@ cleanup:
 	free(g);
 	free(starts);
 	free(ffile);
+	free(fns);
 	return err;
 }

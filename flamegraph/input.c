@@ -235,8 +235,10 @@ int folded_input__open(const char *path, FILE **out)
 		zi->fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (zi->fd < 0) {
 			err = -errno;
-			pr_err("flamegraph: cannot open %s: %s\n", path, strerror(errno));
-			pr_hint("check the file name; '-' or no file reads standard input\n");
+			pr_err("flamegraph: cannot open %s: %s\n", path, strerror(-err));
+			if (!log__hint_open(path, err, false))
+				pr_hint("check the file name; '-' or no file reads standard "
+					"input\n");
 			goto cleanup;
 		}
 		zi->own_fd = true;

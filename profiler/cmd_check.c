@@ -20,13 +20,16 @@ static void usage(FILE *out)
 		"kernel.perf_event_paranoid, perf_event_max_sample_rate, perf_event_max_stack,\n"
 		"unprivileged_bpf_disabled, BTF, the BPF program types, map types and helpers\n"
 		"scorch uses (each actually loaded), the cpu-clock and hardware cycles events\n"
-		"(each opened), the sched_process_exit, sched_process_fork and sched_switch raw\n"
-		"tracepoints (a trivial program attached to each), tracefs (not needed), debug\n"
-		"info directories and the memlock limit. Prints one line per probe: ok,\n"
-		"degraded (works with a limit), missing, or skipped (not checked without\n"
-		"privileges), what the probe needs (record: every recording; offcpu: --mode\n"
-		"offcpu and wall; dwarf: --unwind dwarf; '-': nothing), and a hint for each\n"
-		"problem. 'scorch record' runs the same probes before it starts.\n"
+		"(each opened), perf's uprobe PMU, the sched_process_exit, sched_process_fork,\n"
+		"sched_switch, sched_wakeup and sched_waking raw tracepoints (a trivial program\n"
+		"attached to each), tracefs (not needed), debug info directories and the memlock\n"
+		"limit. Prints one line per probe: ok, degraded (works with a limit), missing,\n"
+		"or skipped (not checked without privileges), what needs it (record: every\n"
+		"recording; offcpu: --mode offcpu and wall; offwake: --mode offwake and\n"
+		"wakeup; dwarf: --unwind dwarf and kernel; uprobe: --event uprobe, uretprobe\n"
+		"and usdt; '-': nothing), and a hint for each problem; then what works: the\n"
+		"--mode values, the --unwind values and the --event kinds. 'scorch record'\n"
+		"runs the same probes before it starts.\n"
 		"\n"
 		"options:\n"
 		"      --json        one JSON object on standard output instead of the table\n"
@@ -49,8 +52,12 @@ static const char *need_name(uint32_t need)
 		return "record";
 	if (need & PROBE_NEED_OFFCPU)
 		return "offcpu";
+	if (need & PROBE_NEED_OFFWAKE)
+		return "offwake";
 	if (need & PROBE_NEED_DWARF)
 		return "dwarf";
+	if (need & PROBE_NEED_UPROBE)
+		return "uprobe";
 	return "-";
 }
 
@@ -83,15 +90,46 @@ static bool usable(const struct probe_result *res, uint32_t need)
 	return true;
 }
 
-static void print_json(FILE *out, const struct probe_result *res, bool rec, bool off, bool dwarf)
+/* What record can do here, from the probes. */
+struct works {
+	bool rec;    /* any recording: --mode cpu, --unwind fp, --event tracepoint and software */
+	bool off;    /* --mode offcpu and wall */
+	bool wake;   /* --mode offwake and wakeup */
+	bool dwarf;  /* --unwind dwarf */
+	bool kernel; /* --unwind kernel (else the default falls back to fp) */
+	bool uprobe; /* --event uprobe, uretprobe, usdt */
+};
+
+static struct works works_of(const struct probe_result *res)
+{
+	struct works w = {.rec = usable(res, PROBE_NEED_RECORD)};
+
+	w.off = w.rec && usable(res, PROBE_NEED_OFFCPU);
+	w.wake = w.off && usable(res, PROBE_NEED_OFFWAKE);
+	w.dwarf = w.rec && usable(res, PROBE_NEED_DWARF);
+	w.kernel = w.dwarf && res[PROBE_HELPER_LOOP].status == PROBE_OK;
+	w.uprobe = w.rec && usable(res, PROBE_NEED_UPROBE);
+	return w;
+}
+
+static const char *json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static void print_json(FILE *out, const struct probe_result *res, const struct works *w)
 {
 	size_t i;
 
 	fprintf(out,
 		"{\"can_record\":%s,\"modes\":{\"cpu\":%s,\"offcpu\":%s,\"wall\":%s,"
-		"\"unwind_dwarf\":%s},\"probes\":[",
-		rec ? "true" : "false", rec ? "true" : "false", off ? "true" : "false",
-		off ? "true" : "false", dwarf ? "true" : "false");
+		"\"offwake\":%s,\"wakeup\":%s,\"unwind_fp\":%s,\"unwind_dwarf\":%s,"
+		"\"unwind_kernel\":%s,\"event_tracepoint\":%s,\"event_software\":%s,"
+		"\"event_uprobe\":%s,\"event_usdt\":%s},\"probes\":[",
+		json_bool(w->rec), json_bool(w->rec), json_bool(w->off), json_bool(w->off),
+		json_bool(w->wake), json_bool(w->wake), json_bool(w->rec), json_bool(w->dwarf),
+		json_bool(w->kernel), json_bool(w->rec), json_bool(w->rec), json_bool(w->uprobe),
+		json_bool(w->uprobe));
 	for (i = 0; i < PROBE_NR; i++) {
 		fprintf(out, "%s\n{\"name\":", i ? "," : "");
 		json_str(out, res[i].name);
@@ -105,7 +143,7 @@ static void print_json(FILE *out, const struct probe_result *res, bool rec, bool
 	fprintf(out, "\n]}\n");
 }
 
-static void print_table(FILE *out, const struct probe_result *res, bool rec, bool off, bool dwarf)
+static void print_table(FILE *out, const struct probe_result *res, const struct works *w)
 {
 	size_t i, skipped = 0;
 
@@ -125,7 +163,7 @@ static void print_table(FILE *out, const struct probe_result *res, bool rec, boo
 			"%zu probes skipped: they need CAP_BPF or CAP_PERFMON; run 'sudo scorch "
 			"check' to check them\n",
 			skipped);
-	if (!rec) {
+	if (!w->rec) {
 		fprintf(out, "record: cannot work here; missing:");
 		for (i = 0; i < PROBE_NR; i++) {
 			if ((res[i].need & PROBE_NEED_RECORD) && res[i].status == PROBE_MISSING)
@@ -134,9 +172,21 @@ static void print_table(FILE *out, const struct probe_result *res, bool rec, boo
 		fprintf(out, " see the hints above\n");
 		return;
 	}
-	fprintf(out, "record: works: --mode cpu%s, --unwind fp%s (sampling the cpu-clock event)\n",
-		off ? ", offcpu and wall" : " only (no offcpu or wall: see sched_switch above)",
-		dwarf ? " and dwarf" : " only (no dwarf: see the helpers above)");
+	/* every mode, unwinder and event kind, each line what works and why not the rest */
+	fprintf(out, "record: works: --mode cpu%s (sampling the cpu-clock event)\n",
+		!w->off	   ? " only (no offcpu, wall, offwake or wakeup: see tp sched_switch and "
+			     "tp sched_wakeup above)"
+		: !w->wake ? ", offcpu and wall (no offwake or wakeup: see tp sched_waking above)"
+			   : ", offcpu, wall, offwake and wakeup");
+	fprintf(out, "record: works: --unwind %s\n",
+		w->kernel  ? "kernel, dwarf and fp"
+		: w->dwarf ? "dwarf and fp (no kernel, the default: see helper loop above; it "
+			     "falls back to fp)"
+			   : "fp only (no kernel or dwarf: see the helpers above)");
+	fprintf(out, "record: works: --event tracepoint, page-faults, context-switches%s\n",
+		w->uprobe ? ", cpu-migrations, uprobe, uretprobe and usdt"
+			  : " and cpu-migrations (no uprobe, uretprobe or usdt: see prog kprobe "
+			    "and event uprobe above)");
 }
 
 int cmd_check(int argc, char **argv)
@@ -148,7 +198,8 @@ int cmd_check(int argc, char **argv)
 		{},
 	};
 	struct probe_result res[PROBE_NR];
-	bool json = false, rec, off, dwarf;
+	struct works w;
+	bool json = false;
 	int c;
 	size_t i;
 
@@ -180,16 +231,14 @@ int cmd_check(int argc, char **argv)
 		libbpf_set_print(NULL);
 	for (i = 0; i < PROBE_NR; i++)
 		probe__run(i, &res[i]);
-	rec = usable(res, PROBE_NEED_RECORD);
-	off = rec && usable(res, PROBE_NEED_OFFCPU);
-	dwarf = rec && usable(res, PROBE_NEED_DWARF);
+	w = works_of(res);
 	if (json)
-		print_json(stdout, res, rec, off, dwarf);
+		print_json(stdout, res, &w);
 	else
-		print_table(stdout, res, rec, off, dwarf);
+		print_table(stdout, res, &w);
 	if (fflush(stdout) || ferror(stdout)) {
 		pr_err("cannot write to standard output: %s\n", strerror(errno));
 		return EXIT_ERROR;
 	}
-	return rec ? EXIT_OK : EXIT_ERROR;
+	return w.rec ? EXIT_OK : EXIT_ERROR;
 }

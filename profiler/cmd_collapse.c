@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "engine.h"
 #include "flamegraph.h"
 #include "cmds.h"
 
@@ -51,10 +52,14 @@ static void usage(FILE *out)
 		"  bpftrace -e 'profile:hz:99 { @[kstack, ustack, comm] = count(); }'\n"
 		"giving \"comm;user frames;kernel frames_[k] COUNT\" (see --bpftrace-keys).\n"
 		"\n"
-		"  -o, --output FILE        write to FILE, atomically (default: stdout)\n"
-		"      --format F           auto (default), perf or bpftrace; auto reads bpftrace\n"
-		"                           when the first line that is not blank or a #\n"
-		"                           comment is \"Attaching ...\" or starts with @\n"
+		"  -o, --output FILE        write to FILE, atomically (default: stdout): folded\n"
+		"                           stacks whatever the name; names of other formats\n"
+		"                           (.svg, .html, .pb.gz, .json, .png, .gz ...) are\n"
+		"                           refused\n"
+		"      --format F           the input's: auto (default), perf or bpftrace; auto\n"
+		"                           reads bpftrace when the first line that is not\n"
+		"                           blank or a # comment is \"Attaching ...\" or\n"
+		"                           starts with @\n"
 		"      --pid                perf: root frame \"comm-PID\" (\"comm-?\" when perf\n"
 		"                           printed only the TID)\n"
 		"      --tid                perf: root frame \"comm-PID/TID\"\n"
@@ -92,6 +97,12 @@ static void usage(FILE *out)
 /* 0 (*help set when --help was given) or -EINVAL after a usage error. */
 static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o, bool *help)
 {
+	static const struct output_formats writes = {
+		.cmd = "collapse",
+		.can = FMT_BIT(FMT_FOLDED),
+		.dflt = FMT_FOLDED,
+	};
+	enum output_fmt fmt;
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"format", required_argument, NULL, OPT_FORMAT},
@@ -188,7 +199,8 @@ static int parse_args(int argc, char **argv, struct collapse_cmd_opts *o, bool *
 	}
 	if (argc - optind == 1 && strcmp(argv[optind], "-"))
 		o->input = argv[optind];
-	return 0;
+	/* folded alone: an -o name that asks for another format is refused */
+	return output_format__choose(&writes, o->output, NULL, &fmt);
 }
 
 int cmd_collapse(int argc, char **argv)

@@ -9,20 +9,15 @@
 #include <string.h>
 
 #include "common.h"
+#include "engine.h"
 #include "flamegraph.h"
 #include "cmds.h"
-
-enum diff_format {
-	DIFF_AUTO = 0, /* by the output's name: *.svg SVG, *.html HTML, anything else folded */
-	DIFF_FOLDED,
-	DIFF_SVG,
-	DIFF_HTML,
-};
 
 struct diff_cmd_opts {
 	const char *output; /* NULL: stdout */
 	const char *before, *after;
-	enum diff_format format;
+	const char *format_name; /* --format; NULL: by the output's name */
+	enum output_fmt format;
 	struct folded_diff_opts diff;
 	struct flamegraph_opts fg;
 	uint64_t top; /* 0: no report */
@@ -49,10 +44,11 @@ static void usage(FILE *out)
 		"  -o FILE.html  the same colours in the profile viewer page, whose function\n"
 		"                table gives self and total before, after and their change,\n"
 		"                sorted by the change of self\n"
-		"  -o FILE       (any other name, or none) two-count folded lines\n"
-		"                \"stack BEFORE AFTER\", 0 where a stack is missing, sorted\n"
-		"                (difffolded.pl's format: flamegraph.pl and 'scorch flamegraph'\n"
-		"                render it)\n"
+		"  -o FILE       (.folded, .txt or any other name, or none) two-count folded\n"
+		"                lines \"stack BEFORE AFTER\", 0 where a stack is missing,\n"
+		"                sorted (difffolded.pl's format: flamegraph.pl and 'scorch\n"
+		"                flamegraph' render it)\n"
+		"  No other format: -o FILE.pb.gz, .json, .scorch, .png, .gz ... are refused.\n"
 		"\n"
 		"  -o, --output FILE   write to FILE, atomically (default: stdout)\n"
 		"      --format F      svg, html or folded, whatever the output's name\n"
@@ -73,7 +69,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"Folded files carry no unit: compare profiles of the same kind (a warning is\n"
-		"given when one has [off-cpu]/[runqueue] stacks and the other none).\n"
+		"given when one has [off-cpu]/[runqueue] stacks and the other none). Without\n"
+		"-n, totals more than 10%% apart (the larger over the smaller) are warned of:\n"
+		"most frames then look grown or shrunk for the recordings' lengths alone.\n"
 		"\n"
 		"exit status: 0 success, 1 error (missing, unreadable or empty input), 2 usage "
 		"error\n"
@@ -90,6 +88,11 @@ static void usage(FILE *out)
 /* 0 (*help set when --help was given), -EINVAL after a usage error, -ENOMEM. */
 static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, bool *help)
 {
+	static const struct output_formats writes = {
+		.cmd = "diff",
+		.can = FMT_BIT(FMT_FOLDED) | FMT_BIT(FMT_SVG) | FMT_BIT(FMT_HTML),
+		.dflt = FMT_FOLDED,
+	};
 	static const struct option own[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"normalize", no_argument, NULL, 'n'},
@@ -132,18 +135,7 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, bool *help
 			o->has_top = true;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "svg")) {
-				o->format = DIFF_SVG;
-			} else if (!strcmp(optarg, "html")) {
-				o->format = DIFF_HTML;
-			} else if (!strcmp(optarg, "folded")) {
-				o->format = DIFF_FOLDED;
-			} else {
-				pr_err("diff: invalid --format '%s'\n", optarg);
-				pr_hint("use svg, html or folded\n");
-				err = -EINVAL;
-				goto cleanup;
-			}
+			o->format_name = optarg;
 			break;
 		case 'v':
 			o->verbose++;
@@ -176,17 +168,7 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, bool *help
 		err = -EINVAL;
 		goto cleanup;
 	}
-	if (o->format == DIFF_AUTO) {
-		size_t len = o->output ? strlen(o->output) : 0;
-
-		if (len >= 4 && !strcasecmp(o->output + len - 4, ".svg"))
-			o->format = DIFF_SVG;
-		else if ((len >= 5 && !strcasecmp(o->output + len - 5, ".html")) ||
-			 (len >= 4 && !strcasecmp(o->output + len - 4, ".htm")))
-			o->format = DIFF_HTML;
-		else
-			o->format = DIFF_FOLDED;
-	}
+	err = output_format__choose(&writes, o->output, o->format_name, &o->format);
 cleanup:
 	free(longopts);
 	return err;
@@ -218,7 +200,7 @@ static int write_graph(const struct diff_cmd_opts *o, const struct folded_diff *
 		return -ENOMEM;
 	}
 	err = flamegraph__add_diff(fg, d);
-	if (!err && o->format == DIFF_HTML)
+	if (!err && o->format == FMT_HTML)
 		err = flamegraph__write_html(
 			fg,
 			&(struct flamegraph_html_opts){.sz = sizeof(struct flamegraph_html_opts),
@@ -249,6 +231,25 @@ static void warn_saturated(const struct diff_cmd_opts *o, const struct folded_di
 		": the --top totals and percentages are not exact\n",
 		which, UINT64_MAX);
 	pr_hint("divide the counts so that each profile's sum fits in 64 bits\n");
+}
+
+/*
+ * Totals more than 10 % apart (the larger over the smaller) and no -n: recordings of
+ * different lengths, whose every frame then looks grown (or shrunk) for that alone.
+ */
+static void warn_totals(const struct diff_cmd_opts *o, const struct folded_diff *d)
+{
+	uint64_t before = folded_diff__total(d, FOLDED_BEFORE);
+	uint64_t after = folded_diff__total(d, FOLDED_AFTER);
+	uint64_t lo = MIN(before, after), hi = MAX(before, after);
+
+	if (o->diff.normalize || !lo || (double)hi <= 1.1 * (double)lo)
+		return;
+	pr_warn("diff: the totals differ by %.0f%%: %" PRIu64 " before, %" PRIu64
+		" after (recordings of different lengths?)\n",
+		100.0 * (double)(hi - lo) / (double)lo, before, after);
+	pr_hint("-n (--normalize) scales BEFORE to AFTER's total, so colours and deltas show "
+		"changes of share\n");
 }
 
 static int diff_main(int argc, char **argv)
@@ -286,6 +287,7 @@ static int diff_main(int argc, char **argv)
 		 (unsigned long long)folded_diff__total(d, FOLDED_BEFORE),
 		 (unsigned long long)folded_diff__total(d, FOLDED_AFTER));
 
+	warn_totals(&o, d);
 	if (o.has_top)
 		warn_saturated(&o, d);
 	if (o.has_top && !o.output) {
@@ -298,7 +300,7 @@ static int diff_main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	opened = true;
-	if (o.format == DIFF_SVG || o.format == DIFF_HTML)
+	if (o.format == FMT_SVG || o.format == FMT_HTML)
 		err = write_graph(&o, d, out.fp);
 	else
 		err = folded_diff__write(d, out.fp);

@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: MIT
-/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG or HTML page. */
+/* profiler: `scorch flamegraph`, folded stacks to an interactive SVG or HTML page, pprof or
+ * speedscope. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "engine.h"
 #include "export.h"
 #include "flamegraph.h"
 #include "cmds.h"
 
 struct fg_cmd_opts {
-	const char *output;	   /* NULL: stdout */
-	enum export_format format; /* EXPORT_NONE: SVG or HTML */
-	bool html;		   /* with EXPORT_NONE: the HTML page */
-	bool format_set;
-	bool intervals; /* each FILE one interval of the page's timeline */
+	const char *output;	 /* NULL: stdout */
+	const char *format_name; /* --format; NULL: by the output's name */
+	enum output_fmt format;	 /* svg, html, pprof or speedscope */
+	bool intervals;		 /* each FILE one interval of the page's timeline */
 	struct flamegraph_opts fg;
 	int verbose;
 };
@@ -25,23 +25,30 @@ struct fg_cmd_opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: scorch flamegraph [options] [FILE...] [-o OUT.svg|OUT.html]\n"
+		"usage: scorch flamegraph [options] [FILE...]\n"
+		"                         [-o OUT.svg|OUT.html|OUT.pb.gz|OUT.json]\n"
 		"\n"
 		"Renders folded stacks (\"frame;frame;... COUNT\" lines) as a self-contained,\n"
-		"interactive SVG or HTML page. Reads standard input when no FILE or \"-\" is\n"
-		"given; several FILEs merge; gzip and zstd files are decompressed on the fly.\n"
+		"interactive SVG or HTML page, or converts them to pprof or speedscope. Reads\n"
+		"standard input when no FILE or \"-\" is given; several FILEs merge; gzip and\n"
+		"zstd files are decompressed on the fly.\n"
 		"Options have flamegraph.pl's names and meanings. Two-count lines (\"stack\n"
 		"BEFORE AFTER\", from scorch diff or difffolded.pl) draw a differential graph:\n"
 		"widths from AFTER (--negate: BEFORE), red where a frame's total grew, blue\n"
 		"where it shrank (--self: by self counts).\n"
 		"\n"
-		"  -o, --output FILE   write the SVG to FILE, atomically (default: stdout);\n"
+		"  -o, --output FILE   write to FILE, atomically (default: stdout), in the\n"
+		"                      format its name says:\n"
+		"                      FILE.svg (or any other name): the SVG,\n"
 		"                      FILE.html: a profile viewer page (flame graph,\n"
 		"                      icicle, function table, sandwich, search; one file,\n"
 		"                      no network access),\n"
 		"                      FILE.pb.gz or FILE.pb: pprof (gzipped profile.proto),\n"
-		"                      FILE.json: speedscope; each frame a function, no\n"
-		"                      addresses or mappings (flame graph options ignored)\n"
+		"                      FILE.json: speedscope; for these two each frame a\n"
+		"                      function, no addresses or mappings (flame graph\n"
+		"                      options ignored);\n"
+		"                      no folded stacks: .folded, .txt, .png, .gz ... are\n"
+		"                      refused\n"
 		"      --format FMT    svg, html, pprof or speedscope, whatever -o's name says\n"
 		"      --intervals     each FILE is one interval, in order, of the HTML\n"
 		"                      page's timeline (e.g. record --interval's numbered\n"
@@ -68,17 +75,15 @@ static void usage(FILE *out)
 		"-o j.svg\n");
 }
 
-static bool is_html(const char *path)
-{
-	size_t n = path ? strlen(path) : 0;
-
-	return (n > 5 && !strcasecmp(path + n - 5, ".html")) ||
-	       (n > 4 && !strcasecmp(path + n - 4, ".htm"));
-}
-
 /* 0 (*help set when --help was given), -EINVAL after a usage error, -ENOMEM. */
 static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 {
+	static const struct output_formats writes = {
+		.cmd = "flamegraph",
+		.can = FMT_BIT(FMT_SVG) | FMT_BIT(FMT_HTML) | FMT_BIT(FMT_PPROF) |
+		       FMT_BIT(FMT_SPEEDSCOPE),
+		.dflt = FMT_SVG,
+	};
 	struct option *longopts = NULL;
 	int c, err = 0;
 
@@ -107,20 +112,7 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 			o->verbose++;
 			break;
 		case 'f':
-			o->format_set = true;
-			o->html = !strcmp(optarg, "html");
-			if (!strcmp(optarg, "svg") || o->html) {
-				o->format = EXPORT_NONE;
-			} else if (!strcmp(optarg, "pprof")) {
-				o->format = EXPORT_PPROF;
-			} else if (!strcmp(optarg, "speedscope")) {
-				o->format = EXPORT_SPEEDSCOPE;
-			} else {
-				pr_err("flamegraph: unknown --format '%s'\n", optarg);
-				pr_hint("use --format svg, html, pprof or speedscope\n");
-				err = -EINVAL;
-				goto cleanup;
-			}
+			o->format_name = optarg;
 			break;
 		case 'I':
 			o->intervals = true;
@@ -140,11 +132,8 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o, bool *help)
 				goto cleanup;
 		}
 	}
-	if (!err && !o->format_set) {
-		o->format = export__format_of(o->output);
-		o->html = o->format == EXPORT_NONE && is_html(o->output);
-	}
-	if (!err && o->intervals && !o->html) {
+	err = output_format__choose(&writes, o->output, o->format_name, &o->format);
+	if (!err && o->intervals && o->format != FMT_HTML) {
 		pr_err("flamegraph: --intervals makes a timeline, which only the HTML page has\n");
 		pr_hint("write -o FILE.html, or merge the files without --intervals\n");
 		err = -EINVAL;
@@ -212,8 +201,8 @@ static int export_folded(const struct fg_cmd_opts *o, int first, int argc, char 
 	err = out__open(&out, o->output);
 	if (err)
 		goto cleanup;
-	err = o->format == EXPORT_PPROF ? profile__write_pprof(p, out.fp)
-					: profile__write_speedscope(p, out.fp, NULL);
+	err = o->format == FMT_PPROF ? profile__write_pprof(p, out.fp)
+				     : profile__write_speedscope(p, out.fp, NULL);
 	if (err)
 		err = out__fail(&out, err);
 	err = out__close(&out, !err) ?: err;
@@ -239,7 +228,7 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	if (o.verbose)
 		log__set_level(LOG_DEBUG);
-	if (o.format != EXPORT_NONE) {
+	if (o.format == FMT_PPROF || o.format == FMT_SPEEDSCOPE) {
 		err = export_folded(&o, optind, argc, argv);
 		return err ? EXIT_ERROR : EXIT_OK;
 	}
@@ -269,7 +258,7 @@ int cmd_flamegraph(int argc, char **argv)
 	err = out__open(&out, o.output);
 	if (err)
 		goto cleanup;
-	if (o.html) {
+	if (o.format == FMT_HTML) {
 		struct flamegraph_html_opts ho = {.sz = sizeof(ho), .name = o.output};
 
 		err = flamegraph__write_html(fg, &ho, out.fp);

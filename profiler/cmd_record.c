@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -131,7 +130,9 @@ static void usage_targets(FILE *out)
 		"                             function table, sandwich, search; one file),\n"
 		"                             .pb.gz or .pb pprof (gzipped profile.proto, for\n"
 		"                             go tool pprof), .json speedscope, .scorch a\n"
-		"                             capture (below), anything else folded stacks\n"
+		"                             capture (below), .folded, .txt or any other\n"
+		"                             name folded stacks (.png, .pdf, .gz ... are\n"
+		"                             refused: scorch(1), OUTPUT FILES)\n"
 		"      --format FMT           folded, svg, html, pprof, speedscope or capture\n"
 		"                             for a single -o (or standard output), whatever\n"
 		"                             its name\n"
@@ -190,11 +191,11 @@ static void usage_unwinding(FILE *out)
 		"      --max-depth N          user frames kept per stack by the walks with\n"
 		"                             tables (kernel, dwarf; default %d, 1..%d);\n"
 		"                             frame pointers stop at 127 or the kernel's\n"
-		"                             perf_event_max_stack; deeper stacks end in\n"
-		"                             [truncated]\n"
+		"                             perf_event_max_stack; deeper stacks keep\n"
+		"                             their leaf end and begin with [truncated]\n"
 		"      --stack-size BYTES     stack copied per sample with --unwind dwarf\n"
 		"                             (default %d, 512..65528, a multiple of 8); deeper\n"
-		"                             stacks end in [truncated]\n"
+		"                             stacks begin with [truncated]\n"
 		"      --ring-size BYTES      ring buffer for the copies, per BPF program (a\n"
 		"                             power of 2, 4096..1 GiB; default: 0.25 s of\n"
 		"                             records, 1..64 MiB); a full ring loses samples\n"
@@ -845,8 +846,16 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
  */
 static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 {
+	static const struct output_formats writes = {
+		.cmd = "record",
+		.can = FMT_BIT(FMT_FOLDED) | FMT_BIT(FMT_SVG) | FMT_BIT(FMT_HTML) |
+		       FMT_BIT(FMT_PPROF) | FMT_BIT(FMT_SPEEDSCOPE) | FMT_BIT(FMT_CAPTURE),
+		.dflt = FMT_FOLDED,
+	};
 	const char *format = ps->format;
-	size_t i;
+	enum output_fmt fmt;
+	size_t i, nr = MAX(ps->nr_paths, 1);
+	int err;
 
 	o->outs = outputs__new();
 	if (!o->outs)
@@ -857,27 +866,24 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 			".scorch)\n");
 		return -EINVAL;
 	}
-	for (i = 0; i < ps->nr_paths; i++) {
-		const char *path = ps->paths[i];
-		size_t n = strlen(path);
-		bool cap = format ? !strcmp(format, "capture")
-				  : n > 7 && !strcasecmp(path + n - 7, ".scorch");
+	/* no -o: standard output, in --format's format or folded */
+	for (i = 0; i < nr; i++) {
+		const char *path = ps->nr_paths ? ps->paths[i] : NULL;
 
-		if (cap && o->capture_path) {
+		err = output_format__choose(&writes, path, format, &fmt);
+		if (err)
+			return err;
+		if (fmt == FMT_CAPTURE && o->capture_path) {
 			pr_err("one capture per recording: -o %s and -o %s\n", o->capture_path,
 			       path);
 			pr_hint("keep one -o FILE.scorch\n");
 			return -EINVAL;
 		}
-		if (cap)
-			o->capture_path = path;
-		else if (outputs__add(o->outs, path))
-			return -EINVAL;
+		if (fmt == FMT_CAPTURE)
+			o->capture_path = path ? path : "-";
+		else if ((err = outputs__add(o->outs, path, fmt)))
+			return err;
 	}
-	if (format && !strcmp(format, "capture") && !ps->nr_paths)
-		o->capture_path = "-";
-	if (format && strcmp(format, "capture") && outputs__set_format(o->outs, format))
-		return -EINVAL;
 	o->capture = o->capture_path != NULL;
 	o->named = !o->capture || outputs__count(o->outs, NULL) > 0;
 	o->graph = outputs__count(o->outs, "svg") + outputs__count(o->outs, "html") > 0;

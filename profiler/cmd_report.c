@@ -29,8 +29,9 @@ static void usage(FILE *out)
 		"                             repeatable; the format by the name: .svg flame\n"
 		"                             graph, .html profile viewer (a capture recorded\n"
 		"                             with --interval: with its timeline), .pb.gz or\n"
-		"                             .pb pprof, .json speedscope, anything else folded\n"
-		"                             stacks (every interval summed)\n"
+		"                             .pb pprof, .json speedscope, .folded, .txt or any\n"
+		"                             other name folded stacks (every interval\n"
+		"                             summed); .scorch, .png, .gz ... are refused\n"
 		"      --format FMT           folded, svg, html, pprof or speedscope for a\n"
 		"                             single -o (or standard output), whatever its name\n"
 		"      --symfs DIR            look for the binaries under DIR first "
@@ -74,6 +75,35 @@ enum {
 	OPT_FORMAT,
 };
 
+/* Each -o in the format its name or --format asks for (engine.h's rule). */
+static int add_outputs(struct report_opts *o, const char *const *paths, size_t nr,
+		       const char *format)
+{
+	static const struct output_formats writes = {
+		.cmd = "report",
+		.can = FMT_BIT(FMT_FOLDED) | FMT_BIT(FMT_SVG) | FMT_BIT(FMT_HTML) |
+		       FMT_BIT(FMT_PPROF) | FMT_BIT(FMT_SPEEDSCOPE),
+		.dflt = FMT_FOLDED,
+	};
+	enum output_fmt fmt;
+	size_t i;
+	int err;
+
+	if (format && nr > 1) {
+		pr_err("--format applies to one output; %zu are given\n", nr);
+		pr_hint("name each -o FILE with its extension (.svg, .folded, .pb.gz, .json)\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < MAX(nr, 1); i++) {
+		err = output_format__choose(&writes, nr ? paths[i] : NULL, format, &fmt);
+		if (!err)
+			err = outputs__add(o->outs, nr ? paths[i] : NULL, fmt);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 {
 	static const struct option own_opts[] = {
@@ -91,35 +121,25 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 	struct option *long_opts;
 	bool fg_opts = false;
 	const char *format = NULL;
-	size_t n;
+	const char **paths = NULL; /* -o, borrowed from argv */
+	size_t nr_paths = 0;
 	int c, err = -EINVAL;
 
 	long_opts = cli__options(tables, ARRAY_SIZE(tables));
-	if (!long_opts)
-		return -ENOMEM;
+	paths = calloc(argc, sizeof(*paths));
 	flamegraph_opts__init(&o->fg);
 	o->names.sz = sizeof(o->names);
 	o->outs = outputs__new();
-	if (!o->outs) {
-		free(long_opts);
-		return -ENOMEM;
+	if (!long_opts || !paths || !o->outs) {
+		err = -ENOMEM;
+		goto cleanup;
 	}
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qvh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			n = strlen(optarg);
-			if (n > 7 && !strcasecmp(optarg + n - 7, ".scorch")) {
-				pr_err("report writes folded stacks, SVG, pprof or speedscope, not "
-				       "a "
-				       "capture: %s\n",
-				       optarg);
-				pr_hint("copy the capture itself; report names its frames\n");
-				goto cleanup;
-			}
-			if (outputs__add(o->outs, optarg))
-				goto cleanup;
+			paths[nr_paths++] = optarg;
 			break;
 		case OPT_FORMAT:
 			format = optarg;
@@ -167,8 +187,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 		goto cleanup;
 	}
 	o->input = argv[optind];
-	if (format && outputs__set_format(o->outs, format))
+	err = add_outputs(o, paths, nr_paths, format);
+	if (err)
 		goto cleanup;
+	err = -EINVAL;
 	o->graph = outputs__count(o->outs, "svg") + outputs__count(o->outs, "html") > 0;
 	if (fg_opts && !o->graph) {
 		pr_err("flame graph options need an SVG or HTML output (-o FILE.svg, FILE.html)\n");
@@ -176,6 +198,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o, bool *help)
 	}
 	err = 0;
 cleanup:
+	free(paths);
 	free(long_opts);
 	return err;
 }
@@ -191,7 +214,7 @@ int cmd_report(int argc, char **argv)
 		if (help)
 			usage(stdout);
 		outputs__free(o.outs);
-		return help ? EXIT_OK : EXIT_USAGE;
+		return help ? EXIT_OK : err == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 	}
 	o.names.cache_dir = scorch__cache_dir();
 	err = report__run(&o, &partial);

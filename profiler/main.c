@@ -15,7 +15,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "sample stacks with BPF; write folded, SVG, HTML, pprof or speedscope" },
-	{ "flamegraph", cmd_flamegraph, "render folded stacks as an interactive SVG or HTML flame graph" },
+	{ "flamegraph", cmd_flamegraph, "folded stacks to an SVG or HTML flame graph, pprof or speedscope" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },
 	{ "collapse", cmd_collapse, "perf script or bpftrace stack text to folded stacks" },

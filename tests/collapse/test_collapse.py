@@ -177,6 +177,27 @@ def bad_input(tmp):
     check("junk reported", b"not understood" in p.stderr, p.stderr.decode()[:300])
 
 
+def output_names(tmp):
+    """collapse writes folded alone: an -o name asking for another format is refused."""
+    perf = os.path.join(DATA, "perf-dd-stacks-01.txt")
+    want = run([perf]).stdout
+    hint = b"hint: scorch collapse writes folded (.folded, .collapsed, .txt, or any other " \
+           b"name)\n"
+    for name in ("p.svg", "p.html", "p.pb.gz", "p.json", "p.scorch", "p.png", "p.folded.gz"):
+        out = os.path.join(tmp, name)
+        p = run([perf, "-o", out], expect_rc=2)
+        err = p.stderr.decode()
+        check("-o %s refused, naming the file" % name,
+              err.startswith("scorch: collapse: cannot write %s: " % out) and
+              p.stderr.endswith(hint) and err.count("\n") == 2, err)
+        check("-o %s: nothing written" % name, not os.path.exists(out) and not p.stdout)
+    for name in ("p.folded", "p.collapsed", "p.txt", "p", "p.out"):
+        out = os.path.join(tmp, name)
+        run([perf, "-o", out])
+        with open(out, "rb") as f:
+            check("-o %s is folded" % name, f.read() == want)
+
+
 # --- bpftrace: an independent reference parser (regexes, not a state machine) -------------
 
 def bt_reference(text, keys, annotate=True):
@@ -314,6 +335,7 @@ def main():
             compressed(tmp)
             perf_behaviour(tmp)
             bad_input(tmp)
+            output_names(tmp)
             bpftrace(tmp)
     for f in failures:
         print("FAIL:", f)

@@ -304,6 +304,65 @@ def test_bad_input():
         assert b"examples:" in p.stdout and b"--normalize" in p.stdout
 
 
+def test_totals_warning():
+    """Totals more than 10 % apart without -n: one warning with both totals and a hint
+    to normalize; quiet with -n or when they are close. The output is unchanged."""
+    with Files() as f:
+        b = f.write("b130", "m;a 100\nm;b 30\n")
+        a = f.write("a187", "m;a 140\nm;b 47\n")
+        for args in ([b, a], [b, a, "-o", f.path("w.svg")], [b, a, "--top", "1"], [a, b]):
+            p = run(DIFF, args)
+            lines = p.stderr.decode().splitlines()
+            assert len(lines) == 2, lines
+            assert lines[0].startswith("scorch: diff: the totals differ by 44%: "), lines
+            assert ("130 before, 187 after" if args[0] == b else "187 before, 130 after") \
+                in lines[0], lines
+            assert lines[1].startswith("hint: -n (--normalize) scales BEFORE"), lines
+        assert run(DIFF, [b, a]).stdout.decode() == "m;a 100 140\nm;b 30 47\n"
+        assert not run(DIFF, ["-n", b, a]).stderr
+        assert not run(DIFF, ["--normalize", b, a, "-o", f.path("n.svg")]).stderr
+        # 10 % apart is close enough; a little more is not, either way round
+        t100, t110, t111 = (f.write("t%d" % n, "m;a %d\n" % n) for n in (100, 110, 111))
+        assert not run(DIFF, [t100, t110]).stderr and not run(DIFF, [t110, t100]).stderr
+        assert b"differ by 11%: 100 before, 111 after" in run(DIFF, [t100, t111]).stderr
+        assert b"differ by 11%: 111 before, 100 after" in run(DIFF, [t111, t100]).stderr
+        # the usual fixtures, 50 and 53: quiet
+        assert not run(DIFF, [f.b, f.a]).stderr
+
+
+def test_output_names():
+    """An -o name of a format diff cannot write is refused (exit 2, nothing written)."""
+    with Files() as f:
+        hint = b"hint: scorch diff writes folded (.folded, .collapsed, .txt, or any other " \
+               b"name), svg (.svg) or html (.html, .htm)\n"
+        for name in ["d.pb.gz", "d.pb", "d.json", "d.scorch", "d.png", "d.JPG", "d.pdf",
+                     "d.folded.gz", "d.svg.zst"]:
+            out = f.path(name)
+            p = run(DIFF, [f.b, f.a, "-o", out], expect_rc=2)
+            err = p.stderr.decode()
+            assert err.startswith("scorch: diff: cannot write %s: " % out), err
+            assert p.stderr.endswith(hint) and err.count("\n") == 2, err
+            assert not p.stdout and not os.path.exists(out)
+        assert not [n for n in os.listdir(f.dir) if ".tmp." in n]
+        for fmt in ["pprof", "speedscope", "capture", "png"]:
+            p = run(DIFF, [f.b, f.a, "--format", fmt], expect_rc=2)
+            assert p.stderr.endswith(hint) and b"--format" in p.stderr, p.stderr
+            assert not p.stdout
+        # folded: its endings, no ending, any other name, standard output
+        for name in ["d.folded", "d.txt", "d.collapsed", "d", "d.out", "-"]:
+            out = f.path(name) if name != "-" else "-"
+            p = run(DIFF, [f.b, f.a, "-o", out])
+            got = p.stdout if name == "-" else open(out, "rb").read()
+            assert got.decode() == WANT, (name, got)
+        run(DIFF, [f.b, f.a, "-o", f.path("d.SVG")])
+        assert open(f.path("d.SVG"), "rb").read().startswith(b"<?xml")
+        run(DIFF, [f.b, f.a, "-o", f.path("d.htm")])
+        assert open(f.path("d.htm"), "rb").read().startswith(b"<!DOCTYPE html>")
+        # --format names the format whatever the name
+        run(DIFF, [f.b, f.a, "--format", "folded", "-o", f.path("x.svg")])
+        assert open(f.path("x.svg")).read() == WANT
+
+
 def reference_dir():
     d = os.environ.get("FLAMEGRAPH_DIR", "/tmp/FlameGraph")
     if os.path.exists(os.path.join(d, "difffolded.pl")):

@@ -63,14 +63,19 @@ def load_speedscope(path):
     return doc
 
 
-def speedscope_shares(doc, profile_filter=None):
-    """{frame name: weight of samples containing it (once per sample)}, total."""
+def speedscope_shares(doc, profile_filter=None, period_ns=None):
+    """{frame name: weight of samples containing it (once per sample)}, total. With
+    @period_ns (a cpu profile's, whose weights are nanoseconds: the count times the
+    period, rounded), the weights are turned back into sample counts."""
     frames = doc["shared"]["frames"]
     incl, total = {}, 0
     for p in doc["profiles"]:
         if profile_filter and not profile_filter(p):
             continue
         for s, w in zip(p["samples"], p["weights"]):
+            if period_ns:
+                check(p["unit"] == "nanoseconds", f"unit {p['unit']}, not nanoseconds")
+                w = round(w / period_ns)
             total += w
             for name in {frames[i]["name"] for i in s}:
                 incl[name] = incl.get(name, 0) + w
@@ -123,6 +128,44 @@ def load_html(path):
         intervals.append(slices)
     check(pos == len(buf), f"{path}: trailing data after the tree")
     return meta, nodes, intervals
+
+
+def pprof_scalars(path):
+    """The top-level varint fields of the pprof file @path (gzipped profile.proto) by
+    field number: 9 time_nanos, 10 duration_nanos, 12 period (the rest are messages
+    and repeated fields, skipped). Needs no protobuf library."""
+    with open(path, "rb") as f:
+        buf = gzip.decompress(f.read())
+    pos, out = 0, {}
+
+    def varint():
+        nonlocal pos
+        v = shift = 0
+        while True:
+            check(pos < len(buf), f"{path}: a varint is truncated")
+            b = buf[pos]
+            pos += 1
+            v |= (b & 127) << shift
+            shift += 7
+            if not b & 128:
+                return v
+
+    while pos < len(buf):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            out[field] = varint()
+        elif wire == 2:
+            n = varint()
+            pos += n
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        else:
+            raise CheckError(f"{path}: wire type {wire}")
+    check(pos == len(buf), f"{path}: a field runs past the end")
+    return out
 
 
 def go_pprof():

@@ -317,11 +317,6 @@ static void test_bad_opts(void)
 	CHECK(!profile__new(&o));
 	o.nr_values = 1;
 	CHECK(!profile__new(&o)); /* no type */
-	CHECK(export__format_of("x.pb.gz") == EXPORT_PPROF);
-	CHECK(export__format_of("x.PB") == EXPORT_PPROF);
-	CHECK(export__format_of("x.json") == EXPORT_SPEEDSCOPE);
-	CHECK(export__format_of("x.svg") == EXPORT_NONE);
-	CHECK(export__format_of(".json") == EXPORT_NONE);
 }
 
 int main(int argc, char **argv)

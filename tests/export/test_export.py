@@ -71,6 +71,7 @@ def unit(test_export, d):
         print("SKIP part: go tool pprof (golang-go not installed)")
 
 
+# not sorted: burn_c's stack sorts first
 FOLDED = "app;main;work;burn_a 50\napp;main;work;burn_b 30\napp;main;burn_c 20\nnot a line\n"
 
 
@@ -85,6 +86,13 @@ def from_folded(fg_cli, d):
     incl, total = speedscope_shares(doc)
     check(total == 100 and incl["burn_a"] == 50 and incl["work"] == 80 and incl["app"] == 100,
           f"speedscope weights from folded: {incl} / {total}")
+    # counts of no known period: unit none; the samples in the folded order, whatever the
+    # input's, so that speedscope's Time Order view draws them as a flame graph
+    check(doc["profiles"][0]["unit"] == "none", "folded counts: unit none")
+    frames = doc["shared"]["frames"]
+    stacks = [";".join(frames[i]["name"] for i in s) for s in doc["profiles"][0]["samples"]]
+    check(stacks == ["app;main;burn_c", "app;main;work;burn_a", "app;main;work;burn_b"],
+          f"speedscope samples not in the folded order: {stacks}")
     pb = os.path.join(d, "out.pb.gz")
     r = subprocess.run([fg_cli, src, "-o", pb], capture_output=True, text=True)
     check(r.returncode == 0, f"flamegraph -o x.pb.gz: {r.stderr}")

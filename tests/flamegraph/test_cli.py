@@ -552,6 +552,90 @@ def test_html_output():
         assert run([a]).stdout.startswith(b"<?xml")
 
 
+def test_output_names():
+    """-o chooses svg, html, pprof or speedscope; a name asking for anything else is
+    refused (exit 2, nothing written), not drawn as an SVG under that name."""
+    hint = b"hint: scorch flamegraph writes svg (.svg, or any other name), html (.html, " \
+           b".htm), pprof (.pb.gz, .pb) or speedscope (.json)\n"
+    with tempfile.TemporaryDirectory() as d:
+        a = os.path.join(d, "a.folded")
+        with open(a, "w") as f:
+            f.write("main;x 3\nmain;y 1\n")
+        for name in ("o.png", "o.PNG", "o.jpg", "o.pdf", "o.folded", "o.txt", "o.collapsed",
+                     "o.scorch", "o.svg.gz", "o.folded.zst"):
+            out = os.path.join(d, name)
+            p = run([a, "-o", out], b"", 2)
+            err = p.stderr.decode()
+            assert err.startswith("scorch: flamegraph: cannot write %s: " % out), err
+            assert p.stderr.endswith(hint) and err.count("\n") == 2, err
+            assert not os.path.exists(out) and not p.stdout
+        assert not [n for n in os.listdir(d) if ".tmp." in n]
+        for fmt in ("folded", "capture", "png"):
+            p = run([a, "--format", fmt], b"", 2)
+            assert b"--format" in p.stderr and p.stderr.endswith(hint), p.stderr
+        # what it writes: by the ending, else an SVG
+        for name, magic in (("o.svg", b"<?xml"), ("o", b"<?xml"), ("o.out", b"<?xml"),
+                            ("o.html", b"<!DOCTYPE html>"), ("o.json", b'{"$schema"'),
+                            ("o.pb.gz", b"\x1f\x8b")):
+            out = os.path.join(d, name)
+            run([a, "-o", out])
+            with open(out, "rb") as f:
+                assert f.read().startswith(magic), name
+
+
+def test_permission_hints():
+    """Permission denied gets a hint about permissions, not "check the file name". As
+    root the command runs as uid 65534 (root reads and writes anything)."""
+    root = os.geteuid() == 0
+    as_user = (lambda: (os.setgroups([]), os.setgid(65534), os.setuid(65534))) if root else None
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        a, secret, ro = (os.path.join(d, n) for n in ("a.folded", "secret.folded", "ro"))
+        for path in (a, secret):
+            with open(path, "w") as f:
+                f.write("main;x 3\n")
+        os.chmod(a, 0o644)
+        os.chmod(secret, 0o600 if root else 0)
+        os.mkdir(ro, 0o755 if root else 0o555)
+        uid = 65534 if root else os.geteuid()
+
+        def fails(args):
+            p = subprocess.run([CLI] + args, capture_output=True, preexec_fn=as_user)
+            assert p.returncode == 1, (args, p.returncode, p.stderr)
+            return p.stderr.decode()
+
+        err = fails([secret, "-o", os.path.join(d, "o.svg")])
+        assert "cannot open %s: Permission denied" % secret in err, err
+        assert "hint: uid %d may not read '%s'" % (uid, secret) in err, err
+        assert "check the file name" not in err, err
+        err = fails([a, "-o", os.path.join(ro, "o.svg")])
+        assert "cannot write %s: " % os.path.join(ro, "o.svg") in err, err
+        assert "hint: uid %d may not create files in '%s'" % (uid, ro) in err, err
+        # a name that is wrong keeps its hint; a directory that is missing gets its own
+        err = fails([os.path.join(d, "missing.folded")])
+        assert "hint: check the file name" in err, err
+        err = fails([a, "-o", os.path.join(d, "no", "o.svg")])
+        assert "hint: the directory '%s' does not exist" % os.path.join(d, "no") in err, err
+        os.chmod(ro, 0o755)
+
+
+def test_help_names_every_format():
+    """--help and the manual page say every format -o writes, not the SVG alone."""
+    out = run(["--help"]).stdout.decode()
+    usage = out.split("\n\n")[0]
+    for name in ("OUT.svg", "OUT.html", "OUT.pb.gz", "OUT.json"):
+        assert name in usage, usage
+    assert "write the SVG to FILE" not in out
+    opt = out[out.index("  -o, --output FILE"):out.index("      --format")]
+    for fmt in ("SVG", "FILE.html", "pprof", "speedscope"):
+        assert fmt in opt, opt
+    with open(os.path.join(HERE, "..", "..", "docs", "man", "scorch-flamegraph.1")) as f:
+        page = f.read()
+    synopsis = page[page.index(".SH SYNOPSIS"):page.index(".SH DESCRIPTION")]
+    assert "OUT.pb.gz" in synopsis and "OUT.json" in synopsis, synopsis
+    assert "Write the SVG to FILE" not in page
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
     if UPDATE:

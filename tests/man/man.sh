@@ -48,6 +48,17 @@ for c in $cmds; do
 	help_codes=$(echo "$line" | grep -oE '(^|[ ,:])[0-4] ' | tr -dc '0-4\n' | sort -u | tr '\n' ' ')
 	[ "$exits" = "$help_codes" ] || fail "scorch-$c.1 exit codes '$exits' differ from --help's '$help_codes'"
 done
+# the README's list of pages names every command's
+ROOT="$(cd "$MANDIR/../.." && pwd)"
+for c in $cmds; do
+	grep -q "\`scorch-$c(1)\`" "$ROOT/README.md" || fail "README.md does not list scorch-$c(1)"
+done
+# a stack cut at a depth limit keeps its leaf end: [truncated] is its root (engine/fold.c)
+"$SCORCH" record --help >"$TMP/help.txt"
+for f in "$ROOT/README.md" "$ROOT"/docs/*.md "$MANDIR"/*.1 "$TMP/help.txt"; do
+	! tr '\n' ' ' <"$f" | grep -qiE '(ends?|end up) +in +.?\[truncated\]' ||
+		fail "$(basename "$f") says cut stacks end in [truncated]: they begin with it"
+done
 "$SCORCH" --help | grep -q '^exit status: 0 success, 1 error, 2 usage error, 3 partial' ||
 	fail "scorch --help does not state the exit codes"
 
@@ -75,6 +86,26 @@ code 1 flamegraph "$TMP/missing.folded" -o "$TMP/m.svg"
 code 1 diff "$TMP/a.folded" "$TMP/missing.folded"
 code 1 symbolize --elf "$TMP/missing" 0x1000
 code 1 collapse "$TMP/missing.txt"
+# an -o name or --format the command cannot write: 2, before anything is read or
+# recorded, naming the file, the hint listing what the command writes
+# (tests/{diff,collapse,flamegraph} check their commands' in detail)
+writes() { # writes CMD: the hint that lists what CMD writes
+	grep -q "^hint: scorch $1 writes " "$TMP/err" || fail "scorch $1: no list of formats: $(cat "$TMP/err")"
+}
+code 2 record -o "$TMP/r.png" -p 999999999 -d 1
+grep -q "cannot write $TMP/r.png" "$TMP/err" || fail "record -o r.png: $(cat "$TMP/err")"
+writes record
+code 2 record -o "$TMP/r.folded.gz" -p 999999999 -d 1
+writes record
+code 2 report "$TMP/missing.scorch" -o "$TMP/r.scorch"
+grep -q "cannot write $TMP/r.scorch" "$TMP/err" || fail "report -o r.scorch: $(cat "$TMP/err")"
+writes report
+code 2 report "$TMP/missing.scorch" -o "$TMP/r.pdf"
+writes report
+code 2 report "$TMP/missing.scorch" --format capture
+writes report
+[ ! -e "$TMP/r.png" ] && [ ! -e "$TMP/r.scorch" ] && [ ! -e "$TMP/r.pdf" ] ||
+	fail "a refused output was written"
 
 # cmake --install: the pages land in share/man/man1
 if [ -n "${BUILD_DIR:-}" ]; then

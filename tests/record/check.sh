@@ -20,7 +20,8 @@ names="privileges kernel.perf_event_paranoid kernel.perf_event_max_sample_rate
 kernel.perf_event_max_stack kernel.unprivileged_bpf_disabled BTF prog@perf_event
 prog@raw_tracepoint prog@tracepoint prog@kprobe prog@tracing map@ringbuf map@stack_trace
 map@batch@ops helper@get_stack helper@probe_read_user helper@task_pt_regs event@cpu-clock
-event@cycles tp@sched_process_exit tp@sched_switch tp@sched_wakeup tracefs debuginfo memlock"
+event@cycles event@uprobe tp@sched_process_exit tp@sched_switch tp@sched_wakeup tp@sched_waking
+tracefs debuginfo memlock"
 
 check_table() { # check_table FILE: every probe listed once with a known status
 	local f=$1 n
@@ -45,6 +46,12 @@ rc=0
 [ "$rc" -eq 0 ] || fail "check as root exited $rc: $(cat "$TMP/root.txt" "$TMP/root.err")"
 check_table "$TMP/root.txt"
 grep -q '^record: works: --mode cpu' "$TMP/root.txt" || fail "no verdict: $(cat "$TMP/root.txt")"
+# the verdict names every mode, unwinder and event kind, as working or not
+verdict=$(grep '^record: works: ' "$TMP/root.txt")
+for w in offcpu wall offwake wakeup '--unwind' kernel dwarf fp '--event' tracepoint page-faults \
+	context-switches cpu-migrations uprobe uretprobe usdt; do
+	echo "$verdict" | grep -qw -- "$w" || fail "the verdict does not say whether $w works: $verdict"
+done
 grep -qE '^ok +privileges .*CAP_BPF' "$TMP/root.txt" || fail "root lacks CAP_BPF?"
 grep -qE '^ok +map ringbuf ' "$TMP/root.txt" || fail "ring buffers not found"
 # every problem line carries a hint, unless it needs nothing ('-')
@@ -68,6 +75,9 @@ j = json.load(open(sys.argv[1]))
 table = open(sys.argv[2]).read().splitlines()
 assert j["can_record"] is True, j
 assert j["modes"]["cpu"] is True
+for m in ("offcpu", "wall", "offwake", "wakeup", "unwind_fp", "unwind_dwarf", "unwind_kernel",
+          "event_tracepoint", "event_software", "event_uprobe", "event_usdt"):
+    assert j["modes"][m] in (True, False), (m, j["modes"])
 rows = {}
 for line in table[1:]:
     parts = line.split()
@@ -76,7 +86,7 @@ for line in table[1:]:
 assert len(rows) == len(j["probes"]) >= 25, (len(rows), len(j["probes"]))
 for p in j["probes"]:
     assert rows[p["name"]] == p["status"], p
-    assert p["needed_by"] in ("record", "offcpu", "dwarf", "-"), p
+    assert p["needed_by"] in ("record", "offcpu", "offwake", "dwarf", "uprobe", "-"), p
     if p["status"] in ("missing", "degraded") and p["needed_by"] != "-":
         assert p["hint"], p
 PY

@@ -78,16 +78,17 @@ try:
     doc = load_speedscope(f"{d}/s.json")
     names = [p["name"] for p in doc["profiles"]]
     check(any(n.startswith("split (pid ") for n in names), f"no split profile: {names}")
-    incl, t = speedscope_shares(doc, lambda p: p["name"].startswith("split (pid "))
+    # cpu: weights in nanoseconds, each sample 1e9 / 999 of them
+    incl, t = speedscope_shares(doc, lambda p: p["name"].startswith("split (pid "), 1e9 / 999)
     check(t == split_total, f"speedscope weights {t} != folded {split_total}")
-    _, all_t = speedscope_shares(doc)
+    _, all_t = speedscope_shares(doc, None, 1e9 / 999)
     check(all_t == total, f"speedscope total {all_t} != folded {total}")
     s = incl["burn_a"] + incl["burn_b"] + incl["burn_c"]
     for fn, want in (("burn_a", 50), ("burn_b", 30), ("burn_c", 20)):
         got = 100 * incl[fn] / s
         print(f"speedscope {fn}: {got:.1f}% ({want})")
         check(abs(got - want) <= 3, f"speedscope {fn} {got:.1f}% is not {want} +- 3")
-    check(doc["profiles"][0]["unit"] == "none", "cpu weights are sample counts")
+    check(doc["profiles"][0]["unit"] == "nanoseconds", "cpu weights are CPU time")
 except CheckError as e:
     print(f"FAIL: {e}")
     sys.exit(1)
@@ -108,6 +109,20 @@ grep -E "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $exe $bid " "$TMP/raw" ||
 	fail "--format speedscope to stdout"
 python3 -c "import sys, json; d = json.load(open(sys.argv[1])); assert d['profiles']" \
 	"$TMP/stdout.json" || fail "--format speedscope wrote no profile"
+
+# pprof's duration is the recording window, from the attach to the stop: not the start-up
+# before it (BPF load, kallsyms) nor the naming and writing after it
+"$SCORCH" record -a -F 99 -d 1 -q -o "$TMP/d.pb.gz" 2>"$TMP/err" ||
+	fail "record -d 1: $(cat "$TMP/err")"
+python3 - "$CHECKS" "$TMP/d.pb.gz" <<'EOF' || fail "pprof duration is not the recording's 1 s"
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from checks import pprof_scalars
+pp = pprof_scalars(sys.argv[2])
+print(f"pprof duration_nanos {pp.get(10)}, time_nanos {pp.get(9)}")
+assert 0.99e9 <= pp.get(10, 0) <= 1.1e9, pp
+assert abs(pp.get(9, 0) / 1e9 - time.time()) < 60, pp
+EOF
 
 # --- --interval: phases in order, files add up to the summary ---
 "$SCORCH" record -v -F 499 --interval 0.25 -o "$TMP/ph.folded" -o "$TMP/ph.pb.gz" \
@@ -146,13 +161,13 @@ fi
 python3 - "$CHECKS" "$TMP" "$n" <<'EOF' || fail "interval pprof/speedscope/HTML files"
 import sys
 sys.path.insert(0, sys.argv[1])
-from checks import CheckError, check, load_html, load_speedscope, pprof_top
+from checks import CheckError, check, load_html, load_speedscope, pprof_top, speedscope_shares
 d, n = sys.argv[2], int(sys.argv[3])
 try:
     for i in range(1, n + 1):
         folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(f"{d}/ph-{i:04d}.folded"))
         doc = load_speedscope(f"{d}/ph-{i:04d}.json")
-        w = sum(sum(p["weights"]) for p in doc["profiles"])
+        _, w = speedscope_shares(doc, None, 1e9 / 499)
         check(w == folded, f"interval {i}: speedscope {w} != folded {folded}")
         if folded:
             _, out = pprof_top(f"{d}/ph-{i:04d}.pb.gz", ["-sample_index=samples"])

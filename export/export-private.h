@@ -13,7 +13,7 @@ struct pmapping {
 };
 
 struct pfunction {
-	uint32_t name, file; /* string indexes */
+	uint32_t name, system_name, file; /* string indexes; system_name 0: verbatim */
 };
 
 struct pline {

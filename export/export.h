@@ -72,11 +72,16 @@ int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uin
  * One function of a location's inline chain: @function (never NULL or empty),
  * @file its source file (NULL: unknown), @line the line in that function (the
  * call site for a function that has another inlined into it; 0: unknown).
+ * @verbatim: @function is a name as its language writes it, not a symbol (Python's
+ * "<module>", "<lambda>"): pprof gets it as the name with no system_name, which it
+ * takes as already demangled; else its demangler's heuristics would cut what looks
+ * like C++ templates or parameters ("<module>" became ""). A symbol's name is both.
  */
 struct profile_line {
 	const char *function;
 	const char *file;
 	int64_t line;
+	bool verbatim;
 };
 
 /*

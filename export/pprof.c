@@ -153,7 +153,7 @@ static int pb__build(struct pb *b, const struct profile *p)
 		perftools__profiles__function__init(f);
 		f->id = i + 1;
 		f->name = p->funcs[i].name;
-		f->system_name = p->funcs[i].name;
+		f->system_name = p->funcs[i].system_name;
 		f->filename = p->funcs[i].file;
 		b->funcp[i] = f;
 	}

@@ -646,6 +646,20 @@ int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr
 	return add_frames(o, ip >= KERNEL_START ? o->kernel_map : 0, ip, fr, k);
 }
 
+int outputs__stack_python(struct outputs *o, uint64_t word, const char *qualname, const char *file,
+			  uint32_t line)
+{
+	struct profile_line l = {
+		.function = qualname, .file = file, .line = line, .verbatim = true};
+	uint32_t id = 0;
+	int err;
+
+	if (!o->prof)
+		return 0;
+	err = profile__add_location(o->prof, 0, word, &l, 1, &id);
+	return push_loc(o, err, id);
+}
+
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count)
 {
 	return outputs__stack_end_waker(o, pid, comm, 0, NULL, count);

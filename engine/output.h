@@ -90,6 +90,10 @@ int outputs__stack_marker(struct outputs *o, const char *name);
 int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, uint64_t gen,
 			uint64_t ip, const struct frame *fr, int k);
 int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k);
+/* A Python frame: function @qualname ("<module>") of source file @file (NULL: unknown) at
+ * @line (0: unknown), @word its code-object word (no address of a mapping). */
+int outputs__stack_python(struct outputs *o, uint64_t word, const char *qualname, const char *file,
+			  uint32_t line);
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count);
 /* outputs__stack_end() of an off-wake stack: pprof labels waker_pid (0: none) and
  * waker_comm (NULL: none) too. */

@@ -940,12 +940,88 @@ static int write_summary(const char *mode, const char *path)
 	return end_file(w, fp, path, err);
 }
 
+/*
+ * `test_capture --python FILE`: a CPython process's stacks without running one: process
+ * 42 "python3", a native root and leaf in /nonexistent/python3 (named "[python3]") and
+ * three Python frames
+ * between them (bpf/profile.h's two words each), their code objects named by the
+ * capture: <module> and handle in /srv/app/app.py, dumps in json/__init__.py. 60
+ * samples in handle;dumps, 40 in <module> alone; a 1 s recording at 99 Hz.
+ */
+static int write_python(const char *path)
+{
+	static const struct {
+		const char *qualname, *file;
+		uint64_t addr;
+	} codes[] = {
+		{"<module>", "/srv/app/app.py", 0x7f1000001000},
+		{"handle", "/srv/app/app.py", 0x7f1000002000},
+		{"dumps", "/usr/lib/python3.11/json/__init__.py", 0x7f1000003000},
+	};
+	const struct capture_meta meta = {
+		.mode = CAPTURE_MODE_CPU, .freq = 99, .max_depth = 127, .clock = "monotonic"};
+#define PYW(i) (PY_WORD | codes[i].addr)
+#define PYP(i) (PY_WORD | PY_WORD_POS | (uint64_t)4 << 32 | (uint32_t)(i + 1))
+	/* leaf first; a frame's position word is on its root side */
+	const uint64_t deep[] = {
+		0x7f2000000100,		/* the native leaf */
+		PYW(2),		PYP(2), /* dumps */
+		PYW(1),		PYP(1), /* handle */
+		PYW(0),		PYP(0), /* <module> */
+		0x7f2000000200,		/* the native root */
+	};
+	const uint64_t shallow[] = {0x7f2000000100, PYW(0), PYP(0), 0x7f2000000200};
+#undef PYW
+#undef PYP
+	struct capture_record r;
+	FILE *fp;
+	struct capture_writer *w = begin_file(path, &meta, "python3", &fp);
+	int err = !w;
+
+	r = (struct capture_record){.type = CAPTURE_MAPPING,
+				    .map = {.pid = 42,
+					    .kind = CAPTURE_MAP_FILE,
+					    .start = 0x7f2000000000,
+					    .end = 0x7f2000100000,
+					    .path = "/nonexistent/python3"}};
+	err = err || capture_writer__add(w, &r);
+	for (size_t i = 0; i < ARRAY_SIZE_(codes) && !err; i++) {
+		r = (struct capture_record){.type = CAPTURE_PYCODE,
+					    .pycode = {.pid = 42,
+						       .guard = (uint32_t)(i + 1),
+						       .addr = codes[i].addr,
+						       .firstlineno = 1,
+						       .qualname = codes[i].qualname,
+						       .file = codes[i].file}};
+		err = capture_writer__add(w, &r);
+	}
+	for (int i = 0; i < 2 && !err; i++) {
+		r = (struct capture_record){
+			.type = CAPTURE_COUNT,
+			.count = {.pid = 42,
+				  .value = i ? 40 : 60,
+				  .comm = "python3",
+				  .cflags = CAPTURE_COUNT_USER,
+				  .nr_user = i ? ARRAY_SIZE_(shallow) : ARRAY_SIZE_(deep),
+				  .user = i ? shallow : deep}};
+		err = capture_writer__add(w, &r);
+	}
+	r = (struct capture_record){
+		.type = CAPTURE_STATS,
+		.stats = {.elapsed_ns = 1000000000ull, .nr_cpus = 1, .nr_bpf = STAT_COUNTED + 1}};
+	r.stats.bpf[STAT_SAMPLES] = r.stats.bpf[STAT_COUNTED] = 100;
+	err = err || capture_writer__add(w, &r);
+	return end_file(w, fp, path, err);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--summary"))
 		return write_summary(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "--intervals"))
 		return write_intervals(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--python"))
+		return write_python(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--seed"))
 		return write_seeds(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--big"))

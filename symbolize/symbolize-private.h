@@ -197,7 +197,8 @@ struct dw_frame {
 	const char *name; /* linkage name (mangled) if the DWARF has one, else the plain name */
 	const char *file; /* source file of the line below, or NULL */
 	uint32_t line;	  /* 0: unknown */
-	uint64_t entry;	  /* lowest address of the function or inlined instance */
+	uint64_t entry;	  /* entry address of the function or inlined instance (dw_scope) */
+	uint64_t low;	  /* its lowest address: its .cold part's, if that lies below */
 	bool inlined;
 };
 

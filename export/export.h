@@ -124,6 +124,13 @@ int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr
 /* Sets the profile's start (ns since the epoch) and duration (ns), as pprof writes them. */
 void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos);
 
+/*
+ * Sets the profile's comments, pprof's Profile.comment (what `go tool pprof -comments`
+ * prints): @lines[0..n) (copied; NULL or "" entries skipped), replacing any set before.
+ * Returns 0 or -ENOMEM (the comments then none).
+ */
+int profile__set_comments(struct profile *p, const char *const *lines, size_t n);
+
 /* Distinct samples, and the sum of value @i over them (saturating). */
 size_t profile__nr_samples(const struct profile *p);
 int64_t profile__total(const struct profile *p, size_t i);

@@ -138,6 +138,7 @@ void profile__free(struct profile *p)
 	free(p->stacks);
 	free(p->samples);
 	hashmap__free(&p->sample_idx);
+	free(p->comments);
 	free(p);
 }
 
@@ -422,6 +423,28 @@ void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_n
 {
 	p->opts.time_nanos = time_nanos;
 	p->opts.duration_nanos = duration_nanos;
+}
+
+int profile__set_comments(struct profile *p, const char *const *lines, size_t n)
+{
+	uint32_t *ids = n ? calloc(n, sizeof(*ids)) : NULL;
+	size_t i, nr = 0;
+
+	free(p->comments);
+	p->comments = NULL;
+	p->nr_comments = 0;
+	if (n && !ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (str_id(p, lines[i], &ids[nr])) {
+			free(ids);
+			return -ENOMEM;
+		}
+		nr += ids[nr] != 0;
+	}
+	p->comments = ids;
+	p->nr_comments = nr;
+	return 0;
 }
 
 size_t profile__nr_samples(const struct profile *p)

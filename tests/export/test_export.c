@@ -267,6 +267,9 @@ static void test_verbatim(void)
 	stack[0] = l_py;
 	stack[1] = l_sym;
 	CHECK(!profile__add_sample(p, stack, 2, v, 1, "python3"));
+	/* comments: set, replaced, empty ones skipped */
+	CHECK(!profile__set_comments(p, (const char *[]){"first"}, 1));
+	CHECK(!profile__set_comments(p, (const char *[]){"cpu at 99 Hz", NULL, "", "on box"}, 4));
 	pb = write_and_decode(p);
 	if (pb) {
 		check_refs(pb);
@@ -279,6 +282,8 @@ static void test_verbatim(void)
 		CHECK(!strcmp(str(pb, f->name), "std::vector<int>::size"));
 		CHECK(!strcmp(str(pb, f->system_name), "std::vector<int>::size"));
 		CHECK(!strcmp(str(pb, f->filename), "v.h"));
+		CHECK(pb->n_comment == 2 && !strcmp(str(pb, pb->comment[0]), "cpu at 99 Hz") &&
+		      !strcmp(str(pb, pb->comment[1]), "on box"));
 		perftools__profiles__profile__free_unpacked(pb, NULL);
 	}
 	profile__free(p);

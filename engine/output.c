@@ -50,7 +50,7 @@ static int write_svg(const struct output_data *d, FILE *fp)
 static int write_html(const struct output_data *d, FILE *fp, struct flamegraph **acc,
 		      unsigned int seq, double seconds)
 {
-	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds, .name = d->name};
+	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds};
 	struct flamegraph *fg = acc ? *acc : NULL;
 	int err;
 

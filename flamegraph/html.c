@@ -558,8 +558,7 @@ static int put_meta(FILE *out, const struct html_tree *t, const struct flamegrap
 	fprintf(out, "{\"version\":%d", HTML_FORMAT_VERSION);
 	err = put_json_field(out, "title", default_title(o, diff), scratch, cap) ?:
 	      put_json_field(out, "subtitle", o->subtitle, scratch, cap) ?:
-	      put_json_field(out, "countname", o->countname, scratch, cap) ?:
-	      put_json_field(out, "file", ho->name, scratch, cap);
+	      put_json_field(out, "countname", o->countname, scratch, cap);
 	if (err)
 		return err;
 	fprintf(out,

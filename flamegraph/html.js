@@ -1122,8 +1122,6 @@
 		names = meta.names;
 		$("title").textContent = meta.title;
 		$("subtitle").textContent = meta.subtitle || "";
-		if (meta.file)
-			$("title").title = meta.file;
 		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)), names.length);
 		colors = data.colors;
 		const p = new URLSearchParams(location.search);

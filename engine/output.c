@@ -64,7 +64,7 @@ static int write_html(const struct output_data *d, FILE *fp, struct flamegraph *
 	}
 
 	if (!fg) {
-		fg = flamegraph__new(d->fg);
+		fg = flamegraph__new(d->page_fg ? d->page_fg : d->fg);
 		if (!fg)
 			return -ENOMEM;
 		if (acc)
@@ -96,7 +96,7 @@ static int write_pprof(const struct output_data *d, FILE *fp)
 
 static int write_speedscope(const struct output_data *d, FILE *fp)
 {
-	return profile__write_speedscope(d->prof, fp, d->name);
+	return profile__write_speedscope(d->prof, fp, d->desc);
 }
 
 /*
@@ -453,6 +453,8 @@ int outputs__write(struct outputs *o, struct output_data *d)
 		profile__set_time(o->prof, o->start_ns,
 				  (int64_t)((ts.tv_sec + ts.tv_nsec / 1e9 - o->start) * 1e9));
 	}
+	if (o->prof && profile__set_comments(o->prof, &d->desc, d->desc ? 1 : 0))
+		return -ENOMEM;
 	for (i = 0; i < o->n; i++) {
 		struct output *out = &o->v[i];
 

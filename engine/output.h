@@ -20,12 +20,18 @@ struct symbolizer;
 struct frame;
 
 /* What a writer gets: the folded stacks, the pprof/speedscope profile (NULL when no
- * output needs it), the SVG options, and the name of the file being written. */
+ * output needs it), the SVG options, the name of the file being written, and what the
+ * recording was (summary__describe(): pprof's comment, speedscope's name; the SVG's
+ * subtitle comes with @fg). */
 struct output_data {
 	const struct folded *folded;
 	const struct profile *prof;
 	const struct flamegraph_opts *fg;
 	const char *name;
+	const char *desc;
+	/* the HTML page's graph options (NULL: @fg): with --interval the page holds every
+	 * interval, the other outputs one */
+	const struct flamegraph_opts *page_fg;
 	/* NULL, or the HTML page's graph, built by the caller with its intervals (report of
 	 * a capture recorded with --interval): written as it is, @folded not added */
 	struct flamegraph *page;

@@ -491,6 +491,7 @@
 			if (this.kind === "main") {
 				crumbs();
 				updateSearch();
+				saveUrl();
 			}
 		}
 	}
@@ -544,9 +545,14 @@
 			const b = document.createElement("button");
 			b.type = "button";
 			b.textContent = label(tree.name[a]);
+			b.title = a > 0 ? names[tree.name[a]] : "all";
+			if (a === v.focus)
+				b.setAttribute("aria-current", "location");
 			b.addEventListener("click", () => v.zoom(a));
 			box.append(b);
 		});
+		// a deep path overflows the row: its end, the frame zoomed, stays in view
+		box.scrollLeft = box.scrollWidth - box.clientWidth;
 		$("reset").disabled = v.focus === 0;
 	}
 
@@ -782,12 +788,40 @@
 		set("t", state.range ? state.range[0] + "-" + state.range[1] : null);
 		set("p", state.root === null ? null : names[data.name[state.root]]);
 		set("n", normalized() ? "1" : null);
+		set("z", zoomPath());
 		const q = p.toString();
 		try {
 			history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
 		} catch (e) {
 			// file:// pages in some browsers refuse replaceState; the state is just not kept
 		}
+	}
+	// The zoomed frame as the names from the root to it, ";" between them (frames never
+	// hold one: the folded format's rule), or null: the same frame in any time range or
+	// root filter, and in this page again (a node index would not say which frame).
+	function zoomPath() {
+		const f = views.main ? views.main.focus : 0, path = [];
+		for (let a = f; a > 0; a = tree.parent[a])
+			path.unshift(names[tree.name[a]]);
+		return path.length ? path.join(";") : null;
+	}
+	// The node of @path (zoomPath()'s) in the tree drawn, or 0 when it is not there.
+	function nodeOfPath(path) {
+		let node = 0;
+		for (const nm of path.split(";")) {
+			const want = names.indexOf(nm);
+			let found = 0;
+			for (let j = node + 1; j < tree.end[node] && want >= 0; j = tree.end[j]) {
+				if (tree.name[j] === want) {
+					found = j;
+					break;
+				}
+			}
+			if (!found)
+				return 0;
+			node = found;
+		}
+		return tree.total[node] > 0 ? node : 0;
 	}
 	function setRange(range) {
 		if (range && (range[0] <= 0 && range[1] >= data.nint - 1))
@@ -1183,6 +1217,11 @@
 		}
 		if (p.get("s"))
 			setSearch(p.get("s"));
+		if (p.get("z")) {
+			const z = nodeOfPath(p.get("z"));
+			if (z > 0)
+				views.main.zoom(z);
+		}
 		setView(view);
 		state.ready = true;
 		saveUrl();

@@ -40,6 +40,9 @@ run(["flamegraph", folded("twice.folded", ["main;a;x 6", "main;b 4", "main;c 2"]
 const evenF = folded("even.folded", ["main;a 10", "main;b 10"]);
 run(["flamegraph", folded("skew.folded", ["main;a 30", "main;b 10"]), "-o", join(dir, "skew.html")]);
 run(["flamegraph", folded("hostile.folded", HOSTILE), "-o", join(dir, "hostile.html")]);
+// a stack 60 frames deep of long names: its breadcrumbs overflow their row
+const deepNames = Array.from({ length: 60 }, (_, i) => "a_rather_long_function_name_" + String(i).padStart(2, "0"));
+run(["flamegraph", folded("deep.folded", ["main;" + deepNames.join(";") + " 5", "main;other 5"]), "-o", join(dir, "deep.html")]);
 
 const { check, fail, failures } = checker();
 const s = await launch(chromium, dir, "1300,800");
@@ -98,6 +101,20 @@ try {
 	await s.click(await s.js(`(() => { const b = document.querySelector("#crumbs button").getBoundingClientRect();
 		return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`));
 	check((await state()).zoomed === null, "the first breadcrumb resets the zoom", await state());
+
+	// the zoom is kept in the URL (the frames from the root), and a reload restores it
+	await s.click(await frame("main"));
+	await s.click(await frame("foo"));
+	check(/[?&]z=main%3Bfoo(&|$)/.test(await s.js("location.search")), "zoom kept in the URL",
+		await s.js("location.search"));
+	await open("basic.html", await s.js("location.search"));
+	check((await state()).zoomed === "foo" && (await text("crumbs")) === "all \u203a main \u203a foo",
+		"a reload restores the zoom", [await state(), await text("crumbs")]);
+	await s.key("r");
+	check(!/[?&]z=/.test(await s.js("location.search")), "a reset zoom leaves the URL", await s.js("location.search"));
+	await open("basic.html", "?s=foo%7Cbar&z=main%3Bnope");
+	check((await state()).zoomed === null && (await text("matched")) === "Matched: 55.6%",
+		"a path not in the page: no zoom", await state());
 
 	// views by key: icicle puts the root at the top
 	await s.key("i");
@@ -262,6 +279,20 @@ try {
 		check(await s.js("scorch.normalized") && JSON.stringify(rows) === JSON.stringify(cli) && rows[1][0] === "x" && rows[1][3] === "-8 (-67.27%)",
 			"?n=1 on " + page + ": the table of scorch diff -n", [rows, cli]);
 	}
+
+	// a deep zoom: the zoomed frame's breadcrumb stays in view at the end of its row
+	await open("deep.html", "?view=icicle");
+	await s.click(await frame(deepNames[25]));
+	st = await state();
+	const crumb = await s.js(`(() => { const box = document.getElementById("crumbs").getBoundingClientRect();
+		const cur = document.querySelector("#crumbs [aria-current]") || [...document.querySelectorAll("#crumbs button")].pop();
+		const b = cur.getBoundingClientRect();
+		return { text: cur.textContent, left: b.left, right: b.right, boxLeft: box.left, boxRight: box.right,
+			overflow: document.getElementById("crumbs").scrollWidth > box.width }; })()`);
+	check(st.zoomed === deepNames[25] && crumb.text === deepNames[25] && crumb.overflow &&
+		crumb.left >= crumb.boxLeft - 1 && crumb.right <= crumb.boxRight + 1,
+		"the zoomed frame's breadcrumb is in view", [st.zoomed, crumb]);
+	await shot("html-deep-crumbs");
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	await checkHostile(s, helpers, dir, check, "html-hostile");

@@ -546,6 +546,18 @@ static const char *default_title(const struct flamegraph_opts *o, bool diff)
 	return o->inverted ? "Icicle Graph" : "Flame Graph";
 }
 
+/* The root's colour ("all"), as the SVG draws it; wall-clock: its warm part. */
+static unsigned int root_color(const struct flamegraph_opts *o)
+{
+	struct flamegraph_opts hot = *o;
+	struct rgb c;
+
+	if (o->colors == FG_PAL_WALL)
+		hot.colors = FG_PAL_HOT;
+	c = fg_color__frame(&hot, "all", 3, 0);
+	return (unsigned int)c.r << 16 | (unsigned int)c.g << 8 | c.b;
+}
+
 /* The meta data: everything but the tree, as one JSON object. */
 static int put_meta(FILE *out, const struct html_tree *t, const struct flamegraph_html_opts *ho,
 		    bool diff, char **scratch, size_t *cap)
@@ -563,10 +575,10 @@ static int put_meta(FILE *out, const struct html_tree *t, const struct flamegrap
 		return err;
 	fprintf(out,
 		",\"factor\":%.17g,\"diff\":%s,\"negate\":%s,\"self\":%s,\"inverted\":%s,"
-		"\"palette\":\"%s\",\"interval\":%.17g,\"names\":[",
+		"\"palette\":\"%s\",\"root_color\":%u,\"interval\":%.17g,\"names\":[",
 		o->factor, diff ? "true" : "false", o->negate ? "true" : "false",
 		o->self ? "true" : "false", o->inverted ? "true" : "false", palette_name(o->colors),
-		ho->interval);
+		root_color(o), ho->interval);
 	for (i = 0; i < t->nr_ranks && !err; i++) {
 		if (i)
 			fputc(',', out);

@@ -311,7 +311,7 @@
 			const l = Math.round(225 - 185 * r);
 			return d > 0 ? "rgb(255," + l + "," + l + ")" : d < 0 ? "rgb(" + l + "," + l + ",255)" : "rgb(255,255,255)";
 		}
-		const c = nm < 0 ? 0xe06a2c : colors[nm];
+		const c = nm < 0 ? meta.root_color : colors[nm];
 		if (t.off && t.total[i] > 0) {
 			const fo = t.off[i] / t.total[i], fr = t.rq[i] / t.total[i], fc = 1 - fo - fr;
 			const mix = (sh) => Math.round(fc * (c >> sh & 255) + fo * (sh === 16 ? 80 : sh === 8 ? 110 : 230) + fr * (sh === 16 ? 70 : 200));
@@ -655,7 +655,7 @@
 		for (let k = 0; k < names.length; k++) {
 			if (!st.total[k] && !(diff && st.ototal[k]))
 				continue;
-			const r = { k, name: names[k], file: fileOf(names[k]) };
+			const r = { k, name: label(k), file: fileOf(names[k]) };
 			if (diff) {
 				const neg = meta.negate;
 				r.sb = neg ? st.self[k] : st.oself[k];
@@ -713,7 +713,7 @@
 				} else
 					td.textContent = fmtInt(v);
 				if (c.key === "name")
-					td.title = r.name;
+					td.title = names[r.k];
 				tr.append(td);
 			}
 			tr.addEventListener("click", () => openSandwich(r.k));
@@ -735,7 +735,8 @@
 	}
 	function renderSandwich() {
 		const fn = state.sandwich, s = sandwich(tree, fn);
-		$("sw-name").textContent = names[fn];
+		$("sw-name").textContent = label(fn);
+		$("sw-name").title = names[fn];
 		views.callees.setTree(s.callees, false);
 		views.callers.setTree(s.callers, false);
 		state.sandwichOcc = s.occ;

@@ -5,6 +5,7 @@
 // (no dialog, no request, no console error). Screenshots are kept in ARTIFACTS.
 // usage: node --experimental-websocket html_test.mjs SCORCH ARTIFACTS
 // Exit 77 (skip) when chromium is missing, unless CI=true.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findChromium, launch } from "./cdp.mjs";
 import { HOSTILE, checkHostile, checker, pageHelpers, removeDir, requireBrowser, workdir } from "./page_test.mjs";
@@ -43,6 +44,13 @@ run(["flamegraph", folded("hostile.folded", HOSTILE), "-o", join(dir, "hostile.h
 // a stack 60 frames deep of long names: its breadcrumbs overflow their row
 const deepNames = Array.from({ length: 60 }, (_, i) => "a_rather_long_function_name_" + String(i).padStart(2, "0"));
 run(["flamegraph", folded("deep.folded", ["main;" + deepNames.join(";") + " 5", "main;other 5"]), "-o", join(dir, "deep.html")]);
+// off-CPU colours (--colors io, record's for --mode offcpu): the page and the SVG
+const offF = folded("off.folded", ["app;read;ksys_read_[k];schedule_[k] 30", "app;sleep;schedule_[k] 20"]);
+run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.html")]);
+run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.svg")]);
+// annotations: kernel, inlined, JIT frames
+run(["flamegraph", folded("annot.folded", ["main;read;ksys_read_[k];vfs_read_[k] 5", "main;work;inl_[i] 2",
+	"main;jitfn_[j] 1"]), "-o", join(dir, "annot.html")]);
 
 const { check, fail, failures } = checker();
 const s = await launch(chromium, dir, "1300,800");
@@ -293,6 +301,27 @@ try {
 		crumb.left >= crumb.boxLeft - 1 && crumb.right <= crumb.boxRight + 1,
 		"the zoomed frame's breadcrumb is in view", [st.zoomed, crumb]);
 	await shot("html-deep-crumbs");
+
+	// the root ("all") in the palette of the others, as the SVG draws it
+	await open("off.html");
+	const pixelOf = async (name) => s.js(`(() => { const p = scorch.frameCenter(${JSON.stringify(name)});
+		const c = document.getElementById("graph-canvas"), r = c.getBoundingClientRect(), d = devicePixelRatio;
+		return [...c.getContext("2d").getImageData(Math.round((p.x - r.left + 10) * d), Math.round((p.y - r.top) * d), 1, 1).data].slice(0, 3); })()`);
+	const allPx = await pixelOf("all"), appPx = await pixelOf("app");
+	const svgAll = /<rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"[^>]*\/>\s*<text[^>]*>all</.exec(readFileSync(join(dir, "off.svg"), "latin1"));
+	check(svgAll && JSON.stringify(allPx) === JSON.stringify(svgAll.slice(1, 4).map(Number)),
+		"the off-CPU root has the SVG's colour", [allPx, svgAll && svgAll.slice(1, 4)]);
+	check(allPx[2] > allPx[0] && appPx[2] > appPx[0], "the off-CPU root is blue like the others", [allPx, appPx]);
+	await shot("html-offcpu");
+
+	// the table names frames as the graph does: no _[k], _[i], _[j]
+	await open("annot.html", "?view=table");
+	rows = await tableRows();
+	const tnames = rows.map((r) => r[0]);
+	check(["ksys_read", "vfs_read", "inl", "jitfn"].every((n) => tnames.includes(n)) && !tnames.some((n) => /_\[[kijw]\]$/.test(n)),
+		"the table strips the annotations", tnames);
+	check(await s.js(`([...document.querySelectorAll("#fn-body td.name")].find((t) => t.textContent === "vfs_read") || {}).title`) === "vfs_read_[k]",
+		"the full name in the row's tooltip");
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	await checkHostile(s, helpers, dir, check, "html-hostile");

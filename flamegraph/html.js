@@ -7,7 +7,8 @@
 (function () {
 	const $ = (id) => document.getElementById(id);
 	const ROW = 17, FONT = "12px ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace";
-	const MATCH = "rgb(230,0,230)", MIN_PX = 0.4, TABLE_ROWS = 1000;
+	const MATCH = "rgb(230,0,230)", TABLE_ROWS = 1000;
+	let MIN_PX = 0.4;	// frames narrower are not drawn (meta.min_px: html.c's, one value)
 
 	let meta, names, colors, nameMatch = null;
 	let data;		// the decoded profile: all intervals
@@ -16,6 +17,7 @@
 	let state = { view: "flame", range: null, root: null, sort: null, sandwich: null, prevView: "flame", normalize: false };
 	let raw = null;		// a differential profile's counts as read: { self, oself, factor }
 	let readyAt = 0;	// performance.now() when the first view was drawn
+	let pageTotal = 0;	// the page's own profile's total, every interval
 
 	// ---- numbers ----
 	function fmtInt(v) {
@@ -721,7 +723,8 @@
 		}
 		body.replaceChildren(frag);
 		$("table-note").textContent = rows.length + " functions" + (rows.length > TABLE_ROWS ? ", the first " + TABLE_ROWS + " shown" : "") +
-			". Total counts a recursive function once per stack. Click a row for its sandwich (callers below, callees above)." + normalizeNote();
+			". Total counts a recursive function once per stack. Click a row for its sandwich (callers below, callees above)." + normalizeNote() +
+			(mergedNote() ? " " + mergedNote() + " (--minwidth 0 keeps every frame)." : "");
 	}
 
 	// ---- sandwich ----
@@ -1151,10 +1154,29 @@
 		e.preventDefault();
 	}
 
+	// What the page left out (html.c's tree_build()): the stacks cut short and their count.
+	function mergedNote() {
+		const m = meta.merged;
+		if (!m || !(m.stacks > 0))
+			return "";
+		const why = m.minwidth ? "narrower than --minwidth" : "too narrow to draw at any zoom";
+		return fmtInt(m.count) + " " + meta.countname + " (" +
+			fmtPct(m.count, pageTotal) + ") of " + String(m.stacks).replace(/\B(?=(\d{3})+(?!\d))/g, ",") +
+			" stacks are their callers' own: frames " + why + " left out";
+	}
+	function showMerged() {
+		const note = mergedNote(), el = $("merged");
+		el.hidden = !note;
+		el.textContent = note ? "Merged: " + fmtPct(meta.merged.count, pageTotal) : "";
+		el.title = note ? note + " (--minwidth 0 keeps every frame)" : "";
+	}
+
 	// ---- start ----
 	async function main() {
 		meta = JSON.parse($("scorch-meta").textContent);
 		names = meta.names;
+		if (meta.min_px > 0)
+			MIN_PX = meta.min_px;
 		$("title").textContent = meta.title;
 		$("subtitle").textContent = meta.subtitle || "";
 		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)), names.length);
@@ -1168,6 +1190,8 @@
 		views.callees = new FlameView($("sw-callees"), false, "callees");
 		views.callers = new FlameView($("sw-callers"), true, "callers");
 		tree = mainTree(null, null);
+		pageTotal = tree.total[0];
+		showMerged();
 		if (!(tree.total[0] > 0))
 			$("status").textContent = "No stack counts found";
 		views.main.setTree(tree, false);

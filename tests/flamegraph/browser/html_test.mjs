@@ -5,7 +5,7 @@
 // (no dialog, no request, no console error). Screenshots are kept in ARTIFACTS.
 // usage: node --experimental-websocket html_test.mjs SCORCH ARTIFACTS
 // Exit 77 (skip) when chromium is missing, unless CI=true.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { findChromium, launch } from "./cdp.mjs";
 import { HOSTILE, checkHostile, checker, pageHelpers, removeDir, requireBrowser, workdir } from "./page_test.mjs";
@@ -51,6 +51,13 @@ run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.svg")]);
 // annotations: kernel, inlined, JIT frames
 run(["flamegraph", folded("annot.folded", ["main;read;ksys_read_[k];vfs_read_[k] 5", "main;work;inl_[i] 2",
 	"main;jitfn_[j] 1"]), "-o", join(dir, "annot.html")]);
+// 20,000 callers of a millionth of main each beside one of 1,000,000: drawn at no zoom
+const wide = ["main;hot 1000000"];
+for (let i = 0; i < 20000; i++)
+	wide.push("main;tiny_" + i + ";leaf 1");
+const wideF = folded("wide.folded", wide);
+run(["flamegraph", wideF, "-o", join(dir, "wide.html")]);
+run(["flamegraph", "--minwidth", "0", wideF, "-o", join(dir, "wide-all.html")]);
 
 const { check, fail, failures } = checker();
 const s = await launch(chromium, dir, "1300,800");
@@ -322,6 +329,22 @@ try {
 		"the table strips the annotations", tnames);
 	check(await s.js(`([...document.querySelectorAll("#fn-body td.name")].find((t) => t.textContent === "vfs_read") || {}).title`) === "vfs_read_[k]",
 		"the full name in the row's tooltip");
+
+	// a frame drawn at no zoom is left out by default, the count said; --minwidth 0 keeps it
+	const wideSize = statSync(join(dir, "wide.html")).size, wideAll = statSync(join(dir, "wide-all.html")).size;
+	await open("wide.html");
+	st = await state();
+	const merged = await s.js(`({ hidden: document.getElementById("merged").hidden, text: document.getElementById("merged").textContent,
+		title: document.getElementById("merged").title, nodes: scorch.nodes })`);
+	check(st.total === 1020000 && merged.nodes === 3 && !merged.hidden && merged.text === "Merged: 1.96%" &&
+		/20,000 samples \(1\.96%\) of 20,000 stacks/.test(merged.title) && /--minwidth 0/.test(merged.title),
+		"narrow frames merged into main, the count shown", merged);
+	check(await frame("hot") !== null && wideSize * 5 < wideAll, "the page is smaller", [wideSize, wideAll]);
+	await s.key("t");
+	check(/--minwidth 0 keeps every frame/.test(await text("table-note")), "the table says so", await text("table-note"));
+	await open("wide-all.html");
+	check(await s.js("scorch.nodes") === 40003 && await s.js("document.getElementById('merged').hidden"),
+		"--minwidth 0: every frame", await s.js("scorch.nodes"));
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	await checkHostile(s, helpers, dir, check, "html-hostile");

@@ -201,7 +201,7 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u32(b, m->user_depth);
 		ok = put_str(b, m->host) && put_str(b, m->kernel) && put_str(b, m->version) &&
 		     put_str(b, m->clock);
-		if (m->mode != CAPTURE_MODE_EVENT && !m->interval_ns)
+		if (m->mode != CAPTURE_MODE_EVENT && !m->interval_ns && (!m->target || !*m->target))
 			break; /* the record as 1.1 wrote it */
 		ok = ok && put_str(b, m->event ? m->event : "");
 		put_u32(b, m->event_weight);
@@ -209,6 +209,8 @@ static int encode(struct buf *b, const struct capture_record *rec, uint64_t reco
 		put_u64(b, m->event_period);
 		ok = ok && put_str(b, m->event_weight_unit ? m->event_weight_unit : "");
 		put_u64(b, m->interval_ns);
+		if (m->target && *m->target)
+			ok = ok && put_str(b, m->target);
 		break;
 	}
 	case CAPTURE_PROC:
@@ -595,6 +597,7 @@ static int decode(struct capture_reader *r, struct cur *c, struct capture_record
 		m->event_period = c->p < c->end ? get_n(c, 8) : 0;
 		m->event_weight_unit = c->p < c->end ? get_str(c) : "";
 		m->interval_ns = c->p < c->end ? get_n(c, 8) : 0; /* since 1.4 */
+		m->target = c->p < c->end ? get_str(c) : "";	  /* since 1.5 */
 		r->interval_ns = m->interval_ns;
 		if (!c->bad && m->mode == CAPTURE_MODE_EVENT && (!m->event || !*m->event))
 			return fail(r, -EBADMSG,

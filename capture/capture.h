@@ -28,7 +28,7 @@
 
 #define CAPTURE_MAGIC	      "SCORCHCP"
 #define CAPTURE_VERSION_MAJOR 1
-#define CAPTURE_VERSION_MINOR 4
+#define CAPTURE_VERSION_MINOR 5
 #define CAPTURE_HEADER_SIZE   16
 #define CAPTURE_RECORD_HEADER 8
 
@@ -94,6 +94,9 @@ struct capture_meta {
 	/* since 1.4, after the event fields (written empty outside CAPTURE_MODE_EVENT; 0
 	 * when absent): record --interval's length in ns; 0: the recording is one whole */
 	uint64_t interval_ns;
+	/* since 1.5, after interval_ns ("" when absent): what was recorded, as record says
+	 * it ("PID 42 (app)", "all CPUs", "command: make -j8") */
+	const char *target;
 };
 
 /* capture_meta.event_flags */

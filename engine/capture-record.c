@@ -154,15 +154,16 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 	uname(&u);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	meta.meta = (struct capture_meta){
-		.mode = o->mode == MODE_OFFCPU  ? CAPTURE_MODE_OFFCPU
-			: o->mode == MODE_WALL  ? CAPTURE_MODE_WALL
+		.mode = o->mode == MODE_OFFCPU	? CAPTURE_MODE_OFFCPU
+			: o->mode == MODE_WALL	? CAPTURE_MODE_WALL
 			: o->mode == MODE_EVENT ? CAPTURE_MODE_EVENT
 						: CAPTURE_MODE_CPU,
 		.flags = (o->user_only ? CAPTURE_META_USER_ONLY : 0) |
 			 (o->kernel_only ? CAPTURE_META_KERNEL_ONLY : 0) |
 			 (o->unwind_dwarf ? CAPTURE_META_UNWIND_DWARF : 0),
 		.freq = o->freq,
-		.start_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec,
+		.start_ns = o->start_ns > 0 ? (uint64_t)o->start_ns
+					    : (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec,
 		.max_depth = o->max_depth,
 		.user_depth = o->user_depth,
 		.host = u.nodename,
@@ -170,6 +171,7 @@ int capture_rec__open(const char *path, const struct capture_rec_opts *o, struct
 		.version = SCORCH_VERSION,
 		.clock = "monotonic",
 		.interval_ns = (uint64_t)(o->interval * 1e9 + 0.5),
+		.target = o->target,
 	};
 	if (o->mode == MODE_EVENT && o->event) {
 		meta.meta.event = o->event->spec;

@@ -27,6 +27,8 @@ struct capture_rec_opts {
 	bool user_only, kernel_only, unwind_dwarf;
 	const struct event_spec *event; /* MODE_EVENT: the event and its options */
 	double interval; /* --interval in seconds (0: none): counts carry their interval */
+	const char *target; /* what is recorded (capture_meta.target); borrowed for the open */
+	int64_t start_ns;   /* CLOCK_REALTIME of the start (capture_meta.start_ns); 0: now */
 	/*
 	 * Only a capture is written: user frames are not named during the recording, only
 	 * what a later report needs is kept (JIT names are asked for JIT addresses only).

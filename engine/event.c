@@ -615,6 +615,19 @@ void event__unit(const struct event_spec *ev, const char **type, const char **un
 	}
 }
 
+const char *event__describe(struct event_spec *ev)
+{
+	if (ev->period > 1)
+		snprintf(ev->subtitle, sizeof(ev->subtitle), "%s%s: 1 in %" PRIu64 " counted",
+			 ev->spec, ev->weight_arg ? ", weighed by its argument" : "", ev->period);
+	else
+		snprintf(ev->subtitle, sizeof(ev->subtitle), "%s%s", ev->spec,
+			 ev->latency	  ? ": time from entry to return, by the stack at entry"
+			 : ev->weight_arg ? ", weighed by its argument"
+					  : "");
+	return ev->subtitle;
+}
+
 void event__svg_defaults(struct event_spec *ev, struct flamegraph_opts *fg)
 {
 	struct flamegraph_opts dflt;
@@ -624,18 +637,8 @@ void event__svg_defaults(struct event_spec *ev, struct flamegraph_opts *fg)
 	event__unit(ev, &type, &unit, &countname);
 	if (!fg->title)
 		fg->title = ev->latency ? "Latency Flame Graph" : "Event Flame Graph";
-	if (!fg->subtitle) {
-		if (ev->period > 1)
-			snprintf(ev->subtitle, sizeof(ev->subtitle),
-				 "%s%s: 1 in %" PRIu64 " counted", ev->spec,
-				 ev->weight_arg ? ", weighed by its argument" : "", ev->period);
-		else
-			snprintf(ev->subtitle, sizeof(ev->subtitle), "%s%s", ev->spec,
-				 ev->latency ? ": time from entry to return, by the stack at entry"
-				 : ev->weight_arg ? ", weighed by its argument"
-						  : "");
-		fg->subtitle = ev->subtitle;
-	}
+	if (!fg->subtitle)
+		fg->subtitle = event__describe(ev);
 	if (fg->countname == dflt.countname || !strcmp(fg->countname, dflt.countname))
 		fg->countname = countname;
 	if (fg->colors == dflt.colors && ev->weight_arg)

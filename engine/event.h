@@ -21,8 +21,12 @@
  * BTF. Returns 0, or -errno after an error line and a hint.
  */
 int event__resolve(struct event_spec *ev, const pid_t *pids, size_t nr_pids, char **cmd);
-/* The SVG's title, subtitle (the event, and --period) and count name, unless the user
- * chose them; the strings live as long as @ev. */
+/* What @ev counts, in a phrase: the event as given, and --weight, --latency or --period
+ * ("uprobe:libc.so.6:malloc, weighed by its argument"). Lives as long as @ev (in
+ * ev->subtitle, rewritten at each call). */
+const char *event__describe(struct event_spec *ev);
+/* The SVG's title, subtitle (event__describe()) and count name, unless the user chose
+ * them; the strings live as long as @ev. */
 struct flamegraph_opts;
 void event__svg_defaults(struct event_spec *ev, struct flamegraph_opts *fg);
 /* The unit of @ev's counts: pprof's sample type and unit, the SVG's count name. */

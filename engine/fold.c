@@ -259,6 +259,7 @@ static int add_python_frame(struct fold *f, size_t *n, const struct count_key *k
 			    const struct stack *user, int i)
 {
 	uint64_t w = user->ips[i], pos = 0;
+	const char *qualname, *file;
 	struct frame fr;
 	int err;
 
@@ -277,9 +278,14 @@ static int add_python_frame(struct fold *f, size_t *n, const struct count_key *k
 			return err;
 	}
 	err = push_frame(f, n, fr.name);
-	if (!err && f->outs)
-		err = outputs__stack_user(f->outs, f->sym, key->pid, key->gen, w, &fr, 1);
-	return err;
+	if (err || !f->outs)
+		return err;
+	/* a profile's function is a name and a file: "<module>" of app.py, not
+	 * "<module> (app.py)" of no file (pprof's demangler cut that to "") */
+	if (fr.kind == FRAME_UNKNOWN ||
+	    pycodes__function(f->py, key->pid, key->gen, w, pos, &qualname, &file))
+		return outputs__stack_marker(f->outs, fr.name);
+	return outputs__stack_python(f->outs, w, qualname, file, fr.line);
 }
 
 /* Reverses @fr[0..k): the waker side is folded leaf to root. */

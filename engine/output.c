@@ -50,7 +50,7 @@ static int write_svg(const struct output_data *d, FILE *fp)
 static int write_html(const struct output_data *d, FILE *fp, struct flamegraph **acc,
 		      unsigned int seq, double seconds)
 {
-	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds, .name = d->name};
+	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = seconds};
 	struct flamegraph *fg = acc ? *acc : NULL;
 	int err;
 
@@ -64,7 +64,7 @@ static int write_html(const struct output_data *d, FILE *fp, struct flamegraph *
 	}
 
 	if (!fg) {
-		fg = flamegraph__new(d->fg);
+		fg = flamegraph__new(d->page_fg ? d->page_fg : d->fg);
 		if (!fg)
 			return -ENOMEM;
 		if (acc)
@@ -96,7 +96,7 @@ static int write_pprof(const struct output_data *d, FILE *fp)
 
 static int write_speedscope(const struct output_data *d, FILE *fp)
 {
-	return profile__write_speedscope(d->prof, fp, d->name);
+	return profile__write_speedscope(d->prof, fp, d->desc);
 }
 
 /*
@@ -453,6 +453,8 @@ int outputs__write(struct outputs *o, struct output_data *d)
 		profile__set_time(o->prof, o->start_ns,
 				  (int64_t)((ts.tv_sec + ts.tv_nsec / 1e9 - o->start) * 1e9));
 	}
+	if (o->prof && profile__set_comments(o->prof, &d->desc, d->desc ? 1 : 0))
+		return -ENOMEM;
 	for (i = 0; i < o->n; i++) {
 		struct output *out = &o->v[i];
 
@@ -644,6 +646,20 @@ int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr
 			return err;
 	}
 	return add_frames(o, ip >= KERNEL_START ? o->kernel_map : 0, ip, fr, k);
+}
+
+int outputs__stack_python(struct outputs *o, uint64_t word, const char *qualname, const char *file,
+			  uint32_t line)
+{
+	struct profile_line l = {
+		.function = qualname, .file = file, .line = line, .verbatim = true};
+	uint32_t id = 0;
+	int err;
+
+	if (!o->prof)
+		return 0;
+	err = profile__add_location(o->prof, 0, word, &l, 1, &id);
+	return push_loc(o, err, id);
 }
 
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count)

@@ -20,12 +20,18 @@ struct symbolizer;
 struct frame;
 
 /* What a writer gets: the folded stacks, the pprof/speedscope profile (NULL when no
- * output needs it), the SVG options, and the name of the file being written. */
+ * output needs it), the SVG options, the name of the file being written, and what the
+ * recording was (summary__describe(): pprof's comment, speedscope's name; the SVG's
+ * subtitle comes with @fg). */
 struct output_data {
 	const struct folded *folded;
 	const struct profile *prof;
 	const struct flamegraph_opts *fg;
 	const char *name;
+	const char *desc;
+	/* the HTML page's graph options (NULL: @fg): with --interval the page holds every
+	 * interval, the other outputs one */
+	const struct flamegraph_opts *page_fg;
 	/* NULL, or the HTML page's graph, built by the caller with its intervals (report of
 	 * a capture recorded with --interval): written as it is, @folded not added */
 	struct flamegraph *page;
@@ -90,6 +96,10 @@ int outputs__stack_marker(struct outputs *o, const char *name);
 int outputs__stack_user(struct outputs *o, struct symbolizer *sym, pid_t pid, uint64_t gen,
 			uint64_t ip, const struct frame *fr, int k);
 int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr, int k);
+/* A Python frame: function @qualname ("<module>") of source file @file (NULL: unknown) at
+ * @line (0: unknown), @word its code-object word (no address of a mapping). */
+int outputs__stack_python(struct outputs *o, uint64_t word, const char *qualname, const char *file,
+			  uint32_t line);
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count);
 /* outputs__stack_end() of an off-wake stack: pprof labels waker_pid (0: none) and
  * waker_comm (NULL: none) too. */

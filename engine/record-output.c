@@ -312,14 +312,80 @@ static int close_capture(struct record *r, const uint64_t *st)
 }
 
 /*
+ * The graphs' defaults, unless the user chose: title, palette, count name, and the
+ * subtitle @subtitle (what the recording was).
+ */
+static void graph_defaults(struct record *r, struct flamegraph_opts *fg, const char *subtitle)
+{
+	struct flamegraph_opts dflt;
+
+	if (!fg->subtitle)
+		fg->subtitle = subtitle;
+	/* offwake: its own title and palette, before the off-CPU defaults */
+	if (r->opts.offwake) {
+		flamegraph_opts__init(&dflt);
+		if (!fg->title)
+			fg->title = r->opts.wakeup ? "Wakeup Time Flame Graph"
+						   : "Off-Wake Time Flame Graph";
+		if (fg->colors == dflt.colors)
+			fg->colors = FG_PAL_WAKEUP;
+	}
+	if (r->opts.mode == MODE_EVENT)
+		event__svg_defaults(&r->opts.event, fg);
+	else
+		fold__svg_defaults(r->opts.mode, fg);
+}
+
+/*
+ * What the recording was: so far (@st: the counters at its end, NULL before; @end_ns
+ * its end, CLOCK_MONOTONIC) into r->page_desc, for the page of every interval; into
+ * r->desc for the other outputs, which with --interval hold one interval each, from
+ * @start_ns (CLOCK_REALTIME) to @end_ns: its number, start and length then.
+ */
+static void describe(struct record *r, const uint64_t *st, int64_t start_ns, uint64_t end_ns)
+{
+	const struct record_opts *o = &r->opts;
+	struct summary sm = {
+		.fold = &r->fold,
+		.st = st,
+		.mode = o->mode,
+		.freq = o->freq,
+		.elapsed = st ? r->elapsed : (end_ns - MIN(end_ns, r->attach_ns)) / 1e9,
+		.drain_lost = r->drain_lost,
+	};
+	struct recording_desc rd = {
+		.what = o->mode == MODE_EVENT ? event__describe(&r->opts.event)
+			: o->wakeup	      ? "wakeup"
+			: o->offwake	      ? "offwake"
+					      : summary__mode_name(o->mode),
+		.target = r->target,
+		.start_ns = r->start_ns,
+		.host = r->host,
+	};
+
+	summary__describe(&sm, &rd, r->page_desc, sizeof(r->page_desc));
+	if (o->interval <= 0) {
+		memcpy(r->desc, r->page_desc, sizeof(r->desc));
+		return;
+	}
+	/* the counters are the whole recording's: no totals for one interval */
+	sm.st = NULL;
+	rd.interval = o->named ? outputs__seq(o->outs) : 0;
+	rd.start_ns = start_ns;
+	sm.elapsed = (end_ns - MIN(end_ns, r->window_ns)) / 1e9;
+	summary__describe(&sm, &rd, r->desc, sizeof(r->desc));
+}
+
+/*
  * The named outputs (folded, SVG, pprof, speedscope) of the counts taken from
  * r->window_ns to @end_ns (CLOCK_MONOTONIC): the recording window pprof states, not
- * the start-up before the attach nor the naming and writing after the stop.
+ * the start-up before the attach nor the naming and writing after the stop. @st: the
+ * counters at the end of the recording, NULL for an --interval's files.
  */
-static int write_named(struct record *r, uint64_t end_ns)
+static int write_named(struct record *r, const uint64_t *st, uint64_t end_ns)
 {
-	struct output_data d = { .folded = r->fold.folded, .fg = &r->opts.fg };
-	struct flamegraph_opts dflt;
+	struct flamegraph_opts fg = r->opts.fg, page = r->opts.fg;
+	struct output_data d = {.folded = r->fold.folded, .fg = &fg, .page_fg = &page};
 	struct timespec ts;
 	uint64_t now = timing__now_ns();
 
@@ -327,32 +393,24 @@ static int write_named(struct record *r, uint64_t end_ns)
 		d.duration_ns = (int64_t)(end_ns - r->window_ns);
 		d.time_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec - (int64_t)(now - r->window_ns);
 	}
-
-	/* offwake: its own title and palette, before the off-CPU defaults */
-	if (r->opts.graph && r->opts.offwake) {
-		flamegraph_opts__init(&dflt);
-		if (!r->opts.fg.title)
-			r->opts.fg.title = r->opts.wakeup ? "Wakeup Time Flame Graph"
-							  : "Off-Wake Time Flame Graph";
-		if (r->opts.fg.colors == dflt.colors)
-			r->opts.fg.colors = FG_PAL_WAKEUP;
+	describe(r, st, d.time_ns, end_ns);
+	d.desc = r->desc;
+	if (r->opts.graph) {
+		graph_defaults(r, &fg, r->desc);
+		graph_defaults(r, &page, r->page_desc);
 	}
-	if (r->opts.graph && r->opts.mode == MODE_EVENT)
-		event__svg_defaults(&r->opts.event, &r->opts.fg);
-	else if (r->opts.graph)
-		fold__svg_defaults(r->opts.mode, &r->opts.fg);
 	return outputs__write(r->opts.outs, &d);
 }
 
-/* @st NULL: an interval's outputs, else the end of the recording (with the capture). */
 int record__write_output(struct record *r, const uint64_t *st)
 {
 	int err = 0, e;
 
 	if (r->opts.named) {
 		/* sampling ended at the stop, whatever came after it */
-		err = write_named(r, r->stop.stopped_at > 0 ? (uint64_t)(r->stop.stopped_at * 1e9)
-							    : timing__now_ns());
+		err = write_named(r, st,
+				  r->stop.stopped_at > 0 ? (uint64_t)(r->stop.stopped_at * 1e9)
+							 : timing__now_ns());
 		timing__mark(&r->finish, "render and write");
 	}
 	/* the capture is written even when another output could not be */
@@ -395,7 +453,7 @@ int record__write_interval(struct record *r)
 	r->stacks_aged += nr_aged;
 	r->next_interval += r->opts.interval;
 	if (r->opts.named) {
-		err = write_named(r, end_ns);
+		err = write_named(r, NULL, end_ns);
 		if (err) {
 			r->write_failed = true;
 			return err;

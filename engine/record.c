@@ -11,11 +11,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -306,6 +308,78 @@ static int finish_command(struct record *r)
 	return 0;
 }
 
+/* Appends @fmt to @buf at *@at, cut to @size (a "..." marks the cut). */
+static void __attribute__((format(printf, 4, 5)))
+target_add(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*at + 4 >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, size - 4 - *at, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= size - 4 - *at) {
+		memcpy(buf + size - 4, "...", 4);
+		*at = size;
+		return;
+	}
+	*at += (size_t)n;
+}
+
+/* Process @pid's name (/proc/PID/comm) into @comm, "" when it cannot be read. */
+static void read_comm(pid_t pid, char comm[SCORCH_COMM_LEN])
+{
+	char path[64], *text = NULL;
+	size_t len;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (file__read_bounded(AT_FDCWD, path, 256, &text, &len))
+		return;
+	len = strcspn(text, "\n");
+	snprintf(comm, SCORCH_COMM_LEN, "%.*s", (int)MIN(len, (size_t)SCORCH_COMM_LEN - 1), text);
+	free(text);
+}
+
+/*
+ * What is recorded, for the outputs and the capture: "command: make -j8", "PID 42
+ * (app)", "PIDs 42 (a), 43 (b)", "TID 7", "all CPUs".
+ */
+static void describe_target(struct record *r)
+{
+	const struct record_opts *o = &r->opts;
+	char comm[SCORCH_COMM_LEN];
+	size_t at = 0, i, size = sizeof(r->target);
+
+	r->target[0] = '\0';
+	if (o->cmd) {
+		target_add(r->target, size, &at, "command:");
+		for (i = 0; o->cmd[i]; i++)
+			target_add(r->target, size, &at, " %s", o->cmd[i]);
+		return;
+	}
+	for (i = 0; i < o->nr_pids; i++) {
+		read_comm(o->pids[i], comm);
+		if (!i)
+			target_add(r->target, size, &at, "%s", o->nr_pids > 1 ? "PIDs " : "PID ");
+		target_add(r->target, size, &at, "%s%d", i ? ", " : "", (int)o->pids[i]);
+		if (comm[0])
+			target_add(r->target, size, &at, " (%s)", comm);
+	}
+	for (i = 0; i < o->nr_tids; i++) {
+		if (!i)
+			target_add(r->target, size, &at, "%s%s", at ? ", " : "",
+				   o->nr_tids > 1 ? "TIDs " : "TID ");
+		target_add(r->target, size, &at, "%s%d", i ? ", " : "", (int)o->tids[i]);
+	}
+	if (!at)
+		target_add(r->target, size, &at, "all CPUs");
+}
+
 /*
  * Before the BPF programs load: the host's checks, the outputs opened (a bad path
  * fails now, not after the recording), the symbolizer, the tables of processes and,
@@ -315,12 +389,18 @@ static int record_open(struct record *r)
 {
 	struct record_opts *o = &r->opts;
 	struct symbolizer_opts yopts = o->names;
+	struct utsname u;
 	size_t i;
 	int err;
 
 	err = preflight(r);
 	if (err)
 		return err;
+	/* the recording's date, the capture's as well: a report describes it the same */
+	r->start_ns = (int64_t)timing__clock_ns(CLOCK_REALTIME);
+	describe_target(r);
+	if (!uname(&u))
+		snprintf(r->host, sizeof(r->host), "%s", u.nodename);
 	if (o->capture) {
 		struct capture_rec_opts copts = {
 			.sz = sizeof(copts),
@@ -334,6 +414,8 @@ static int record_open(struct record *r)
 			.event = o->mode == MODE_EVENT ? &o->event : NULL,
 			.interval = o->interval,
 			.only = !o->named,
+			.target = r->target,
+			.start_ns = r->start_ns,
 		};
 
 		err = capture_rec__open(o->capture_path, &copts, &r->cap);

@@ -209,6 +209,14 @@ struct record {
 	struct ktables *kt; /* --unwind kernel: the tables in the BPF maps (ktables.c) */
 	struct pycodes *py; /* --unwind kernel: CPython code objects' names */
 	bool partial;	    /* more than PARTIAL_LOSS_PCT of the samples were lost */
+	/* what is recorded ("PID 42 (app)", "all CPUs", "command: make -j8"; record.c), for
+	 * the outputs' descriptions and the capture */
+	char target[256];
+	int64_t start_ns; /* CLOCK_REALTIME when the recording began (its outputs opened) */
+	char host[65];	  /* uname's nodename */
+	/* the outputs' descriptions (summary__describe()), written before each output: the
+	 * graphs hold pointers to them. page_desc: the HTML page of every --interval */
+	char desc[512], page_desc[512];
 };
 
 /* Entries of the stack and count maps (both preallocated) on @nr_cpus CPUs. */

@@ -77,6 +77,7 @@ struct report {
 	 */
 	struct flamegraph *page;
 	uint32_t slice_interval;
+	char desc[512]; /* what the recording was (summary__describe()): the graphs hold it */
 };
 
 /* Reads @path whole (a user-chosen file: symlinks followed), at most CAPTURE_MAX_FILE. */
@@ -210,6 +211,7 @@ static int take(struct report *r, const struct capture_record *rec)
 		r->meta.clock = intern(r, rec->meta.clock, &err);
 		r->meta.event = intern(r, rec->meta.event, &err);
 		r->meta.event_weight_unit = intern(r, rec->meta.event_weight_unit, &err);
+		r->meta.target = intern(r, rec->meta.target, &err);
 		break;
 	case CAPTURE_PROC:
 		if (array__grow((void **)&r->procs, &r->procs_cap, r->nr_procs + 1,
@@ -475,6 +477,38 @@ static int close_page(struct report *r)
 	return err;
 }
 
+/* The capture's BPF counters as this scorch numbers them: those it does not know are
+ * dropped, missing ones stay 0. */
+static void counters(const struct report *r, uint64_t st[SCORCH_NR_STATS])
+{
+	memset(st, 0, SCORCH_NR_STATS * sizeof(*st));
+	memcpy(st, r->stats.bpf, MIN(r->stats.nr_bpf, (uint32_t)SCORCH_NR_STATS) * sizeof(*st));
+}
+
+/* What the recording was, as record described it, into r->desc. */
+static void describe(struct report *r)
+{
+	uint64_t st[SCORCH_NR_STATS];
+	struct summary sm = {
+		.fold = &r->fold,
+		.st = r->have_stats ? st : NULL,
+		.mode = r->fold.mode,
+		.freq = r->fold.freq,
+		.elapsed = r->stats.elapsed_ns / 1e9,
+		.drain_lost = r->stats.drain_lost,
+	};
+	struct recording_desc rd = {
+		.what = r->fold.mode == MODE_EVENT ? event__describe(&r->event)
+						   : summary__mode_name(r->fold.mode),
+		.target = r->meta.target,
+		.start_ns = (int64_t)r->meta.start_ns,
+		.host = r->meta.host,
+	};
+
+	counters(r, st);
+	summary__describe(&sm, &rd, r->desc, sizeof(r->desc));
+}
+
 static double summary(struct report *r)
 {
 	struct symbolizer_stats ss;
@@ -503,8 +537,7 @@ static double summary(struct report *r)
 	char where[1024];
 	double lost_pct;
 
-	/* counters this scorch does not know are dropped; missing ones stay 0 */
-	memcpy(st, r->stats.bpf, MIN(r->stats.nr_bpf, (uint32_t)SCORCH_NR_STATS) * sizeof(*st));
+	counters(r, st);
 	symbolizer__stats(r->sym, &ss);
 	lost_pct = summary__counts(&sm);
 	summary__details(&sm);
@@ -619,6 +652,9 @@ static int report_run(struct report *r)
 			event__unit(&r->event, &oopts.value_type, &oopts.value_unit, &countname);
 			oopts.period = r->event.period;
 		}
+		/* the recording's description, once its counters are read (load()) */
+		if (o->graph && !o->fg.subtitle)
+			o->fg.subtitle = r->desc;
 		if (o->graph && r->fold.mode == MODE_EVENT)
 			event__svg_defaults(&r->event, &o->fg);
 		else if (o->graph)
@@ -646,6 +682,8 @@ static int report_run(struct report *r)
 		/* pprof's time: the recording's, not this report's */
 		d.time_ns = (int64_t)MIN(r->meta.start_ns, (uint64_t)INT64_MAX);
 		d.duration_ns = (int64_t)MIN(r->stats.elapsed_ns, (uint64_t)INT64_MAX);
+		describe(r);
+		d.desc = r->desc;
 		err = outputs__write(o->outs, &d);
 		if (err)
 			goto cleanup;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* profiler: the end-of-run summary on standard error, shared by record and report. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "common.h"
 #include "flamegraph.h"
@@ -177,15 +179,120 @@ static void governed(const struct summary *sm)
 	pr_hint("--max-overhead PCT allows more (0: no limit)\n");
 }
 
+/* The samples and off-CPU intervals lost (*@lost) of those taken (*@taken), in percent. */
+static double lost_share(const struct summary *sm, uint64_t *lost, uint64_t *taken)
+{
+	const uint64_t *st = sm->st;
+
+	/* events: samples, and switch-outs of matching threads (tracked or not) */
+	*taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
+	*lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
+		st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
+		st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + drain_lost(sm);
+	return pct(*lost, *taken);
+}
+
+/*
+ * The rate the on-CPU samples were taken at on average, when the governor lowered it
+ * below -F: each sample then stands for several periods (STAT_PERIODS, less those of
+ * missed periods credited to it), so -F * samples / periods. 0: never lowered.
+ */
+static double governed_rate(const struct summary *sm)
+{
+	const uint64_t *st = sm->st;
+	uint64_t periods;
+
+	if (sm->mode != MODE_CPU && sm->mode != MODE_WALL)
+		return 0;
+	periods = st[STAT_PERIODS] - MIN(st[STAT_PERIODS], st[STAT_MISSED_PERIODS]);
+	if (!st[STAT_SAMPLES] || periods <= st[STAT_SAMPLES])
+		return 0;
+	return (double)sm->freq * st[STAT_SAMPLES] / periods;
+}
+
+/* Appends printf(@fmt, ...) to @buf at *@at, cut to @size. */
+static void __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*at >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, size - *at, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*at = MIN(size, *at + (size_t)n);
+}
+
+const char *summary__mode_name(enum record_mode mode)
+{
+	switch (mode) {
+	case MODE_OFFCPU:
+		return "offcpu";
+	case MODE_WALL:
+		return "wall";
+	case MODE_EVENT:
+		return "event";
+	default:
+		return "cpu";
+	}
+}
+
+const char *summary__describe(const struct summary *sm, const struct recording_desc *rd, char *buf,
+			      size_t size)
+{
+	const uint64_t *st = sm->st;
+	uint64_t lost, taken;
+	struct tm tm;
+	double avg;
+	time_t t;
+	size_t at = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	append(buf, size, &at, "%s", rd->what);
+	if (sm->mode == MODE_CPU || sm->mode == MODE_WALL) {
+		append(buf, size, &at, " at %ld Hz", sm->freq);
+		avg = st ? governed_rate(sm) : 0;
+		if (avg > 0)
+			append(buf, size, &at, " (lowered: %.0f Hz on average)", avg);
+	}
+	if (rd->target && *rd->target)
+		append(buf, size, &at, ", %s", rd->target);
+	if (rd->interval)
+		append(buf, size, &at, ", interval %u", rd->interval);
+	append(buf, size, &at, ", %.2f s", sm->elapsed);
+	if (rd->start_ns > 0) {
+		t = (time_t)(rd->start_ns / 1000000000);
+		if (gmtime_r(&t, &tm))
+			append(buf, size, &at, " from %04d-%02d-%02d %02d:%02d:%02d UTC",
+			       tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			       tm.tm_sec);
+	}
+	if (rd->host && *rd->host)
+		append(buf, size, &at, " on %s", rd->host);
+	if (!st)
+		return buf;
+	if (sm->mode == MODE_EVENT)
+		append(buf, size, &at, ": %" PRIu64 " events", st[STAT_SAMPLES]);
+	else if (sm->mode != MODE_OFFCPU)
+		append(buf, size, &at, ": %" PRIu64 " samples", st[STAT_SAMPLES]);
+	if (sm->mode == MODE_OFFCPU || sm->mode == MODE_WALL)
+		append(buf, size, &at, "%s%" PRIu64 " intervals off CPU (%.3f s)",
+		       sm->mode == MODE_WALL ? ", " : ": ", st[STAT_OFF_COUNTED],
+		       sm->fold ? sm->fold->offcpu_ns / 1e9 : 0.0);
+	append(buf, size, &at, ", %.2f%% lost", lost_share(sm, &lost, &taken));
+	return buf;
+}
+
 double summary__counts(const struct summary *sm)
 {
 	const uint64_t *st = sm->st;
-	/* events: samples, and switch-outs of matching threads (tracked or not) */
-	uint64_t taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
-	uint64_t lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-			st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
-			st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + drain_lost(sm);
-	double lost_pct = pct(lost, taken);
+	uint64_t taken, lost;
+	double lost_pct = lost_share(sm, &lost, &taken);
 
 	if (!sm->quiet && !sm->verbose)
 		captured(sm, lost_pct);

@@ -59,4 +59,28 @@ struct summary {
 double summary__counts(const struct summary *sm);
 void summary__details(const struct summary *sm);
 
+/* --mode's name of @mode: "cpu", "offcpu", "wall", "event". */
+const char *summary__mode_name(enum record_mode mode);
+
+/* What a recording was, beside its counts (struct summary): who, when, where. */
+struct recording_desc {
+	const char *what;      /* "cpu", "offcpu", "offwake"...; MODE_EVENT: the event phrase */
+	const char *target;    /* "PID 42 (app)", "all CPUs", "command: make" (NULL, "": unknown) */
+	int64_t start_ns;      /* CLOCK_REALTIME at the start (0: unknown) */
+	const char *host;      /* the recording's host (NULL, "": unknown) */
+	unsigned int interval; /* --interval's files: their number (1-based); 0: the whole */
+};
+
+/*
+ * One line saying what a recording was, for its outputs (the SVG's and HTML page's
+ * subtitle, pprof's comment, speedscope's name): "cpu at 99 Hz, PID 42 (app), 5.00 s
+ * from 2025-01-02 10:11:12 UTC on box: 495 samples, 0.00% lost". The rate is -F's, with
+ * the average the samples were taken at when the governor lowered it (from the
+ * counters, as record and report both have them). Of @sm it reads mode, freq, elapsed,
+ * st (NULL: an --interval's files, no totals: the counters are the whole recording's)
+ * and drain_lost. Writes @buf (cut to @size) and returns it.
+ */
+const char *summary__describe(const struct summary *sm, const struct recording_desc *rd, char *buf,
+			      size_t size);
+
 #endif /* SCORCH_ENGINE_SUMMARY_H */

@@ -13,7 +13,7 @@ struct pmapping {
 };
 
 struct pfunction {
-	uint32_t name, file; /* string indexes */
+	uint32_t name, system_name, file; /* string indexes; system_name 0: verbatim */
 };
 
 struct pline {
@@ -62,6 +62,8 @@ struct profile {
 	/* string ids the pprof writer needs, interned by profile__new() */
 	uint32_t vt_type[PROFILE_MAX_VALUES], vt_unit[PROFILE_MAX_VALUES];
 	uint32_t period_type, period_unit, key_pid, key_comm, key_waker_pid, key_waker_comm;
+	uint32_t *comments; /* string ids of pprof's comments */
+	size_t nr_comments;
 };
 
 /* Sets *@id to the string index of @s[0..len) (added on first use); 0 for NULL or "".

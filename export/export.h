@@ -72,11 +72,16 @@ int profile__add_mapping(struct profile *p, const struct profile_mapping *m, uin
  * One function of a location's inline chain: @function (never NULL or empty),
  * @file its source file (NULL: unknown), @line the line in that function (the
  * call site for a function that has another inlined into it; 0: unknown).
+ * @verbatim: @function is a name as its language writes it, not a symbol (Python's
+ * "<module>", "<lambda>"): pprof gets it as the name with no system_name, which it
+ * takes as already demangled; else its demangler's heuristics would cut what looks
+ * like C++ templates or parameters ("<module>" became ""). A symbol's name is both.
  */
 struct profile_line {
 	const char *function;
 	const char *file;
 	int64_t line;
+	bool verbatim;
 };
 
 /*
@@ -118,6 +123,13 @@ int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr
 
 /* Sets the profile's start (ns since the epoch) and duration (ns), as pprof writes them. */
 void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos);
+
+/*
+ * Sets the profile's comments, pprof's Profile.comment (what `go tool pprof -comments`
+ * prints): @lines[0..n) (copied; NULL or "" entries skipped), replacing any set before.
+ * Returns 0 or -ENOMEM (the comments then none).
+ */
+int profile__set_comments(struct profile *p, const char *const *lines, size_t n);
 
 /* Distinct samples, and the sum of value @i over them (saturating). */
 size_t profile__nr_samples(const struct profile *p);

@@ -67,6 +67,7 @@ struct pb {
 	Perftools__Profiles__Label *labels, **labelp;
 	uint64_t *loc_ids;
 	int64_t *values;
+	int64_t *comments;
 };
 
 static void pb__free(struct pb *b)
@@ -85,6 +86,7 @@ static void pb__free(struct pb *b)
 	free(b->labelp);
 	free(b->loc_ids);
 	free(b->values);
+	free(b->comments);
 }
 
 /* Calloc of @n elements, never NULL for n == 0 (one element then). */
@@ -125,9 +127,10 @@ static int pb__build(struct pb *b, const struct profile *p)
 	b->labelp = alloc_n(nlabels, sizeof(*b->labelp));
 	b->loc_ids = alloc_n(p->nr_stacks, sizeof(*b->loc_ids));
 	b->values = alloc_n(p->nr_samples * o->nr_values, sizeof(*b->values));
+	b->comments = alloc_n(p->nr_comments, sizeof(*b->comments));
 	if (!b->maps || !b->mapp || !b->funcs || !b->funcp || !b->lines || !b->linep || !b->locs ||
 	    !b->locp || !b->samples || !b->samplep || !b->labels || !b->labelp || !b->loc_ids ||
-	    !b->values)
+	    !b->values || !b->comments)
 		return -ENOMEM;
 
 	for (i = 0; i < p->nr_maps; i++) {
@@ -153,7 +156,7 @@ static int pb__build(struct pb *b, const struct profile *p)
 		perftools__profiles__function__init(f);
 		f->id = i + 1;
 		f->name = p->funcs[i].name;
-		f->system_name = p->funcs[i].name;
+		f->system_name = p->funcs[i].system_name;
 		f->filename = p->funcs[i].file;
 		b->funcp[i] = f;
 	}
@@ -241,6 +244,10 @@ static int pb__build(struct pb *b, const struct profile *p)
 	b->prof.function = b->funcp;
 	b->prof.n_string_table = p->nr_strs;
 	b->prof.string_table = (char **)p->strs;
+	b->prof.n_comment = p->nr_comments;
+	b->prof.comment = b->comments;
+	for (i = 0; i < p->nr_comments; i++)
+		b->comments[i] = p->comments[i];
 	b->prof.time_nanos = o->time_nanos;
 	b->prof.duration_nanos = o->duration_nanos;
 	if (p->period_type && p->period_unit)

@@ -138,6 +138,7 @@ void profile__free(struct profile *p)
 	free(p->stacks);
 	free(p->samples);
 	hashmap__free(&p->sample_idx);
+	free(p->comments);
 	free(p);
 }
 
@@ -198,17 +199,18 @@ static bool func_eq(uint64_t val, const void *ctx)
 	return !memcmp(&c->p->funcs[val - 1], c->key, sizeof(struct pfunction));
 }
 
-static int function_id(struct profile *p, const char *name, const char *file, uint32_t *id)
+static int function_id(struct profile *p, const struct profile_line *l, uint32_t *id)
 {
 	struct pfunction k;
 	uint64_t h;
 	int err;
 
-	err = str_id(p, name, &k.name);
+	err = str_id(p, l->function, &k.name);
 	if (!err)
-		err = str_id(p, file, &k.file);
+		err = str_id(p, l->file, &k.file);
 	if (err)
 		return err;
+	k.system_name = l->verbatim ? 0 : k.name;
 	h = hash__bytes(&k, sizeof(k), 0xf17);
 	*id = (uint32_t)hashmap__find(&p->func_idx, h, func_eq, &(struct key_ctx){p, &k});
 	if (*id)
@@ -270,7 +272,7 @@ int profile__add_location(struct profile *p, uint32_t mapping, uint64_t address,
 		if (!lines[i].function || !lines[i].function[0])
 			return -EINVAL;
 		memset(&pl[i], 0, sizeof(pl[i]));
-		err = function_id(p, lines[i].function, lines[i].file, &pl[i].function);
+		err = function_id(p, &lines[i], &pl[i].function);
 		if (err)
 			return err;
 		pl[i].line = lines[i].line;
@@ -421,6 +423,28 @@ void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_n
 {
 	p->opts.time_nanos = time_nanos;
 	p->opts.duration_nanos = duration_nanos;
+}
+
+int profile__set_comments(struct profile *p, const char *const *lines, size_t n)
+{
+	uint32_t *ids = n ? calloc(n, sizeof(*ids)) : NULL;
+	size_t i, nr = 0;
+
+	free(p->comments);
+	p->comments = NULL;
+	p->nr_comments = 0;
+	if (n && !ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (str_id(p, lines[i], &ids[nr])) {
+			free(ids);
+			return -ENOMEM;
+		}
+		nr += ids[nr] != 0;
+	}
+	p->comments = ids;
+	p->nr_comments = nr;
+	return 0;
 }
 
 size_t profile__nr_samples(const struct profile *p)

@@ -263,9 +263,8 @@ int flamegraph__write_svg_path(const struct folded *f, const struct flamegraph_o
 int flamegraph__set_interval(struct flamegraph *fg, unsigned int interval);
 
 struct flamegraph_html_opts {
-	size_t sz;	  /* sizeof(struct flamegraph_html_opts) */
-	double interval;  /* seconds per interval for the timeline's axis (0: unknown) */
-	const char *name; /* the profile's file name for the page (NULL: none); borrowed */
+	size_t sz;	 /* sizeof(struct flamegraph_html_opts) */
+	double interval; /* seconds per interval for the timeline's axis (0: unknown) */
 };
 
 /*

@@ -52,13 +52,14 @@ struct html_tree {
 	const struct flamegraph *fg;
 	uint32_t *rank;	   /* name id -> rank */
 	uint32_t *by_rank; /* the page's names in rank order: name ids */
-	size_t nr_ranks;   /* ... how many (all the graph's, but those tree_prune() left out) */
+	size_t nr_ranks;   /* ... how many (all the graph's, but those tree_build() left out) */
 	size_t *order;	/* stack indices, sorted */
 	struct html_node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct html_slice *slices;
 	size_t nr_slices, cap_slices;
 	uint32_t *path; /* node index per depth of the open path (path[0]: the root) */
+	uint64_t merged_stacks, merged_count; /* stacks cut by frames left out, their count */
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -144,114 +145,197 @@ static void slices_merge(struct html_tree *t)
 }
 
 /*
- * Merges the ordered stacks into nodes in preorder: a stack shares the nodes of
- * the previous one as far as their frames are equal (a trie walk after the sort).
+ * The frames the page holds. html.js draws a frame only when it is at least
+ * HTML_MIN_PX wide in the view, and a click zooms into a frame drawn, so a frame is
+ * at its widest when its parent is zoomed: parent's width * total / parent's total.
+ * A frame narrower than HTML_MIN_PX there, in a window HTML_MAX_PX wide, is drawn
+ * at no zoom: by default (no --minwidth) the page leaves it out, with what is above
+ * it, and its count is its parent's own. Differential pages take the wider side.
+ * HTML_MAX_PX / HTML_MIN_PX: a frame under 1/10240 of its parent is left out.
+ */
+#define HTML_MIN_PX	  0.4
+#define HTML_MAX_PX	  4096
+#define HTML_PARENT_RATIO 10240 /* HTML_MAX_PX / HTML_MIN_PX, exactly */
+
+typedef unsigned __int128 u128;
+
+static uint64_t clamp64(u128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+/* Whether a frame of @w (drawn, other) under a parent of @pw is kept: --minwidth's
+ * bound @min when given (the SVG's: on the drawn count), else drawn at some zoom. */
+static bool frame_kept(const struct html_tree *t, const u128 w[2], const u128 pw[2], double min)
+{
+	u128 a = MAX(w[0], w[1]), b = MAX(pw[0], pw[1]);
+
+	if (t->fg->opts.minwidth_set)
+		return (double)w[0] >= min;
+	return a * HTML_PARENT_RATIO >= b;
+}
+
+/*
+ * Merges the ordered stacks into the nodes kept, in preorder: a stack shares the nodes
+ * of the previous one as far as their frames are equal (a trie walk after the sort). A
+ * node's total is known when it is made, from prefix sums over the ordered stacks and
+ * the end of its run (the first later stack sharing fewer frames: lcp[] and nxt[], the
+ * next stack sharing fewer than a given one); a node left out is not made, nor
+ * anything above it: its run is skipped, its count added to its parent's own. Memory
+ * and time go with the nodes kept, not with the frames of the input.
  */
 static int tree_build(struct html_tree *t)
 {
 	const struct flamegraph *fg = t->fg;
-	size_t depth = 0, k, o;
-	int err;
+	const struct flamegraph_opts *o = &fg->opts;
+	size_t N = 0, i, j, k, d = 0, shared, m, p, e;
+	uint32_t *lcp = NULL, *nxt = NULL, *chain = NULL;
+	u128 *sum = NULL, *osum = NULL, (*ptot)[2] = NULL, w[2] = {0, 0};
+	bool diff = flamegraph__is_diff(fg);
+	double min = 0;
+	int err = -ENOMEM;
 
+	/* the stacks drawn or compared, in order; sum[i], osum[i]: the counts of the first i
+	 * drawn, and not drawn (differential graphs only) */
+	for (i = 0; i < fg->nr_stacks; i++) {
+		const struct fg_stack *s = &fg->stacks[t->order[i]];
+
+		if (s->count || s->other)
+			t->order[N++] = t->order[i];
+	}
 	t->path = malloc((fg->max_len + 1) * sizeof(*t->path));
-	if (!t->path || array__grow((void **)&t->nodes, &t->cap_nodes, 1, sizeof(*t->nodes)))
-		return -ENOMEM;
+	ptot = malloc((fg->max_len + 1) * sizeof(*ptot));
+	chain = malloc((fg->max_len + 2) * sizeof(*chain));
+	lcp = malloc(MAX(N, 1) * sizeof(*lcp));
+	nxt = malloc(MAX(N, 1) * sizeof(*nxt));
+	sum = malloc((N + 1) * sizeof(*sum));
+	osum = diff ? malloc((N + 1) * sizeof(*osum)) : NULL;
+	if (!t->path || !ptot || !chain || !lcp || !nxt || !sum || (diff && !osum) ||
+	    array__grow((void **)&t->nodes, &t->cap_nodes, 1, sizeof(*t->nodes)))
+		goto cleanup;
+	if (N > UINT32_MAX - 1) {
+		err = -EOVERFLOW;
+		goto cleanup;
+	}
+	sum[0] = 0;
+	if (osum)
+		osum[0] = 0;
+	for (i = 0; i < N; i++) {
+		const struct fg_stack *s = &fg->stacks[t->order[i]];
+		const uint32_t *fr = fg->frames + s->off;
+
+		sum[i + 1] = sum[i] + s->count;
+		if (osum)
+			osum[i + 1] = osum[i] + s->other;
+		lcp[i] = 0;
+		if (i) {
+			const struct fg_stack *q = &fg->stacks[t->order[i - 1]];
+			const uint32_t *fq = fg->frames + q->off;
+			size_t n = MIN(s->len, q->len);
+
+			while (lcp[i] < n && fr[lcp[i]] == fq[lcp[i]])
+				lcp[i]++;
+		}
+	}
+	/* nxt[i]: the first stack after i sharing fewer frames with its predecessor */
+	for (i = N; i-- > 0;) {
+		for (j = i + 1; j < N && lcp[j] >= lcp[i]; j = nxt[j])
+			;
+		nxt[i] = (uint32_t)j;
+	}
+	if (o->minwidth_set)
+		min = o->minwidth_percent
+			      ? o->minwidth / 100 * (double)MAX(clamp64(sum[N]), o->total)
+			      : o->minwidth * (double)MAX(clamp64(sum[N]), o->total) /
+					MAX(o->width - 2.0 * FG_XPAD, 1.0);
+
 	t->nodes[0] = (struct html_node){.name = UINT32_MAX};
 	t->nr_nodes = 1;
 	t->path[0] = 0;
-	for (o = 0; o < fg->nr_stacks; o++) {
-		const struct fg_stack *s = &fg->stacks[t->order[o]];
+	ptot[0][0] = sum[N];
+	ptot[0][1] = osum ? osum[N] : 0;
+	for (i = 0; i < N;) {
+		const struct fg_stack *s = &fg->stacks[t->order[i]];
 		const uint32_t *fr = fg->frames + s->off;
 		struct html_node *leaf;
 
-		if (!s->count && !s->other)
-			continue;
-		for (k = 0;
-		     k < depth && k < s->len && t->nodes[t->path[k + 1]].name == t->rank[fr[k]];
-		     k++)
-			;
-		for (depth = k; depth < s->len; depth++) {
+		shared = MIN(lcp[i], d);
+		/* the stacks after i sharing fewer frames, each fewer than the one before:
+		 * the run of the node of depth k + 1 ends at the first sharing <= k */
+		for (m = 0, j = i + 1; j < N && lcp[j] > shared; j = nxt[j])
+			chain[m++] = (uint32_t)j;
+		p = m;
+		for (k = shared; k < s->len; k++) {
+			while (p > 0 && lcp[chain[p - 1]] <= k)
+				p--;
+			e = p < m ? chain[p] : j;
+			w[0] = sum[e] - sum[i];
+			w[1] = osum ? osum[e] - osum[i] : 0;
+			if (!frame_kept(t, w, ptot[k], min))
+				break;
 			if (t->nr_nodes >= UINT32_MAX ||
 			    array__grow((void **)&t->nodes, &t->cap_nodes, t->nr_nodes + 1,
 					sizeof(*t->nodes)))
-				return -ENOMEM;
+				goto cleanup;
 			t->nodes[t->nr_nodes] = (struct html_node){
-				.name = t->rank[fr[depth]],
-				.depth = (uint32_t)depth + 1,
+				.name = t->rank[fr[k]],
+				.depth = (uint32_t)k + 1,
 			};
-			t->path[depth + 1] = (uint32_t)t->nr_nodes++;
+			t->path[k + 1] = (uint32_t)t->nr_nodes++;
+			ptot[k + 1][0] = w[0];
+			ptot[k + 1][1] = w[1];
 		}
-		leaf = &t->nodes[t->path[depth]];
-		leaf->self = sat_add(leaf->self, s->count);
-		leaf->oself = sat_add(leaf->oself, s->other);
-		if (fg->nr_intervals > 1 && s->count) {
-			err = add_slice(t, s->interval, t->path[depth], s->count);
-			if (err)
-				return err;
-		}
-	}
-	slices_merge(t);
-	return 0;
-}
-
-/*
- * --minwidth given: the page leaves out the frames the SVG leaves out (narrower than
- * minwidth at the SVG's width, and what is above them), their counts kept as their
- * nearest frame left's own, and the names only they had. Returns 0 or -ENOMEM.
- */
-static int tree_prune(struct html_tree *t)
-{
-	const struct flamegraph_opts *o = &t->fg->opts;
-	uint64_t *total = calloc(t->nr_nodes, sizeof(*total)), timemax;
-	uint32_t *parent = malloc(t->nr_nodes * sizeof(*parent));
-	uint32_t *to = malloc(t->nr_nodes * sizeof(*to));
-	bool *used = calloc(MAX(t->nr_ranks, 1), sizeof(*used));
-	size_t i, n = 1, k;
-	double min;
-	int err = -ENOMEM;
-
-	if (t->nr_nodes >> 31) {
-		err = -EOVERFLOW; /* to[]'s top bit marks a node left out */
-		goto cleanup;
-	}
-	if (!total || !parent || !to || !used)
-		goto cleanup;
-	for (i = 1; i < t->nr_nodes; i++) {
-		t->path[t->nodes[i].depth] = (uint32_t)i;
-		parent[i] = t->path[t->nodes[i].depth - 1];
-	}
-	/* children follow their parent in preorder: totals from the end */
-	for (i = t->nr_nodes; i-- > 0;) {
-		total[i] = sat_add(total[i], t->nodes[i].self);
-		if (i)
-			total[parent[i]] = sat_add(total[parent[i]], total[i]);
-	}
-	timemax = MAX(total[0], o->total);
-	min = o->minwidth_percent ? o->minwidth / 100 * (double)timemax
-				  : o->minwidth * (double)timemax / MAX(o->width - 2.0 * FG_XPAD, 1.0);
-	/* kept nodes move down in place; a node left out adds to its parent's place,
-	 * already written (to[] of a left-out node: its nearest kept ancestor's, with
-	 * the top bit) */
-	to[0] = 0;
-	for (i = 1; i < t->nr_nodes; i++) {
-		uint32_t up = to[parent[i]];
-
-		if (!(up >> 31) && (double)total[i] >= min) {
-			to[i] = (uint32_t)n;
-			t->nodes[n++] = t->nodes[i];
+		if (k < s->len) {
+			/* left out at depth k + 1: the run of stacks [i, e) is its parent's own */
+			leaf = &t->nodes[t->path[k]];
+			leaf->self = clamp64((u128)leaf->self + w[0]);
+			leaf->oself = clamp64((u128)leaf->oself + w[1]);
+			t->merged_stacks += e - i;
+			t->merged_count = clamp64((u128)t->merged_count + w[0]);
+			for (; fg->nr_intervals > 1 && i < e; i++) {
+				s = &fg->stacks[t->order[i]];
+				if (s->count && add_slice(t, s->interval, t->path[k], s->count))
+					goto cleanup;
+			}
+			i = e;
+			d = k;
 			continue;
 		}
-		to[i] = up | 1u << 31;
-		up &= ~(1u << 31);
-		t->nodes[up].self = sat_add(t->nodes[up].self, t->nodes[i].self);
-		t->nodes[up].oself = sat_add(t->nodes[up].oself, t->nodes[i].oself);
+		leaf = &t->nodes[t->path[s->len]];
+		leaf->self = sat_add(leaf->self, s->count);
+		leaf->oself = sat_add(leaf->oself, s->other);
+		if (fg->nr_intervals > 1 && s->count &&
+		    add_slice(t, s->interval, t->path[s->len], s->count))
+			goto cleanup;
+		d = s->len;
+		i++;
 	}
-	t->nr_nodes = n;
-	for (i = 0; i < t->nr_slices; i++)
-		t->slices[i].node = to[t->slices[i].node] & ~(1u << 31);
 	slices_merge(t);
-	/* the names of the nodes left, renumbered in the same order */
-	for (i = 1; i < n; i++)
+	err = 0;
+cleanup:
+	free(lcp);
+	free(nxt);
+	free(chain);
+	free(sum);
+	free(osum);
+	free(ptot);
+	return err;
+}
+
+/* After frames were left out: the names only they had go too, the rest renumbered in
+ * the same order. Returns 0 or -ENOMEM. */
+static int tree_names(struct html_tree *t)
+{
+	uint32_t *to = malloc(MAX(t->nr_ranks, 1) * sizeof(*to));
+	bool *used = calloc(MAX(t->nr_ranks, 1), sizeof(*used));
+	size_t i, k;
+
+	if (!to || !used) {
+		free(to);
+		free(used);
+		return -ENOMEM;
+	}
+	for (i = 1; i < t->nr_nodes; i++)
 		used[t->nodes[i].name] = true;
 	for (i = 0, k = 0; i < t->nr_ranks; i++) {
 		to[i] = (uint32_t)k;
@@ -259,15 +343,11 @@ static int tree_prune(struct html_tree *t)
 			t->by_rank[k++] = t->by_rank[i];
 	}
 	t->nr_ranks = k;
-	for (i = 1; i < n; i++)
+	for (i = 1; i < t->nr_nodes; i++)
 		t->nodes[i].name = to[t->nodes[i].name];
-	err = 0;
-cleanup:
-	free(total);
-	free(parent);
 	free(to);
 	free(used);
-	return err;
+	return 0;
 }
 
 static void tree_free(struct html_tree *t)
@@ -546,6 +626,18 @@ static const char *default_title(const struct flamegraph_opts *o, bool diff)
 	return o->inverted ? "Icicle Graph" : "Flame Graph";
 }
 
+/* The root's colour ("all"), as the SVG draws it; wall-clock: its warm part. */
+static unsigned int root_color(const struct flamegraph_opts *o)
+{
+	struct flamegraph_opts hot = *o;
+	struct rgb c;
+
+	if (o->colors == FG_PAL_WALL)
+		hot.colors = FG_PAL_HOT;
+	c = fg_color__frame(&hot, "all", 3, 0);
+	return (unsigned int)c.r << 16 | (unsigned int)c.g << 8 | c.b;
+}
+
 /* The meta data: everything but the tree, as one JSON object. */
 static int put_meta(FILE *out, const struct html_tree *t, const struct flamegraph_html_opts *ho,
 		    bool diff, char **scratch, size_t *cap)
@@ -558,16 +650,18 @@ static int put_meta(FILE *out, const struct html_tree *t, const struct flamegrap
 	fprintf(out, "{\"version\":%d", HTML_FORMAT_VERSION);
 	err = put_json_field(out, "title", default_title(o, diff), scratch, cap) ?:
 	      put_json_field(out, "subtitle", o->subtitle, scratch, cap) ?:
-	      put_json_field(out, "countname", o->countname, scratch, cap) ?:
-	      put_json_field(out, "file", ho->name, scratch, cap);
+	      put_json_field(out, "countname", o->countname, scratch, cap);
 	if (err)
 		return err;
 	fprintf(out,
 		",\"factor\":%.17g,\"diff\":%s,\"negate\":%s,\"self\":%s,\"inverted\":%s,"
-		"\"palette\":\"%s\",\"interval\":%.17g,\"names\":[",
+		"\"palette\":\"%s\",\"root_color\":%u,\"interval\":%.17g,\"min_px\":%g,"
+		"\"merged\":{\"stacks\":%" PRIu64 ",\"count\":%" PRIu64 ",\"minwidth\":%s},"
+		"\"names\":[",
 		o->factor, diff ? "true" : "false", o->negate ? "true" : "false",
 		o->self ? "true" : "false", o->inverted ? "true" : "false", palette_name(o->colors),
-		ho->interval);
+		root_color(o), ho->interval, HTML_MIN_PX, t->merged_stacks, t->merged_count,
+		o->minwidth_set ? "true" : "false");
 	for (i = 0; i < t->nr_ranks && !err; i++) {
 		if (i)
 			fputc(',', out);
@@ -597,8 +691,8 @@ int flamegraph__write_html(struct flamegraph *fg, const struct flamegraph_html_o
 	err = tree_sort(&t);
 	if (!err)
 		err = tree_build(&t);
-	if (!err && fg->opts.minwidth_set)
-		err = tree_prune(&t);
+	if (!err && (fg->opts.minwidth_set || t.merged_stacks))
+		err = tree_names(&t);
 	if (!err) {
 		put_payload(&b, &t, diff);
 		err = b.err;

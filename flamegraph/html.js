@@ -7,7 +7,8 @@
 (function () {
 	const $ = (id) => document.getElementById(id);
 	const ROW = 17, FONT = "12px ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace";
-	const MATCH = "rgb(230,0,230)", MIN_PX = 0.4, TABLE_ROWS = 1000;
+	const MATCH = "rgb(230,0,230)", TABLE_ROWS = 1000;
+	let MIN_PX = 0.4;	// frames narrower are not drawn (meta.min_px: html.c's, one value)
 
 	let meta, names, colors, nameMatch = null;
 	let data;		// the decoded profile: all intervals
@@ -16,6 +17,7 @@
 	let state = { view: "flame", range: null, root: null, sort: null, sandwich: null, prevView: "flame", normalize: false };
 	let raw = null;		// a differential profile's counts as read: { self, oself, factor }
 	let readyAt = 0;	// performance.now() when the first view was drawn
+	let pageTotal = 0;	// the page's own profile's total, every interval
 
 	// ---- numbers ----
 	function fmtInt(v) {
@@ -311,7 +313,7 @@
 			const l = Math.round(225 - 185 * r);
 			return d > 0 ? "rgb(255," + l + "," + l + ")" : d < 0 ? "rgb(" + l + "," + l + ",255)" : "rgb(255,255,255)";
 		}
-		const c = nm < 0 ? 0xe06a2c : colors[nm];
+		const c = nm < 0 ? meta.root_color : colors[nm];
 		if (t.off && t.total[i] > 0) {
 			const fo = t.off[i] / t.total[i], fr = t.rq[i] / t.total[i], fc = 1 - fo - fr;
 			const mix = (sh) => Math.round(fc * (c >> sh & 255) + fo * (sh === 16 ? 80 : sh === 8 ? 110 : 230) + fr * (sh === 16 ? 70 : 200));
@@ -491,6 +493,7 @@
 			if (this.kind === "main") {
 				crumbs();
 				updateSearch();
+				saveUrl();
 			}
 		}
 	}
@@ -544,9 +547,14 @@
 			const b = document.createElement("button");
 			b.type = "button";
 			b.textContent = label(tree.name[a]);
+			b.title = a > 0 ? names[tree.name[a]] : "all";
+			if (a === v.focus)
+				b.setAttribute("aria-current", "location");
 			b.addEventListener("click", () => v.zoom(a));
 			box.append(b);
 		});
+		// a deep path overflows the row: its end, the frame zoomed, stays in view
+		box.scrollLeft = box.scrollWidth - box.clientWidth;
 		$("reset").disabled = v.focus === 0;
 	}
 
@@ -649,7 +657,7 @@
 		for (let k = 0; k < names.length; k++) {
 			if (!st.total[k] && !(diff && st.ototal[k]))
 				continue;
-			const r = { k, name: names[k], file: fileOf(names[k]) };
+			const r = { k, name: label(k), file: fileOf(names[k]) };
 			if (diff) {
 				const neg = meta.negate;
 				r.sb = neg ? st.self[k] : st.oself[k];
@@ -707,7 +715,7 @@
 				} else
 					td.textContent = fmtInt(v);
 				if (c.key === "name")
-					td.title = r.name;
+					td.title = names[r.k];
 				tr.append(td);
 			}
 			tr.addEventListener("click", () => openSandwich(r.k));
@@ -715,7 +723,8 @@
 		}
 		body.replaceChildren(frag);
 		$("table-note").textContent = rows.length + " functions" + (rows.length > TABLE_ROWS ? ", the first " + TABLE_ROWS + " shown" : "") +
-			". Total counts a recursive function once per stack. Click a row for its sandwich (callers below, callees above)." + normalizeNote();
+			". Total counts a recursive function once per stack. Click a row for its sandwich (callers below, callees above)." + normalizeNote() +
+			(mergedNote() ? " " + mergedNote() + " (--minwidth 0 keeps every frame)." : "");
 	}
 
 	// ---- sandwich ----
@@ -729,7 +738,8 @@
 	}
 	function renderSandwich() {
 		const fn = state.sandwich, s = sandwich(tree, fn);
-		$("sw-name").textContent = names[fn];
+		$("sw-name").textContent = label(fn);
+		$("sw-name").title = names[fn];
 		views.callees.setTree(s.callees, false);
 		views.callers.setTree(s.callers, false);
 		state.sandwichOcc = s.occ;
@@ -782,12 +792,40 @@
 		set("t", state.range ? state.range[0] + "-" + state.range[1] : null);
 		set("p", state.root === null ? null : names[data.name[state.root]]);
 		set("n", normalized() ? "1" : null);
+		set("z", zoomPath());
 		const q = p.toString();
 		try {
 			history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
 		} catch (e) {
 			// file:// pages in some browsers refuse replaceState; the state is just not kept
 		}
+	}
+	// The zoomed frame as the names from the root to it, ";" between them (frames never
+	// hold one: the folded format's rule), or null: the same frame in any time range or
+	// root filter, and in this page again (a node index would not say which frame).
+	function zoomPath() {
+		const f = views.main ? views.main.focus : 0, path = [];
+		for (let a = f; a > 0; a = tree.parent[a])
+			path.unshift(names[tree.name[a]]);
+		return path.length ? path.join(";") : null;
+	}
+	// The node of @path (zoomPath()'s) in the tree drawn, or 0 when it is not there.
+	function nodeOfPath(path) {
+		let node = 0;
+		for (const nm of path.split(";")) {
+			const want = names.indexOf(nm);
+			let found = 0;
+			for (let j = node + 1; j < tree.end[node] && want >= 0; j = tree.end[j]) {
+				if (tree.name[j] === want) {
+					found = j;
+					break;
+				}
+			}
+			if (!found)
+				return 0;
+			node = found;
+		}
+		return tree.total[node] > 0 ? node : 0;
 	}
 	function setRange(range) {
 		if (range && (range[0] <= 0 && range[1] >= data.nint - 1))
@@ -1116,14 +1154,31 @@
 		e.preventDefault();
 	}
 
+	// What the page left out (html.c's tree_build()): the stacks cut short and their count.
+	function mergedNote() {
+		const m = meta.merged;
+		if (!m || !(m.stacks > 0))
+			return "";
+		const why = m.minwidth ? "narrower than --minwidth" : "too narrow to draw at any zoom";
+		return fmtInt(m.count) + " " + meta.countname + " (" +
+			fmtPct(m.count, pageTotal) + ") of " + String(m.stacks).replace(/\B(?=(\d{3})+(?!\d))/g, ",") +
+			" stacks are their callers' own: frames " + why + " left out";
+	}
+	function showMerged() {
+		const note = mergedNote(), el = $("merged");
+		el.hidden = !note;
+		el.textContent = note ? "Merged: " + fmtPct(meta.merged.count, pageTotal) : "";
+		el.title = note ? note + " (--minwidth 0 keeps every frame)" : "";
+	}
+
 	// ---- start ----
 	async function main() {
 		meta = JSON.parse($("scorch-meta").textContent);
 		names = meta.names;
+		if (meta.min_px > 0)
+			MIN_PX = meta.min_px;
 		$("title").textContent = meta.title;
 		$("subtitle").textContent = meta.subtitle || "";
-		if (meta.file)
-			$("title").title = meta.file;
 		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)), names.length);
 		colors = data.colors;
 		const p = new URLSearchParams(location.search);
@@ -1135,6 +1190,8 @@
 		views.callees = new FlameView($("sw-callees"), false, "callees");
 		views.callers = new FlameView($("sw-callers"), true, "callers");
 		tree = mainTree(null, null);
+		pageTotal = tree.total[0];
+		showMerged();
 		if (!(tree.total[0] > 0))
 			$("status").textContent = "No stack counts found";
 		views.main.setTree(tree, false);
@@ -1185,6 +1242,11 @@
 		}
 		if (p.get("s"))
 			setSearch(p.get("s"));
+		if (p.get("z")) {
+			const z = nodeOfPath(p.get("z"));
+			if (z > 0)
+				views.main.zoom(z);
+		}
 		setView(view);
 		state.ready = true;
 		saveUrl();

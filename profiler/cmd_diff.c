@@ -203,8 +203,7 @@ static int write_graph(const struct diff_cmd_opts *o, const struct folded_diff *
 	if (!err && o->format == FMT_HTML)
 		err = flamegraph__write_html(
 			fg,
-			&(struct flamegraph_html_opts){.sz = sizeof(struct flamegraph_html_opts),
-						       .name = o->output},
+			&(struct flamegraph_html_opts){.sz = sizeof(struct flamegraph_html_opts)},
 			out);
 	else if (!err)
 		err = flamegraph__write_svg(fg, out);

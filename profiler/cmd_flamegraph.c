@@ -259,7 +259,7 @@ int cmd_flamegraph(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	if (o.format == FMT_HTML) {
-		struct flamegraph_html_opts ho = {.sz = sizeof(ho), .name = o.output};
+		struct flamegraph_html_opts ho = {.sz = sizeof(ho)};
 
 		err = flamegraph__write_html(fg, &ho, out.fp);
 	} else {

@@ -475,7 +475,7 @@ static int code_read(struct pycodes *pc, const struct pyproc *p, const struct co
 	return 0;
 }
 
-static struct pycode *code_find(struct pycodes *pc, const struct code_key *k)
+static struct pycode *code_find(const struct pycodes *pc, const struct code_key *k)
 {
 	return (struct pycode *)(uintptr_t)hashmap__find(&pc->codes, code_hash(k), code_eq, k);
 }
@@ -698,6 +698,21 @@ int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_wo
 	out->name = strset__intern(pc->names, buf);
 	if (!out->name)
 		return -ENOMEM;
+	return 0;
+}
+
+int pycodes__function(const struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_word,
+		      uint64_t pos_word, const char **qualname, const char **file)
+{
+	struct code_key k = {.pid = pid, .gen = gen, .guard = (uint32_t)pos_word};
+	const struct pycode *c;
+
+	k.addr = code_word & ~(PY_WORD | PY_WORD_POS);
+	c = code_find(pc, &k);
+	if (!c || !c->name)
+		return -ENOENT;
+	*qualname = c->qualname;
+	*file = c->file;
 	return 0;
 }
 

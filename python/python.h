@@ -129,6 +129,16 @@ int pycodes__note(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t addr, ui
 int pycodes__frame(struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_word,
 		   uint64_t pos_word, struct frame *out);
 
+/*
+ * The function of the Python frame pycodes__frame() named from the same words, as a
+ * profile models one (pprof's Function: a name and a source file): *@qualname the code
+ * object's qualified name alone ("<module>", "Sleeper.nap"), *@file its co_filename as
+ * the interpreter gave it. Reads nothing: call it after pycodes__frame(). Borrowed until
+ * pycodes__free(). Returns 0, or -ENOENT when the frame has no name ("[unknown python]").
+ */
+int pycodes__function(const struct pycodes *pc, pid_t pid, uint64_t gen, uint64_t code_word,
+		      uint64_t pos_word, const char **qualname, const char **file);
+
 /* Copies @pc's counters to @st (all 0 for a NULL @pc). */
 void pycodes__stats(const struct pycodes *pc, struct pycodes_stats *st);
 

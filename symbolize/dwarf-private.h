@@ -30,7 +30,8 @@
 struct dw_scope {
 	const char *name;      /* linkage name if any (demangled at lookup), else DW_AT_name */
 	const char *call_file; /* inlined: the file of the call site in the parent */
-	uint64_t entry;	       /* lowest address */
+	uint64_t entry;	       /* entry address: DW_AT_entry_pc, low_pc, or the first range */
+	uint64_t low;	       /* lowest address (a .cold part may lie below the entry) */
 	uint32_t call_line;
 	uint32_t parent; /* index + 1 of the enclosing scope; 0 for a function */
 };

@@ -161,7 +161,7 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 		     bool inlined)
 {
 	struct dwarf_index *idx = b->idx;
-	Dwarf_Addr base, start, end, entry = UINT64_MAX;
+	Dwarf_Addr base, start, end, entry = 0, low = UINT64_MAX;
 	struct dw_scope *sc;
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
@@ -178,8 +178,14 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 			return err;
 		b->ranges[b->nr_ranges++] = (struct dw_range){
 			.lo = start, .hi = end, .scope = (uint32_t)idx->nr_scopes, .depth = depth};
-		entry = MIN(entry, start);
+		/* the first range listed: GCC lists a function's body before the part
+		 * it moved to .text.unlikely (foo.cold), which may lie below it */
+		if (b->nr_ranges == first + 1)
+			entry = start;
+		low = MIN(low, start);
 	}
+	if (b->nr_ranges > first && dwarf_entrypc(die, &start) == 0)
+		entry = start;
 	if (off < 0)
 		b->bad = true;
 	if (b->nr_ranges == first)
@@ -191,7 +197,7 @@ static int add_scope(struct dw_build *b, Dwarf_Die *die, uint32_t parent, uint32
 	}
 	name = dw_string(b, die_name(die));
 	sc = &idx->scopes[idx->nr_scopes];
-	*sc = (struct dw_scope){.parent = parent, .entry = entry};
+	*sc = (struct dw_scope){.parent = parent, .entry = entry, .low = low};
 	sc->name = intern(b, name ? name : "[unknown]");
 	if (!sc->name)
 		return -ENOMEM;
@@ -912,6 +918,7 @@ int dwarf_index__lookup(struct dwarf_index *idx, uint64_t addr, struct dw_frame 
 		out[i] = (struct dw_frame){
 			.name = s->name,
 			.entry = s->entry,
+			.low = s->low,
 			.inlined = i > 0,
 		};
 		/* an outer frame's line is the call site of the frame inside it */

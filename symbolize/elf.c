@@ -149,25 +149,16 @@ static int load_phdrs(Elf *elf, uint64_t size, struct elf_file *f, const char *w
 	return 0;
 }
 
-static uint32_t sym_rank(const GElf_Sym *sym)
+/*
+ * The length of @name without its symbol version: .symtab names a versioned definition
+ * "memcpy@@GLIBC_2.14" (the default) or "memcpy@GLIBC_2.2.5", a frame is "memcpy". A
+ * name beginning with '@' or ending in it is kept whole.
+ */
+static size_t unversioned_len(const char *name)
 {
-	uint32_t rank;
+	const char *at = strchr(name, '@');
 
-	switch (GELF_ST_BIND(sym->st_info)) {
-	case STB_GLOBAL:
-	case STB_GNU_UNIQUE:
-		rank = 0;
-		break;
-	case STB_WEAK:
-		rank = 1;
-		break;
-	default:
-		rank = 2;
-		break;
-	}
-	if (GELF_ST_TYPE(sym->st_info) == STT_NOTYPE)
-		rank += 4;
-	return rank;
+	return at && at > name && at[1] ? (size_t)(at - name) : strlen(name);
 }
 
 /*
@@ -196,6 +187,7 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 		const struct sec_info *sec;
 		const char *name;
 		uint64_t end;
+		uint32_t rank;
 		int type;
 
 		if (!gelf_getsym(data, i, &sym))
@@ -225,7 +217,9 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 		if (sym.st_size)
 			end = sym.st_size > sec->end - sym.st_value ? sec->end
 								    : sym.st_value + sym.st_size;
-		name = strset__intern(strs, name);
+		/* ranked by the name as perf compares it, shown without its version */
+		rank = symtab__elf_rank(sym.st_size, type, GELF_ST_BIND(sym.st_info), name);
+		name = strset__intern_len(strs, name, unversioned_len(name));
 		if (!name)
 			return -ENOMEM;
 		(*raw)[(*nr)++] = (struct sym_raw){
@@ -233,7 +227,7 @@ static int collect_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const struc
 			.end = end,
 			.limit = sec->end,
 			.name = name,
-			.rank = sym_rank(&sym),
+			.rank = rank,
 			.idx = (uint32_t)*nr,
 		};
 	}

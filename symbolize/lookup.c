@@ -156,10 +156,12 @@ static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 				 f->path ? f->path : "?");
 		}
 		for (i = 0; i < n; i++) {
-			/* a symbol starting where the function does is its canonical name */
-			const char *raw = !i && sym && sym->start == dwf[0].entry
-						  ? sym->name
-						  : strset__intern(s->strs, dwf[i].name);
+			/* a symbol starting where the function does is its canonical name:
+			 * at its entry, or at its lowest address (its part in .text.unlikely,
+			 * "foo.cold", when that lies below), as perf names them */
+			bool canon = !i && sym &&
+				     (sym->start == dwf[0].entry || sym->start == dwf[0].low);
+			const char *raw = canon ? sym->name : strset__intern(s->strs, dwf[i].name);
 
 			if (!raw)
 				return -ENOMEM;
@@ -169,7 +171,7 @@ static int file_frames(struct symbolizer *s, struct elf_file *f, uint64_t vaddr,
 			};
 			if (!i)
 				out[i].offset =
-					(sym ? vaddr - sym->start : vaddr - dwf[i].entry) + delta;
+					(sym ? vaddr - sym->start : vaddr - dwf[i].low) + delta;
 			err = frame_name(s, &out[i], raw, dwf[i].file, dwf[i].line);
 			if (err)
 				return err;

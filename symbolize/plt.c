@@ -205,7 +205,7 @@ int plt__collect(Elf *elf, const GElf_Ehdr *ehdr, struct strset *strs, struct sy
 				.end = sh.sh_addr + off + entsize,
 				.limit = sh.sh_addr + sh.sh_size,
 				.name = name,
-				.rank = 8, /* below every real symbol at the same address */
+				.rank = SYM_RANK_SYNTHETIC,
 				.idx = (uint32_t)*nr,
 			};
 			(*nr)++;

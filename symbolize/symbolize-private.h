@@ -50,6 +50,18 @@ struct sym_raw {
 	uint32_t idx;
 };
 
+/* The rank of a name no table gave (func@plt): any real symbol at its address wins. */
+#define SYM_RANK_SYNTHETIC (1u << 31)
+
+/*
+ * The rank (struct sym_raw.rank) of an ELF symbol of @size bytes, type @type (STT_*) and
+ * binding @bind (STB_*) named @name (as the table has it, version included) among the
+ * aliases at its address: perf's order (choose_best_symbol() in
+ * tools/perf/util/symbol.c), so a frame is named as perf names it. See symtab.c. Below
+ * SYM_RANK_SYNTHETIC.
+ */
+uint32_t symtab__elf_rank(uint64_t size, int type, int bind, const char *name);
+
 /*
  * plt.c: a symbol "func@plt" per PLT stub (.plt, .plt.sec, .plt.got) whose GOT slot a
  * relocation names, appended to *@raw (grown as needed; *@nr, *@cap updated); the
@@ -197,7 +209,8 @@ struct dw_frame {
 	const char *name; /* linkage name (mangled) if the DWARF has one, else the plain name */
 	const char *file; /* source file of the line below, or NULL */
 	uint32_t line;	  /* 0: unknown */
-	uint64_t entry;	  /* lowest address of the function or inlined instance */
+	uint64_t entry;	  /* entry address of the function or inlined instance (dw_scope) */
+	uint64_t low;	  /* its lowest address: its .cold part's, if that lies below */
 	bool inlined;
 };
 

@@ -506,12 +506,12 @@ static int tab_with_plt(struct symtab *out, const struct symtab *full, const str
 	for (i = 0; i < old->nr; i++) {
 		if (!is_plt(old->syms[i].name))
 			continue;
-		raw[n] = (struct sym_raw){ .start = old->syms[i].start,
-					   .end = old->syms[i].end,
-					   .limit = old->syms[i].end,
-					   .name = old->syms[i].name,
-					   .rank = 8,
-					   .idx = (uint32_t)n };
+		raw[n] = (struct sym_raw){.start = old->syms[i].start,
+					  .end = old->syms[i].end,
+					  .limit = old->syms[i].end,
+					  .name = old->syms[i].name,
+					  .rank = SYM_RANK_SYNTHETIC,
+					  .idx = (uint32_t)n};
 		n++;
 	}
 	err = symtab__build(out, raw, n);

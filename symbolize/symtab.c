@@ -45,6 +45,30 @@ static bool sort_nearly_sorted(struct sym_raw *raw, size_t nr)
 	return true;
 }
 
+/*
+ * Among symbols at one address perf keeps one, by choose_best_symbol()
+ * (tools/perf/util/symbol.c), each rule deciding only when the one before ties:
+ *   1. a symbol with a size over one without,
+ *   2. a function (STT_FUNC, STT_GNU_IFUNC) over a label (STT_NOTYPE),
+ *   3. a symbol that is not weak over a weak one,
+ *   4. a global one over one that is not (local, GNU unique),
+ *   5. fewer leading underscores ("memcpy" over "__memcpy"),
+ *   6. the longer name ("__memmove_avx512_unaligned_erms" over "__memcpy_...");
+ * then the first in the table (perf keeps the first of a tie). The names are compared
+ * as the table has them, versions included ("api@@V2" is longer than "api_v2"), as perf
+ * compares them; elf.c then drops the version ("@GLIBC_2.2.5", "@@GLIBC_2.34") from the
+ * name kept, which perf shows. Packed into one number, most significant rule first:
+ * rules 1-4 a bit each, 5 eight bits, 6 sixteen.
+ */
+uint32_t symtab__elf_rank(uint64_t size, int type, int bind, const char *name)
+{
+	size_t under = strspn(name, "_"), len = strlen(name);
+
+	return (uint32_t)!size << 30 | (uint32_t)(type == STT_NOTYPE) << 29 |
+	       (uint32_t)(bind == STB_WEAK) << 28 | (uint32_t)(bind != STB_GLOBAL) << 27 |
+	       (uint32_t)MIN(under, 255u) << 16 | (uint32_t)(0xffff - MIN(len, 0xffffu));
+}
+
 int symtab__build(struct symtab *tab, struct sym_raw *raw, size_t nr)
 {
 	struct sym *syms;

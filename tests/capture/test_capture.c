@@ -43,7 +43,8 @@ static uint8_t *make_capture(size_t *len, int nr_counts)
 			  .event_weight = 1,
 			  .event_flags = CAPTURE_EVENT_LATENCY,
 			  .event_period = 100,
-			  .interval_ns = 500000000}},
+			  .interval_ns = 500000000,
+			  .target = "PID 42 (split)"}},
 		{.type = CAPTURE_PROC, .proc = {.pid = 42, .gen = 7, .comm = "split"}},
 		{.type = CAPTURE_MAPPING,
 		 .map = {.pid = 42,
@@ -165,6 +166,7 @@ static void test_round_trip(void)
 			CHECK(rec.meta.event_weight == 1 && rec.meta.event_period == 100 &&
 			      rec.meta.event_flags == CAPTURE_EVENT_LATENCY);
 			CHECK(rec.meta.interval_ns == 500000000);
+			CHECK_STR(rec.meta.target, "PID 42 (split)");
 			break;
 		case CAPTURE_PROC:
 			CHECK(rec.proc.pid == 42 && rec.proc.gen == 7);
@@ -595,6 +597,79 @@ static int first_count(const uint8_t *data, size_t len, struct capture_meta *met
 	return ret < 0 ? ret : found;
 }
 
+/* The meta record's target of @data[0..len) is @want. */
+static void check_target(const uint8_t *data, size_t len, const char *want)
+{
+	struct capture_reader *r = capture_reader__new(data, len);
+	struct capture_record rec;
+	int ret, metas = 0;
+
+	CHECK(r != NULL);
+	while (r && (ret = capture_reader__next(r, &rec)) == 1) {
+		if (rec.type != CAPTURE_META)
+			continue;
+		metas++;
+		CHECK_STR(rec.meta.target, want);
+		CHECK(rec.meta.interval_ns == 0 && rec.meta.mode == CAPTURE_MODE_CPU);
+	}
+	CHECK(r && ret == 0 && metas == 1);
+	capture_reader__free(r);
+}
+
+/*
+ * The target (since 1.5): after the interval, the event fields and the interval then
+ * written empty; a meta without it (older writers, or no target) reads as "".
+ */
+static void test_target(void)
+{
+	struct capture_record m = {
+		.type = CAPTURE_META,
+		.meta = {.mode = CAPTURE_MODE_CPU, .freq = 99, .max_depth = 127}};
+	struct raw r = {};
+	char *mem = NULL;
+	size_t sz = 0, len;
+	FILE *fp;
+	struct capture_writer *w;
+	uint8_t *p;
+
+	for (int i = 0; i < 2; i++) {
+		m.meta.target = i ? "command: make -j8" : NULL;
+		mem = NULL, sz = 0;
+		fp = open_memstream(&mem, &sz);
+		w = capture_writer__new(fp, 0);
+		CHECK(capture_writer__add(w, &m) == 0);
+		CHECK(capture_writer__finish(w) == 0);
+		capture_writer__free(w);
+		fclose(fp);
+		check_target((uint8_t *)mem, sz, i ? "command: make -j8" : "");
+		free(mem);
+	}
+	/* byte by byte as docs/capture-format.md says */
+	raw_le(&r, META_LEN + 2 + 4 + 4 + 8 + 2 + 8 + 2 + 8, 4);
+	raw_le(&r, CAPTURE_META, 2);
+	raw_le(&r, 0, 2);
+	raw_le(&r, CAPTURE_MODE_CPU, 4);
+	raw_le(&r, 0, 4);
+	raw_le(&r, 99, 8);
+	raw_le(&r, 0, 8);
+	raw_le(&r, 127, 4);
+	raw_le(&r, 0, 4);
+	for (int i = 0; i < 5; i++)
+		raw_le(&r, 0, 2); /* host, kernel, version, clock, event: empty */
+	raw_le(&r, 0, 4);	  /* --weight */
+	raw_le(&r, 0, 4);	  /* event flags */
+	raw_le(&r, 0, 8);	  /* --period */
+	raw_le(&r, 0, 2);	  /* --weight's unit */
+	raw_le(&r, 0, 8);	  /* interval_ns: none */
+	raw_le(&r, 8, 2);	  /* target */
+	memcpy(&r.b[r.n], "all CPUs", 8);
+	r.n += 8;
+	raw_end(&r, 1);
+	p = pack(r.b, r.n, 1, 5, &len);
+	check_target(p, len, "all CPUs");
+	free(p);
+}
+
 /*
  * --interval (since 1.4): meta's interval_ns after the event fields, count's interval
  * after its addresses; records without them (older writers) read as 0.
@@ -940,12 +1015,134 @@ static int write_summary(const char *mode, const char *path)
 	return end_file(w, fp, path, err);
 }
 
+/*
+ * `test_capture --python FILE`: a CPython process's stacks without running one: process
+ * 42 "python3", a native root and leaf in /nonexistent/python3 (named "[python3]") and
+ * three Python frames
+ * between them (bpf/profile.h's two words each), their code objects named by the
+ * capture: <module> and handle in /srv/app/app.py, dumps in json/__init__.py. 60
+ * samples in handle;dumps, 40 in <module> alone; a 1 s recording at 99 Hz.
+ */
+static int write_python(const char *path)
+{
+	static const struct {
+		const char *qualname, *file;
+		uint64_t addr;
+	} codes[] = {
+		{"<module>", "/srv/app/app.py", 0x7f1000001000},
+		{"handle", "/srv/app/app.py", 0x7f1000002000},
+		{"dumps", "/usr/lib/python3.11/json/__init__.py", 0x7f1000003000},
+	};
+	const struct capture_meta meta = {
+		.mode = CAPTURE_MODE_CPU, .freq = 99, .max_depth = 127, .clock = "monotonic"};
+#define PYW(i) (PY_WORD | codes[i].addr)
+#define PYP(i) (PY_WORD | PY_WORD_POS | (uint64_t)4 << 32 | (uint32_t)(i + 1))
+	/* leaf first; a frame's position word is on its root side */
+	const uint64_t deep[] = {
+		0x7f2000000100,		/* the native leaf */
+		PYW(2),		PYP(2), /* dumps */
+		PYW(1),		PYP(1), /* handle */
+		PYW(0),		PYP(0), /* <module> */
+		0x7f2000000200,		/* the native root */
+	};
+	const uint64_t shallow[] = {0x7f2000000100, PYW(0), PYP(0), 0x7f2000000200};
+#undef PYW
+#undef PYP
+	struct capture_record r;
+	FILE *fp;
+	struct capture_writer *w = begin_file(path, &meta, "python3", &fp);
+	int err = !w;
+
+	r = (struct capture_record){.type = CAPTURE_MAPPING,
+				    .map = {.pid = 42,
+					    .kind = CAPTURE_MAP_FILE,
+					    .start = 0x7f2000000000,
+					    .end = 0x7f2000100000,
+					    .path = "/nonexistent/python3"}};
+	err = err || capture_writer__add(w, &r);
+	for (size_t i = 0; i < ARRAY_SIZE_(codes) && !err; i++) {
+		r = (struct capture_record){.type = CAPTURE_PYCODE,
+					    .pycode = {.pid = 42,
+						       .guard = (uint32_t)(i + 1),
+						       .addr = codes[i].addr,
+						       .firstlineno = 1,
+						       .qualname = codes[i].qualname,
+						       .file = codes[i].file}};
+		err = capture_writer__add(w, &r);
+	}
+	for (int i = 0; i < 2 && !err; i++) {
+		r = (struct capture_record){
+			.type = CAPTURE_COUNT,
+			.count = {.pid = 42,
+				  .value = i ? 40 : 60,
+				  .comm = "python3",
+				  .cflags = CAPTURE_COUNT_USER,
+				  .nr_user = i ? ARRAY_SIZE_(shallow) : ARRAY_SIZE_(deep),
+				  .user = i ? shallow : deep}};
+		err = capture_writer__add(w, &r);
+	}
+	r = (struct capture_record){
+		.type = CAPTURE_STATS,
+		.stats = {.elapsed_ns = 1000000000ull, .nr_cpus = 1, .nr_bpf = STAT_COUNTED + 1}};
+	r.stats.bpf[STAT_SAMPLES] = r.stats.bpf[STAT_COUNTED] = 100;
+	err = err || capture_writer__add(w, &r);
+	return end_file(w, fp, path, err);
+}
+
+/*
+ * `test_capture --describe FILE`: a cpu capture whose description is known: PID 42
+ * (desc) on host "box", from 2025-01-02 03:04:05 UTC, 2 s at -F 1000 whose 500 samples
+ * stand for 2000 periods (the governor lowered the rate to 250 Hz on average), 25 of
+ * 500 lost (stack map full): "cpu at 1000 Hz (lowered: 250 Hz on average), PID 42
+ * (desc), 2.00 s from 2025-01-02 03:04:05 UTC on box: 500 samples, 5.00% lost".
+ */
+static int write_describe(const char *path)
+{
+	const struct capture_meta meta = {.mode = CAPTURE_MODE_CPU,
+					  .freq = 1000,
+					  .max_depth = 127,
+					  .start_ns = 1735787045000000000ull,
+					  .host = "box",
+					  .clock = "monotonic",
+					  .target = "PID 42 (desc)"};
+	uint64_t kip = 0xffffffff81000010;
+	struct capture_record r = {.type = CAPTURE_KSYM,
+				   .ksym = {.start = 0xffffffff81000000,
+					    .end = 0xffffffff81000200,
+					    .name = "do_thing",
+					    .module = ""}};
+	FILE *fp;
+	struct capture_writer *w = begin_file(path, &meta, "desc", &fp);
+	int err = !w || capture_writer__add(w, &r);
+
+	r = (struct capture_record){.type = CAPTURE_COUNT,
+				    .count = {.pid = 42,
+					      .value = 500,
+					      .comm = "desc",
+					      .cflags = CAPTURE_COUNT_KERNEL,
+					      .nr_kernel = 1,
+					      .kernel = &kip}};
+	err = err || capture_writer__add(w, &r);
+	r = (struct capture_record){
+		.type = CAPTURE_STATS,
+		.stats = {.elapsed_ns = 2000000000ull, .nr_cpus = 1, .nr_bpf = STAT_PERIODS + 1}};
+	r.stats.bpf[STAT_SAMPLES] = r.stats.bpf[STAT_COUNTED] = 500;
+	r.stats.bpf[STAT_LOST_STACKS] = 25;
+	r.stats.bpf[STAT_PERIODS] = 2000;
+	err = err || capture_writer__add(w, &r);
+	return end_file(w, fp, path, err);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--summary"))
 		return write_summary(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "--intervals"))
 		return write_intervals(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--describe"))
+		return write_describe(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--python"))
+		return write_python(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--seed"))
 		return write_seeds(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--big"))
@@ -958,5 +1155,6 @@ int main(int argc, char **argv)
 	test_flipped();
 	test_absurd();
 	test_intervals();
+	test_target();
 	return TEST_DONE();
 }

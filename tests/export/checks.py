@@ -176,26 +176,33 @@ def go_pprof():
 ROW = re.compile(r"^\s*(\S+)\s+([\d.]+)%\s+([\d.]+)%\s+(\S+)\s+([\d.]+)%\s+(.+?)\s*$")
 
 
-def pprof_top(path, extra=()):
-    """Rows (flat%, cum%, name) of `go tool pprof -top` on @path, in its order."""
+def go_tool_pprof(path, args):
+    """The standard output of `go tool pprof ARGS PATH` (a private HOME/GOCACHE)."""
     home = tempfile.mkdtemp(prefix="scorch-gohome-")
     env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "cache"),
                GOPATH=os.path.join(home, "go"), PPROF_TMPDIR=home)
     try:
-        r = subprocess.run([go_pprof(), "tool", "pprof", "-top", "-symbolize=none",
-                            "-nodefraction=0", *extra, path],
+        r = subprocess.run([go_pprof(), "tool", "pprof", *args, path],
                            capture_output=True, text=True, env=env, timeout=120)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if r.returncode != 0:
         raise CheckError(f"go tool pprof failed on {path}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def pprof_top(path, extra=(), symbolize="none"):
+    """Rows (flat%, cum%, name) of `go tool pprof -top` on @path, in its order; with
+    symbolize="" pprof runs as a user runs it (its demangler included)."""
+    sym = [f"-symbolize={symbolize}"] if symbolize else []
+    out = go_tool_pprof(path, ["-top", *sym, "-nodefraction=0", *extra])
     rows, header = [], False
-    for line in r.stdout.splitlines():
+    for line in out.splitlines():
         if re.match(r"^\s*flat\s+flat%", line):
             header = True
             continue
         m = ROW.match(line) if header else None
         if m:
             rows.append((float(m.group(2)), float(m.group(5)), m.group(6)))
-    check(rows, f"go tool pprof -top printed no rows: {r.stdout!r} {r.stderr!r}")
-    return rows, r.stdout
+    check(rows, f"go tool pprof -top printed no rows: {out!r}")
+    return rows, out

@@ -6,6 +6,7 @@
  * weights).
  *
  *   test_export OUT_DIR
+ *   test_export --functions FILE.pb.gz
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -239,6 +240,96 @@ static void test_interning_and_pprof(const char *json_path, const char *pb_path)
 	profile__free(p);
 }
 
+/*
+ * A Python frame's function is its bare name in its source file, written with no
+ * system_name: pprof's demangler takes a name equal to its system_name for a symbol and
+ * cuts "<...>" and "(...)" out of what looks like demangled C++ ("<module>" became "").
+ * A symbol keeps its name as system_name too.
+ */
+static void test_verbatim(void)
+{
+	struct profile *p = new_cpu_profile();
+	struct profile_line py = {
+		.function = "<module>", .file = "/srv/app/app.py", .verbatim = true};
+	struct profile_line sym = {.function = "std::vector<int>::size", .file = "v.h"};
+	struct profile_line same = {.function = "<module>", .file = "/srv/app/app.py"};
+	uint32_t l_py, l_sym, l_same, stack[2];
+	int64_t v[2] = {1, 10};
+	Perftools__Profiles__Profile *pb;
+	const Perftools__Profiles__Function *f;
+
+	CHECK(p);
+	CHECK(!profile__add_location(p, 0, 0x8000000000001000, &py, 1, &l_py));
+	CHECK(!profile__add_location(p, 0, 0x401000, &sym, 1, &l_sym));
+	/* the same name as a symbol is another function */
+	CHECK(!profile__add_location(p, 0, 0x8000000000001000, &same, 1, &l_same));
+	CHECK(l_same != l_py);
+	stack[0] = l_py;
+	stack[1] = l_sym;
+	CHECK(!profile__add_sample(p, stack, 2, v, 1, "python3"));
+	/* comments: set, replaced, empty ones skipped */
+	CHECK(!profile__set_comments(p, (const char *[]){"first"}, 1));
+	CHECK(!profile__set_comments(p, (const char *[]){"cpu at 99 Hz", NULL, "", "on box"}, 4));
+	pb = write_and_decode(p);
+	if (pb) {
+		check_refs(pb);
+		CHECK(pb->n_function == 3);
+		f = pb->function[pb->location[l_py - 1]->line[0]->function_id - 1];
+		CHECK(!strcmp(str(pb, f->name), "<module>"));
+		CHECK(!strcmp(str(pb, f->system_name), ""));
+		CHECK(!strcmp(str(pb, f->filename), "/srv/app/app.py"));
+		f = pb->function[pb->location[l_sym - 1]->line[0]->function_id - 1];
+		CHECK(!strcmp(str(pb, f->name), "std::vector<int>::size"));
+		CHECK(!strcmp(str(pb, f->system_name), "std::vector<int>::size"));
+		CHECK(!strcmp(str(pb, f->filename), "v.h"));
+		CHECK(pb->n_comment == 2 && !strcmp(str(pb, pb->comment[0]), "cpu at 99 Hz") &&
+		      !strcmp(str(pb, pb->comment[1]), "on box"));
+		perftools__profiles__profile__free_unpacked(pb, NULL);
+	}
+	profile__free(p);
+}
+
+/*
+ * `test_export --functions FILE.pb.gz`: the functions of a pprof file, one a line,
+ * "name<TAB>system_name<TAB>filename", for tests of what scorch writes.
+ */
+static int print_functions(const char *path)
+{
+	Perftools__Profiles__Profile *pb = NULL;
+	uint8_t *buf = NULL, *raw = NULL;
+	size_t len = 0, cap = 0, raw_len = 0, n, i;
+	FILE *f = fopen(path, "rb");
+	int err = 1;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	do {
+		if (array__grow((void **)&buf, &cap, len + 65536, 1))
+			goto cleanup;
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n);
+	raw = gunzip(buf, len, &raw_len);
+	pb = raw ? perftools__profiles__profile__unpack(NULL, raw_len, raw) : NULL;
+	if (!pb) {
+		fprintf(stderr, "%s: not a gzipped profile.proto\n", path);
+		goto cleanup;
+	}
+	for (i = 0; i < pb->n_function; i++)
+		printf("%s\t%s\t%s\n", str(pb, pb->function[i]->name),
+		       str(pb, pb->function[i]->system_name), str(pb, pb->function[i]->filename));
+	err = 0;
+cleanup:
+	if (pb)
+		perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(raw);
+	free(buf);
+	fclose(f);
+	return err;
+}
+
 /* Hostile names: quotes, backslashes, control bytes, invalid UTF-8, a long name. */
 static void test_hostile(const char *json_path)
 {
@@ -323,8 +414,10 @@ int main(int argc, char **argv)
 {
 	char a[4096], b[4096], c[4096];
 
+	if (argc == 3 && !strcmp(argv[1], "--functions"))
+		return print_functions(argv[2]);
 	if (argc != 2) {
-		fprintf(stderr, "usage: test_export OUT_DIR\n");
+		fprintf(stderr, "usage: test_export OUT_DIR | --functions FILE.pb.gz\n");
 		return 2;
 	}
 	snprintf(a, sizeof(a), "%s/unit.json", argv[1]);
@@ -332,6 +425,7 @@ int main(int argc, char **argv)
 	snprintf(c, sizeof(c), "%s/unit.pb.gz", argv[1]);
 	test_interning_and_pprof(a, c);
 	test_hostile(b);
+	test_verbatim();
 	test_folded_input();
 	test_bad_opts();
 	if (failures) {

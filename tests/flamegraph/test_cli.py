@@ -537,6 +537,12 @@ def test_html_output():
             meta, nodes, intervals = load_html(args[-1])
             assert meta["names"] == ["main", "x", "y"] and not intervals, meta
             assert nodes == [(0, -1, 0), (1, 0, 0), (2, 1, 3), (2, 2, 1)], nodes
+            # a page names not the file it was written to (nor its directory): it may
+            # be copied or shared anywhere
+            with open(args[-1], "rb") as f:
+                page = f.read()
+            for where in (args[-1], os.path.basename(args[-1]), d):
+                assert where.encode() not in page, f"the page holds its path {where}"
         # --intervals: one interval per file, in order
         out = os.path.join(d, "t.html")
         run(["--intervals", a, b, "-o", out])

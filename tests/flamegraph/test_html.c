@@ -235,7 +235,7 @@ static void test_hostile(void)
 static void test_intervals(void)
 {
 	const char *a[] = {"main", "a"}, *b[] = {"main", "b"};
-	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = 2.5, .name = "t.html"};
+	struct flamegraph_html_opts ho = {.sz = sizeof(ho), .interval = 2.5};
 	struct flamegraph *fg = flamegraph__new(NULL);
 	size_t len = 0, len2 = 0, plen = 0;
 	unsigned char *pl;
@@ -251,7 +251,8 @@ static void test_intervals(void)
 	page = render(fg, &ho, &len, &err);
 	page2 = render(fg, &ho, &len2, &err2);
 	CHECK(err == 0 && err2 == 0 && page && page2 && len == len2 && !memcmp(page, page2, len));
-	CHECK(page && strstr(page, "\"interval\":2.5,") && strstr(page, "\"file\":\"t.html\""));
+	/* a page names no file: not where it was written, which it cannot know */
+	CHECK(page && strstr(page, "\"interval\":2.5,") && !strstr(page, "\"file\":\""));
 	pl = page ? payload(page, &plen) : NULL;
 	CHECK(pl != NULL);
 	if (pl) {
@@ -371,9 +372,64 @@ static void test_minwidth(void)
 	flamegraph__free(fg);
 }
 
+/*
+ * No --minwidth: a frame under 0.4/4096 (1/10240) of its parent is drawn at no zoom and
+ * left out, with what is above it, its count its parent's own; one at the bound stays.
+ * main: 1,024,000 = hot 1,023,880 + edge 100 (100 * 10240 = main's: kept) + 20 tiny
+ * frames of 1 with a leaf above each (left out, in main's own). With intervals, the
+ * merged counts keep theirs, as main's.
+ */
+static void test_default_bound(void)
+{
+	const char *hot[] = {"main", "hot"}, *edge[] = {"main", "edge"};
+	char names[20][16];
+	const char *tiny[3] = {"main", NULL, "leaf"};
+	struct flamegraph *fg = flamegraph__new(NULL);
+	size_t len = 0, plen = 0, i;
+	unsigned char *pl;
+	char *page;
+	int err = -1;
+
+	CHECK(fg);
+	CHECK(flamegraph__add_stack(fg, hot, 2, 1023880) == 0);
+	CHECK(flamegraph__add_stack(fg, edge, 2, 100) == 0);
+	CHECK(flamegraph__set_interval(fg, 1) == 0);
+	for (i = 0; i < 20; i++) {
+		snprintf(names[i], sizeof(names[i]), "tiny_%02zu", i);
+		tiny[1] = names[i];
+		CHECK(flamegraph__add_stack(fg, tiny, 3, 1) == 0);
+	}
+	page = render(fg, NULL, &len, &err);
+	CHECK(err == 0 && page && strstr(page, "\"names\":[\"edge\",\"hot\",\"main\"]}"));
+	CHECK(page && strstr(page, "\"merged\":{\"stacks\":20,\"count\":20,\"minwidth\":false}"));
+	CHECK(page && strstr(page, "\"min_px\":0.4,"));
+	pl = page ? payload(page, &plen) : NULL;
+	CHECK(pl != NULL);
+	if (pl) {
+		struct rd r = {pl, pl + plen, false};
+
+		/* version, flags, nodes (root, main, edge, hot), intervals, names */
+		CHECK(next(&r) == 1 && next(&r) == 0 && next(&r) == 4 && next(&r) == 2 &&
+		      next(&r) == 3);
+		next(&r), next(&r), next(&r);
+		CHECK(next(&r) == 0 && next(&r) == 2 && next(&r) == 20);      /* main: the tiny */
+		CHECK(next(&r) == 0 && next(&r) == 0 && next(&r) == 100);     /* edge */
+		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 1023880); /* hot */
+		/* interval 0: edge (node 2) 100, hot (3); interval 1: main (node 1) 20 */
+		CHECK(next(&r) == 2 && next(&r) == 3 && next(&r) == 100 && next(&r) == 1 &&
+		      next(&r) == 1023880);
+		CHECK(next(&r) == 1 && next(&r) == 2 && next(&r) == 20);
+		CHECK(!r.bad && r.p == r.end);
+	}
+	free(pl);
+	free(page);
+	flamegraph__free(fg);
+}
+
 int main(void)
 {
 	test_hostile();
+	test_default_bound();
 	test_intervals();
 	test_diff_and_empty();
 	test_minwidth();

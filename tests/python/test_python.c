@@ -11,6 +11,7 @@
  *   it, CPython 3.10 (the older table).
  * Usage: test_python LINETABLES_PY
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,12 +170,18 @@ static void test_names(void)
 				   .qualname = "Sleeper.nap",
 				   .file = "/srv/app.py",
 				   .firstlineno = 4};
+	const char *qualname, *file;
 	struct frame fr;
 
 	CHECK(pc && !pycodes__import(pc, &info));
 	CHECK(!pycodes__frame(pc, 3, 9, W(0x5000), P(2, 1), &fr));
 	CHECK_STR(fr.name, "Sleeper.nap (app.py)");
 	CHECK(fr.line == 0); /* no --lines */
+	/* a profile's function: the bare name and the whole file */
+	CHECK(!pycodes__function(pc, 3, 9, W(0x5000), P(2, 1), &qualname, &file));
+	CHECK_STR(qualname, "Sleeper.nap");
+	CHECK_STR(file, "/srv/app.py");
+	CHECK(pycodes__function(pc, 3, 9, W(0x5000), P(2, 2), &qualname, &file) == -ENOENT);
 	/* another guard at the same address: another code object, not this one's name */
 	CHECK(!pycodes__frame(pc, 3, 9, W(0x5000), P(2, 2), &fr));
 	CHECK_STR(fr.name, "[unknown python]");

@@ -17,7 +17,8 @@
 # - a process asleep through the whole recording: its wait has no wakeup seen and is
 #   kept under --;[unknown waker], the whole window, and counted by -v.
 # - the waker's user stack is walked by the kernel walk (the default): the producer's
-#   reaches its thread's outermost frame __clone3, which --unwind fp does not.
+#   reaches its thread's outermost frame clone3 (libc's __clone3; perf's name, the
+#   shortest-prefixed of its local aliases), which --unwind fp does not.
 # Every folded line of a blocked interval holds exactly one "--" frame. Refused: a
 # capture, --unwind dwarf, --interval.
 # --mode wakeup, the wakers alone (bcc wakeuptime's layout): at least 95 % of the time
@@ -71,14 +72,14 @@ awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = gsub(/;--;/, "&", line)
 	if (line ~ /;\[runqueue\]$/ ? n != 0 : n != 1) { print; bad = 1 } } END { exit bad }' \
 	"$TMP/pingpong.folded" || fail "pingpong: a line without exactly one -- frame"
 # the waker's user stack by the kernel walk (--unwind auto): complete through libc to the
-# thread's outermost frame (__clone3, found by its CFI), which frame pointers never reach
+# thread's outermost frame (clone3, found by its CFI), which frame pointers never reach
 # (most of the time, not all: the wakeups before the producer's tables are loaded, late
 # on a loaded machine, are walked by frame pointers; 82 to 100 % measured)
 read -r _ deep <<<"$(blocked ww-consumer "$TMP/pingpong.folded" \
-	';--;.*;produce;producer;start_thread;__clone3;ww-producer$')"
-echo "pingpong: $deep us of it with the waker's user stack walked to __clone3 (kernel walk)"
+	';--;.*;produce;producer;start_thread;clone3;ww-producer$')"
+echo "pingpong: $deep us of it with the waker's user stack walked to clone3 (kernel walk)"
 awk -v t="$total" -v u="$deep" 'BEGIN { exit !(u >= 0.5 * t) }' ||
-	fail "pingpong: only $deep of $total us have the waker's stack walked to __clone3"
+	fail "pingpong: only $deep of $total us have the waker's stack walked to clone3"
 # the wakers alone
 record wakeup wakeup pingpong -o "$TMP/wakeup.svg"
 read -r wtotal wunder <<<"$(awk '{
@@ -97,10 +98,10 @@ grep -q 'Wakeup Time Flame Graph' "$TMP/wakeup.svg" || fail "wakeup: the SVG's t
 grep -q '^hint:' "$TMP/err" || fail "pprof refused without a hint"
 record pingpong-fp offwake pingpong --unwind fp
 read -r fptotal fpdeep <<<"$(blocked ww-consumer "$TMP/pingpong-fp.folded" \
-	';--;.*;__clone3;ww-producer$')"
-echo "pingpong --unwind fp: $fpdeep of $fptotal us with the waker's stack to __clone3"
+	';--;.*;clone3;ww-producer$')"
+echo "pingpong --unwind fp: $fpdeep of $fptotal us with the waker's stack to clone3"
 [ "$fptotal" -gt 0 ] && [ "$fpdeep" -lt "$((fptotal / 2))" ] ||
-	fail "pingpong --unwind fp: the waker's stack reached __clone3 by frame pointers"
+	fail "pingpong --unwind fp: the waker's stack reached clone3 by frame pointers"
 # the other outputs: the same stacks, the waker as pprof labels, its frames blue in the SVG
 if command -v go >/dev/null; then
 	HOME="$TMP" GOCACHE="$TMP/gocache" go tool pprof -tags "$TMP/pingpong.pb.gz" \

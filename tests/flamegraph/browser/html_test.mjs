@@ -5,6 +5,7 @@
 // (no dialog, no request, no console error). Screenshots are kept in ARTIFACTS.
 // usage: node --experimental-websocket html_test.mjs SCORCH ARTIFACTS
 // Exit 77 (skip) when chromium is missing, unless CI=true.
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { findChromium, launch } from "./cdp.mjs";
 import { HOSTILE, checkHostile, checker, pageHelpers, removeDir, requireBrowser, workdir } from "./page_test.mjs";
@@ -40,6 +41,23 @@ run(["flamegraph", folded("twice.folded", ["main;a;x 6", "main;b 4", "main;c 2"]
 const evenF = folded("even.folded", ["main;a 10", "main;b 10"]);
 run(["flamegraph", folded("skew.folded", ["main;a 30", "main;b 10"]), "-o", join(dir, "skew.html")]);
 run(["flamegraph", folded("hostile.folded", HOSTILE), "-o", join(dir, "hostile.html")]);
+// a stack 60 frames deep of long names: its breadcrumbs overflow their row
+const deepNames = Array.from({ length: 60 }, (_, i) => "a_rather_long_function_name_" + String(i).padStart(2, "0"));
+run(["flamegraph", folded("deep.folded", ["main;" + deepNames.join(";") + " 5", "main;other 5"]), "-o", join(dir, "deep.html")]);
+// off-CPU colours (--colors io, record's for --mode offcpu): the page and the SVG
+const offF = folded("off.folded", ["app;read;ksys_read_[k];schedule_[k] 30", "app;sleep;schedule_[k] 20"]);
+run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.html")]);
+run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.svg")]);
+// annotations: kernel, inlined, JIT frames
+run(["flamegraph", folded("annot.folded", ["main;read;ksys_read_[k];vfs_read_[k] 5", "main;work;inl_[i] 2",
+	"main;jitfn_[j] 1"]), "-o", join(dir, "annot.html")]);
+// 20,000 callers of a millionth of main each beside one of 1,000,000: drawn at no zoom
+const wide = ["main;hot 1000000"];
+for (let i = 0; i < 20000; i++)
+	wide.push("main;tiny_" + i + ";leaf 1");
+const wideF = folded("wide.folded", wide);
+run(["flamegraph", wideF, "-o", join(dir, "wide.html")]);
+run(["flamegraph", "--minwidth", "0", wideF, "-o", join(dir, "wide-all.html")]);
 
 const { check, fail, failures } = checker();
 const s = await launch(chromium, dir, "1300,800");
@@ -98,6 +116,20 @@ try {
 	await s.click(await s.js(`(() => { const b = document.querySelector("#crumbs button").getBoundingClientRect();
 		return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; })()`));
 	check((await state()).zoomed === null, "the first breadcrumb resets the zoom", await state());
+
+	// the zoom is kept in the URL (the frames from the root), and a reload restores it
+	await s.click(await frame("main"));
+	await s.click(await frame("foo"));
+	check(/[?&]z=main%3Bfoo(&|$)/.test(await s.js("location.search")), "zoom kept in the URL",
+		await s.js("location.search"));
+	await open("basic.html", await s.js("location.search"));
+	check((await state()).zoomed === "foo" && (await text("crumbs")) === "all \u203a main \u203a foo",
+		"a reload restores the zoom", [await state(), await text("crumbs")]);
+	await s.key("r");
+	check(!/[?&]z=/.test(await s.js("location.search")), "a reset zoom leaves the URL", await s.js("location.search"));
+	await open("basic.html", "?s=foo%7Cbar&z=main%3Bnope");
+	check((await state()).zoomed === null && (await text("matched")) === "Matched: 55.6%",
+		"a path not in the page: no zoom", await state());
 
 	// views by key: icicle puts the root at the top
 	await s.key("i");
@@ -262,6 +294,57 @@ try {
 		check(await s.js("scorch.normalized") && JSON.stringify(rows) === JSON.stringify(cli) && rows[1][0] === "x" && rows[1][3] === "-8 (-67.27%)",
 			"?n=1 on " + page + ": the table of scorch diff -n", [rows, cli]);
 	}
+
+	// a deep zoom: the zoomed frame's breadcrumb stays in view at the end of its row
+	await open("deep.html", "?view=icicle");
+	await s.click(await frame(deepNames[25]));
+	st = await state();
+	const crumb = await s.js(`(() => { const box = document.getElementById("crumbs").getBoundingClientRect();
+		const cur = document.querySelector("#crumbs [aria-current]") || [...document.querySelectorAll("#crumbs button")].pop();
+		const b = cur.getBoundingClientRect();
+		return { text: cur.textContent, left: b.left, right: b.right, boxLeft: box.left, boxRight: box.right,
+			overflow: document.getElementById("crumbs").scrollWidth > box.width }; })()`);
+	check(st.zoomed === deepNames[25] && crumb.text === deepNames[25] && crumb.overflow &&
+		crumb.left >= crumb.boxLeft - 1 && crumb.right <= crumb.boxRight + 1,
+		"the zoomed frame's breadcrumb is in view", [st.zoomed, crumb]);
+	await shot("html-deep-crumbs");
+
+	// the root ("all") in the palette of the others, as the SVG draws it
+	await open("off.html");
+	const pixelOf = async (name) => s.js(`(() => { const p = scorch.frameCenter(${JSON.stringify(name)});
+		const c = document.getElementById("graph-canvas"), r = c.getBoundingClientRect(), d = devicePixelRatio;
+		return [...c.getContext("2d").getImageData(Math.round((p.x - r.left + 10) * d), Math.round((p.y - r.top) * d), 1, 1).data].slice(0, 3); })()`);
+	const allPx = await pixelOf("all"), appPx = await pixelOf("app");
+	const svgAll = /<rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"[^>]*\/>\s*<text[^>]*>all</.exec(readFileSync(join(dir, "off.svg"), "latin1"));
+	check(svgAll && JSON.stringify(allPx) === JSON.stringify(svgAll.slice(1, 4).map(Number)),
+		"the off-CPU root has the SVG's colour", [allPx, svgAll && svgAll.slice(1, 4)]);
+	check(allPx[2] > allPx[0] && appPx[2] > appPx[0], "the off-CPU root is blue like the others", [allPx, appPx]);
+	await shot("html-offcpu");
+
+	// the table names frames as the graph does: no _[k], _[i], _[j]
+	await open("annot.html", "?view=table");
+	rows = await tableRows();
+	const tnames = rows.map((r) => r[0]);
+	check(["ksys_read", "vfs_read", "inl", "jitfn"].every((n) => tnames.includes(n)) && !tnames.some((n) => /_\[[kijw]\]$/.test(n)),
+		"the table strips the annotations", tnames);
+	check(await s.js(`([...document.querySelectorAll("#fn-body td.name")].find((t) => t.textContent === "vfs_read") || {}).title`) === "vfs_read_[k]",
+		"the full name in the row's tooltip");
+
+	// a frame drawn at no zoom is left out by default, the count said; --minwidth 0 keeps it
+	const wideSize = statSync(join(dir, "wide.html")).size, wideAll = statSync(join(dir, "wide-all.html")).size;
+	await open("wide.html");
+	st = await state();
+	const merged = await s.js(`({ hidden: document.getElementById("merged").hidden, text: document.getElementById("merged").textContent,
+		title: document.getElementById("merged").title, nodes: scorch.nodes })`);
+	check(st.total === 1020000 && merged.nodes === 3 && !merged.hidden && merged.text === "Merged: 1.96%" &&
+		/20,000 samples \(1\.96%\) of 20,000 stacks/.test(merged.title) && /--minwidth 0/.test(merged.title),
+		"narrow frames merged into main, the count shown", merged);
+	check(await frame("hot") !== null && wideSize * 5 < wideAll, "the page is smaller", [wideSize, wideAll]);
+	await s.key("t");
+	check(/--minwidth 0 keeps every frame/.test(await text("table-note")), "the table says so", await text("table-note"));
+	await open("wide-all.html");
+	check(await s.js("scorch.nodes") === 40003 && await s.js("document.getElementById('merged').hidden"),
+		"--minwidth 0: every frame", await s.js("scorch.nodes"));
 
 	// hostile names: nothing runs, nothing is fetched, nothing is logged
 	await checkHostile(s, helpers, dir, check, "html-hostile");

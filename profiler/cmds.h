@@ -26,6 +26,7 @@ int cmd_collapse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /*
  * Where the symbolizer keeps decompressed debug sections for the next runs

@@ -30,7 +30,8 @@ void scorch__print_version(void)
 	printf("features: bpf-perf-event, offcpu-sched-switch, in-kernel-aggregation, kallsyms, "
 	       "elf-symtab, dwarf-inline-lines, debuginfo-buildid-debuglink, zlib-zstd-debug-sections, "
 	       "demangle-cxx-rust-d, perf-map, jitdump, process-generations, svg-flamegraph, diff, collapse, "
-	       "gzip-zstd-input, capture-report, pprof-output, speedscope-output, interval-outputs\n");
+	       "gzip-zstd-input, capture-report, pprof-output, speedscope-output, interval-outputs, "
+	       "live-top\n");
 }
 
 int scorch__parse_ids(const char *arg, const char *what, pid_t **ids, size_t *nr, size_t *cap)

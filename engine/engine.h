@@ -140,6 +140,35 @@ void event__free(struct event_spec *ev);
 
 /* ---- the recorder ---- */
 
+/*
+ * A live view's figures of one interval (struct record_opts.on_interval): what the
+ * kernel counted from the end of the last interval (or the attach) to the end of this
+ * one, as the end-of-run summary counts it.
+ */
+struct interval_info {
+	size_t sz;	   /* sizeof(struct interval_info) */
+	unsigned int seq;  /* 1 for the first interval */
+	bool last;	   /* the partial interval at the end of the recording */
+	double elapsed;	   /* seconds from the attach to the interval's end */
+	double seconds;	   /* the interval's length */
+	int nr_cpus;	   /* with a cpu-clock event (cpu, wall); 0 off CPU */
+	long freq;	   /* -F */
+	long rate;	   /* Hz at the interval's end: -F's, or lower where the cost governor
+			    * lowered it (--max-overhead); 0 off CPU */
+	uint64_t samples;  /* on-CPU samples of the targets (cpu and wall modes) */
+	uint64_t switches; /* switch-outs of the targets' threads (offcpu and wall modes) */
+	uint64_t taken;	   /* samples and switch-outs: events that could be counted ... */
+	uint64_t lost;	   /* ... and those lost (a full map, a full ring, unreadable) */
+};
+
+/*
+ * Called with one interval's counts, named and folded as record's outputs would have
+ * them (@f, borrowed for the call; its unit is the mode's: samples, microseconds), on
+ * the recorder's thread. A negative return stops the recording with that error.
+ */
+typedef int (*record_interval_fn)(void *ctx, const struct folded *f,
+				  const struct interval_info *info);
+
 struct record_opts {
 	enum record_mode mode;
 	bool offwake; /* --mode offwake: MODE_OFFCPU, blocked time by (blocked, waker) stacks */
@@ -188,6 +217,15 @@ struct record_opts {
 	char weight_unit[33];	 /* --weight ARGn:UNIT ("": bytes) */
 	long period;		 /* --period N (0: not given) */
 	bool latency;		 /* --latency */
+	/*
+	 * A live view (scorch top): every @interval seconds, and once for the partial
+	 * interval at the end, the counts so far go to @on_interval instead of outputs,
+	 * and the next interval starts empty. @outs and captures are not used then, and
+	 * the summary says nothing of outputs. Needs @interval > 0 and a timed mode (not
+	 * MODE_EVENT, not offwake).
+	 */
+	record_interval_fn on_interval;
+	void *on_interval_ctx;
 };
 
 /* Frees what the options hold (outputs not committed are removed); @o may be reused. */
@@ -207,6 +245,12 @@ int recorder__run(struct recorder *r);
  * scorch); more than the allowed share of the samples was lost (a partial result). */
 bool recorder__command_failed(const struct recorder *r);
 bool recorder__partial(const struct recorder *r);
+/*
+ * Asks the recording to stop as Ctrl-C does: from any thread, or a signal handler
+ * (async-signal-safe), at any time between recorder__new() and recorder__free(); a
+ * request before sampling starts stops it as soon as it has started.
+ */
+void recorder__stop(struct recorder *r);
 void recorder__free(struct recorder *r);
 
 /* ---- the report: a capture to outputs ---- */

@@ -124,7 +124,7 @@ static void set_mult(struct governor *g, uint32_t mult, uint64_t now, bool measu
 		 "sample in BPF, %.0f in all): rate %ld Hz -> %ld Hz\n",
 		 100.0 * g->last_cost, GOV_TICK_NS / 1e6, 100.0 * g->last_per_sample,
 		 g->last_ns_per_run, g->sample_ns, g->freq / g->mult, g->freq / mult);
-	g->mult = mult;
+	__atomic_store_n(&g->mult, mult, __ATOMIC_RELAXED); /* governor__rate() reads it */
 	if (measured)
 		g->mult_peak = MAX(g->mult_peak, mult);
 	g->changes++;
@@ -314,4 +314,14 @@ void governor__stats(const struct governor *g, struct governor_stats *st)
 	st->lowered_pct = 100.0 * g->lowered_ns / span;
 	st->changes = g->changes;
 	st->throttled = g->throttled;
+}
+
+long governor__rate(const struct governor *g)
+{
+	uint32_t mult;
+
+	if (!g->s)
+		return 0;
+	mult = __atomic_load_n(&g->mult, __ATOMIC_RELAXED);
+	return g->freq / (mult ? mult : 1);
 }

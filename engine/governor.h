@@ -79,5 +79,8 @@ uint64_t governor__tick(struct governor *g, uint64_t now);
 /* The end of sampling: the totals are taken. Safe to repeat. */
 void governor__end(struct governor *g, uint64_t now);
 void governor__stats(const struct governor *g, struct governor_stats *st);
+/* The rate sampled now (Hz): -F's, or the lower one the governor set; 0 when not
+ * started. Safe on any thread while the stop thread ticks it. */
+long governor__rate(const struct governor *g);
 
 #endif /* SCORCH_ENGINE_GOVERNOR_H */

@@ -282,7 +282,7 @@ double record__summary(struct record *r, const uint64_t *st)
 	}
 	if (r->cap && o->verbose)
 		capture_rec__summary(r->cap);
-	if (!o->quiet && !r->write_failed)
+	if (!o->quiet && !r->write_failed && !o->on_interval)
 		report_written(r);
 	return lost_pct;
 }
@@ -402,10 +402,46 @@ static int write_named(struct record *r, const uint64_t *st, uint64_t end_ns)
 	return outputs__write(r->opts.outs, &d);
 }
 
+/*
+ * on_interval (a live view): the interval's counts, named, to the callback with the
+ * figures of its counters @st, read at @end (timing__now()) when its counts were taken;
+ * @last: the partial interval at the end of the recording.
+ */
+static int give_interval(struct record *r, const uint64_t *st, double end, bool last)
+{
+	const struct record_opts *o = &r->opts;
+	double start = r->live.end ? r->live.end : r->attach_ns / 1e9;
+	struct interval_info info = {
+		.sz = sizeof(info),
+		.seq = ++r->live.seq,
+		.last = last,
+		.elapsed = end - r->attach_ns / 1e9,
+		.seconds = end - start,
+		.nr_cpus = sampler__nr_cpus(r->sampler),
+		.freq = o->freq,
+	};
+	uint64_t d[SCORCH_NR_STATS];
+	size_t i;
+
+	for (i = 0; i < SCORCH_NR_STATS; i++)
+		d[i] = st[i] >= r->live.st[i] ? st[i] - r->live.st[i] : 0;
+	summary__loss(d, o->mode, r->drain_lost - r->live.drain_lost, &info.taken, &info.lost);
+	info.samples = d[STAT_SAMPLES];
+	info.switches = d[STAT_SWITCHES];
+	if (o->mode == MODE_CPU || o->mode == MODE_WALL)
+		info.rate = governor__rate(&r->gov) ?: o->freq;
+	memcpy(r->live.st, st, sizeof(r->live.st));
+	r->live.drain_lost = r->drain_lost;
+	r->live.end = end;
+	return o->on_interval(o->on_interval_ctx, r->fold.folded, &info);
+}
+
 int record__write_output(struct record *r, const uint64_t *st)
 {
 	int err = 0, e;
 
+	if (r->opts.on_interval)
+		return give_interval(r, st, r->stop.stopped_at, true);
 	if (r->opts.named) {
 		/* sampling ended at the stop, whatever came after it */
 		err = write_named(r, st,
@@ -432,14 +468,31 @@ static bool select_all(void *ctx, const struct count_key *key)
 	return true;
 }
 
+/* The named stacks of the interval just written or given: the next starts empty. */
+static int next_folded(struct record *r)
+{
+	r->stacks_written += folded__nr_stacks(r->fold.folded);
+	folded__free(r->fold.folded);
+	r->fold.folded = folded__new();
+	if (!r->fold.folded)
+		return -ENOMEM;
+	folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
+	return 0;
+}
+
 int record__write_interval(struct record *r)
 {
 	size_t nr = 0, nr_stacks, nr_aged = 0;
 	uint64_t end_ns = timing__now_ns(); /* the interval's counts are taken from here */
-	int err;
+	uint64_t st[SCORCH_NR_STATS];
+	int err = 0;
 
-	err = sampler__reap(r->sampler, select_all, false, record__add_stack, r, &r->drain_lost,
-			    &r->drain_lost_ns, &nr, &nr_stacks);
+	/* a live view's figures: the counters as the counts are taken */
+	if (r->opts.on_interval)
+		err = sampler__stats(r->sampler, st);
+	if (!err)
+		err = sampler__reap(r->sampler, select_all, false, record__add_stack, r,
+				    &r->drain_lost, &r->drain_lost_ns, &nr, &nr_stacks);
 	if (!err)
 		err = sampler__age_stacks(r->sampler, &nr_aged);
 	if (!err && r->dw.ustacks)
@@ -452,6 +505,14 @@ int record__write_interval(struct record *r)
 	}
 	r->stacks_aged += nr_aged;
 	r->next_interval += r->opts.interval;
+	if (r->opts.on_interval) {
+		r->window_ns = end_ns;
+		err = give_interval(r, st, end_ns / 1e9, false);
+		pr_debug("interval %u given: %zu stacks; %zu unused since the last deleted from "
+			 "the kernel's stack maps\n",
+			 r->live.seq, folded__nr_stacks(r->fold.folded), nr_aged);
+		return err ?: next_folded(r);
+	}
 	if (r->opts.named) {
 		err = write_named(r, NULL, end_ns);
 		if (err) {
@@ -461,13 +522,9 @@ int record__write_interval(struct record *r)
 		pr_debug("interval %u written: %zu stacks; %zu unused since the last deleted "
 			 "from the kernel's stack maps\n",
 			 outputs__seq(r->opts.outs), folded__nr_stacks(r->fold.folded), nr_aged);
-		r->stacks_written += folded__nr_stacks(r->fold.folded);
-		folded__free(r->fold.folded);
-		r->fold.folded = folded__new();
-		if (!r->fold.folded)
-			return -ENOMEM;
-		folded__set_max_stacks(r->fold.folded, FOLD_MAX_STACKS);
-		err = outputs__next(r->opts.outs);
+		err = next_folded(r);
+		if (!err)
+			err = outputs__next(r->opts.outs);
 	}
 	r->window_ns = end_ns;
 	if (!err && r->cap)

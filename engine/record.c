@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -422,7 +423,7 @@ static int record_open(struct record *r)
 		if (err)
 			return err;
 	}
-	if (o->named) {
+	if (o->named && !o->on_interval) {
 		struct outputs_opts oopts = {
 			.sz = sizeof(oopts),
 			.kind = o->mode == MODE_CPU	 ? OUTPUTS_CPU
@@ -838,8 +839,8 @@ static int record_run(struct record *r)
 		if (gopts.lever || o->verbose)
 			governor__start(&r->gov, r->sampler, &gopts, r->attach_ns);
 		err = stopper__start(&r->stop, r->sampler, r->gov.s ? &r->gov : NULL,
-				     o->duration ? r->attach_ns + (uint64_t)(o->duration * 1e9)
-						 : 0);
+				     o->duration ? r->attach_ns + (uint64_t)(o->duration * 1e9) : 0,
+				     r->ask_fd);
 	}
 	r->stop_started = !err;
 	/* kallsyms, read beside the load: what is left of it */
@@ -905,9 +906,18 @@ int recorder__new(struct record_opts *o, struct recorder **out)
 	struct record *r;
 
 	*out = NULL;
+	if (o->on_interval && (o->interval <= 0 || o->mode == MODE_EVENT || o->offwake))
+		return -EINVAL; /* a caller's mistake: see struct record_opts */
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->ask_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->ask_fd < 0) {
+		int err = -errno;
+
+		free(r);
+		return err;
+	}
 	r->opts = *o;
 	memset(o, 0, sizeof(*o));
 	r->launch.go_fd = r->launch.err_fd = r->launch.pidfd = -1;
@@ -941,6 +951,21 @@ bool recorder__partial(const struct recorder *rec)
 	return ((const struct record *)rec)->partial;
 }
 
+void recorder__stop(struct recorder *rec)
+{
+	struct record *r = (struct record *)rec;
+	int saved = errno; /* a signal handler's caller keeps its errno */
+	uint64_t one = 1;
+	ssize_t n;
+
+	/* the stop thread polls it from its start: a request before then waits for it.
+	 * An eventfd's write fails only at a count of 2^64 - 1; nothing is logged here (a
+	 * signal handler may call this) */
+	n = write(r->ask_fd, &one, sizeof(one));
+	(void)n;
+	errno = saved;
+}
+
 void recorder__free(struct recorder *rec)
 {
 	struct record *r = (struct record *)rec;
@@ -972,6 +997,8 @@ void recorder__free(struct recorder *rec)
 	proctab__free(r->procs);
 	free(r->pidfds);
 	free(r->gone);
+	if (r->ask_fd >= 0)
+		close(r->ask_fd);
 	record_opts__free(&r->opts); /* uncommitted files removed */
 	free(r);
 }

@@ -150,7 +150,8 @@ int record__loop(struct record *r);
 /* sampler_drain_fn: one counted stack to the capture and the named outputs. */
 int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint64_t value,
 		      const struct stack *user, const struct stack *kernel);
-/* --interval: every count so far to this interval's files; the next starts empty. */
+/* --interval: every count so far to this interval's files (or, with on_interval, to
+ * the callback); the next starts empty. */
 int record__write_interval(struct record *r);
 /* The end: the named outputs, then the capture with the stats @st. 0/-errno. */
 int record__write_output(struct record *r, const uint64_t *st);
@@ -217,6 +218,15 @@ struct record {
 	/* the outputs' descriptions (summary__describe()), written before each output: the
 	 * graphs hold pointers to them. page_desc: the HTML page of every --interval */
 	char desc[512], page_desc[512];
+	int ask_fd;	    /* an eventfd: recorder__stop() asks the stop thread to stop */
+	/* on_interval: where the last interval ended (timing__now()), its counters and
+	 * counts unreadable then; intervals given so far */
+	struct {
+		double end;
+		uint64_t st[SCORCH_NR_STATS];
+		uint64_t drain_lost;
+		unsigned int seq;
+	} live;
 };
 
 /* Entries of the stack and count maps (both preallocated) on @nr_cpus CPUs. */

@@ -19,17 +19,19 @@
 #include "timing.h"
 
 /*
- * Waits for a signal, the deadline or stopper__finish(), whichever comes first, then
- * stops sampling and says so on the event fd; meanwhile it runs the cost governor's
- * ticks. The main thread may be busy for seconds (naming the stacks of exited
- * processes, unwinding a full ring): the recording still ends on time.
+ * Waits for a signal, the deadline, a stop asked (askfd: recorder__stop()) or
+ * stopper__finish(), whichever comes first, then stops sampling and says so on the
+ * event fd; meanwhile it runs the cost governor's ticks. The main thread may be busy
+ * for seconds (naming the stacks of exited processes, unwinding a full ring): the
+ * recording still ends on time.
  */
 static void *stopper_run(void *arg)
 {
 	struct stopper *st = arg;
-	struct pollfd pfds[2] = {
-		{ .fd = st->sigfd, .events = POLLIN },
-		{ .fd = st->quitfd, .events = POLLIN },
+	struct pollfd pfds[3] = {
+		{.fd = st->sigfd, .events = POLLIN},
+		{.fd = st->quitfd, .events = POLLIN},
+		{.fd = st->askfd, .events = POLLIN}, /* -1: ignored by ppoll() */
 	};
 	struct signalfd_siginfo si;
 	uint64_t one = 1, stop_ns, tick;
@@ -47,7 +49,7 @@ static void *stopper_run(void *arg)
 			wake = tick;
 		ts.tv_sec = (time_t)((wake - now) / 1000000000ULL);
 		ts.tv_nsec = (long)((wake - now) % 1000000000ULL);
-		if (ppoll(pfds, 2, wake ? &ts : NULL, NULL) < 0 && errno != EINTR)
+		if (ppoll(pfds, 3, wake ? &ts : NULL, NULL) < 0 && errno != EINTR)
 			break;
 		if (pfds[0].revents & POLLIN) {
 			if (read(st->sigfd, &si, sizeof(si)) == sizeof(si)) {
@@ -55,7 +57,7 @@ static void *stopper_run(void *arg)
 				break;
 			}
 		}
-		if (pfds[1].revents & POLLIN)
+		if ((pfds[1].revents | pfds[2].revents) & POLLIN)
 			break;
 	}
 	stop_ns = sampler__stop(st->s);
@@ -69,7 +71,7 @@ static void *stopper_run(void *arg)
 }
 
 int stopper__start(struct stopper *st, struct sampler *s, struct governor *gov,
-		   uint64_t deadline_ns)
+		   uint64_t deadline_ns, int ask_fd)
 {
 	struct sched_param param = { .sched_priority = 1 };
 	sigset_t set;
@@ -83,6 +85,7 @@ int stopper__start(struct stopper *st, struct sampler *s, struct governor *gov,
 	if (deadline_ns)
 		sampler__end_at(s, deadline_ns);
 	st->sigfd = st->efd = st->quitfd = -1;
+	st->askfd = ask_fd;
 	atomic_init(&st->stopped, false);
 	/* blocked in every thread (record blocks them before its first thread starts) */
 	sigemptyset(&set);

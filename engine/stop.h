@@ -30,15 +30,17 @@ struct stopper {
 	double stopped_at;    /* when sampling stopped; read after stopper__finish() */
 	int sig;	      /* the signal that ended it; 0: another cause */
 	int sigfd, efd, quitfd;
+	int askfd; /* the caller's (recorder__stop()): readable, it stops; -1: none */
 	pthread_t thread;
 	bool running;
 	atomic_bool stopped;
 };
 /* Starts the thread; sampling ends at @deadline_ns (CLOCK_MONOTONIC; 0: none), in the
- * kernel too (sampler__end_at()). @gov (or NULL), started, is ticked there until the
- * stop, and ended at it. Returns 0, or -errno (logged). */
+ * kernel too (sampler__end_at()), or when @ask_fd (-1: none; the caller's, left open)
+ * is readable. @gov (or NULL), started, is ticked there until the stop, and ended at it.
+ * Returns 0, or -errno (logged). */
 int stopper__start(struct stopper *st, struct sampler *s, struct governor *gov,
-		   uint64_t deadline_ns);
+		   uint64_t deadline_ns, int ask_fd);
 /* Readable once sampling has stopped. */
 int stopper__fd(const struct stopper *st);
 bool stopper__stopped(struct stopper *st);

@@ -69,14 +69,22 @@ static void missed_periods(const struct summary *sm)
  * Counts unreadable at the end, in samples: an on-CPU count is in -F's periods, which
  * a sample weighs several of when the governor lowered the rate (STAT_PERIODS).
  */
-static uint64_t drain_lost(const struct summary *sm)
+static uint64_t drain_lost(const uint64_t *st, enum record_mode mode, uint64_t lost)
 {
-	const uint64_t *st = sm->st;
-
-	if (sm->mode == MODE_OFFCPU || sm->mode == MODE_EVENT || !st[STAT_SAMPLES] ||
+	if (mode == MODE_OFFCPU || mode == MODE_EVENT || !st[STAT_SAMPLES] ||
 	    st[STAT_PERIODS] <= st[STAT_SAMPLES])
-		return sm->drain_lost;
-	return (uint64_t)((double)sm->drain_lost * st[STAT_SAMPLES] / st[STAT_PERIODS] + 0.5);
+		return lost;
+	return (uint64_t)((double)lost * st[STAT_SAMPLES] / st[STAT_PERIODS] + 0.5);
+}
+
+void summary__loss(const uint64_t *st, enum record_mode mode, uint64_t drained_lost,
+		   uint64_t *taken, uint64_t *lost)
+{
+	/* events: samples, and switch-outs of matching threads (tracked or not) */
+	*taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
+	*lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
+		st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
+		st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + drain_lost(st, mode, drained_lost);
 }
 
 /* Why samples were lost, and what to change: -v, or a warning past WARN_PCT. */
@@ -93,8 +101,8 @@ static void lost_details(const struct summary *sm, uint64_t lost)
 	pr_warn("lost: %" PRIu64 " stack map full, %" PRIu64 " count map full, %" PRIu64
 		" stack hash collisions, %" PRIu64 " unreadable at the end, %" PRIu64
 		" off-CPU intervals untracked (start map full)\n",
-		st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION], drain_lost(sm),
-		st[STAT_LOST_START]);
+		st[STAT_LOST_STACKS], st[STAT_LOST_COUNTS], st[STAT_LOST_COLLISION],
+		drain_lost(st, sm->mode, sm->drain_lost), st[STAT_LOST_START]);
 	if (st[STAT_LOST_RINGBUF] || st[STAT_LOST_INTERVAL]) {
 		char left[96] = "";
 
@@ -182,13 +190,7 @@ static void governed(const struct summary *sm)
 /* The samples and off-CPU intervals lost (*@lost) of those taken (*@taken), in percent. */
 static double lost_share(const struct summary *sm, uint64_t *lost, uint64_t *taken)
 {
-	const uint64_t *st = sm->st;
-
-	/* events: samples, and switch-outs of matching threads (tracked or not) */
-	*taken = st[STAT_SAMPLES] + st[STAT_SWITCHES] + st[STAT_LOST_START];
-	*lost = st[STAT_LOST_COUNTS] + st[STAT_LOST_STACKS] + st[STAT_LOST_COLLISION] +
-		st[STAT_LOST_START] + st[STAT_LOST_RINGBUF] + st[STAT_LOST_INTERVAL] +
-		st[STAT_OFF_UNENDED] + st[STAT_OFF_RACED] + drain_lost(sm);
+	summary__loss(sm->st, sm->mode, sm->drain_lost, taken, lost);
 	return pct(*lost, *taken);
 }
 

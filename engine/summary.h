@@ -57,6 +57,13 @@ struct summary {
  * summary__details(): frames, files, processes, JIT maps.
  */
 double summary__counts(const struct summary *sm);
+/*
+ * The events of the counters @st that could be counted (samples, switch-outs) in
+ * *@taken and those lost in *@lost, @drained_lost (counts unreadable when drained, in
+ * -F's periods on CPU) included: the summary's figures, for any span of counters.
+ */
+void summary__loss(const uint64_t *st, enum record_mode mode, uint64_t drained_lost,
+		   uint64_t *taken, uint64_t *lost);
 void summary__details(const struct summary *sm);
 
 /* --mode's name of @mode: "cpu", "offcpu", "wall", "event". */

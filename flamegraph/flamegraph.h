@@ -76,6 +76,16 @@ size_t folded__nr_stacks(const struct folded *f);
 uint64_t folded__total(const struct folded *f);
 
 /*
+ * Calls @fn for every stack of @f, in the order the stacks were first added (not
+ * sorted), with its frames root first (escaped as stored, NUL-terminated; @frames and
+ * the names are borrowed for the call) and its count. Nothing is built per stack: a
+ * reader of every stack (scorch top's tables) pays no sort and no line. Stops at and
+ * returns @fn's first nonzero return; else 0, or -ENOMEM.
+ */
+typedef int (*folded_stack_fn)(void *ctx, const char *const *frames, size_t nr, uint64_t count);
+int folded__for_each_stack(const struct folded *f, folded_stack_fn fn, void *ctx);
+
+/*
  * Opens folded input for reading: @path, or standard input when @path is NULL or
  * "-". gzip (including concatenated members) and zstd streams are recognised by
  * their magic bytes and decompressed on the fly, in 64 KiB steps (never the whole

@@ -275,6 +275,27 @@ cleanup:
 	return err;
 }
 
+int folded__for_each_stack(const struct folded *f, folded_stack_fn fn, void *ctx)
+{
+	const char **frames = NULL;
+	size_t i, j, cap = 0;
+	const struct folded_stack *s;
+	int err = 0;
+
+	for (i = 0; i < f->nr && !err; i++) {
+		s = &f->stacks[i];
+		if (array__grow((void **)&frames, &cap, s->nr, sizeof(*frames))) {
+			err = -ENOMEM;
+			break;
+		}
+		for (j = 0; j < s->nr; j++)
+			frames[j] = f->names[f->ids[s->off + j]];
+		err = fn(ctx, frames, s->nr, s->count);
+	}
+	free(frames);
+	return err;
+}
+
 static int write_line(const char *line, size_t len, uint64_t count, void *ctx)
 {
 	FILE *out = ctx;

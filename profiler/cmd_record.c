@@ -18,14 +18,6 @@
 #include "flamegraph.h"
 #include "symbolize.h"
 
-#define DEFAULT_FREQ 99
-/* --max-overhead: a share of the machine no user notices; at -F 99 scorch costs well
- * under 1 %. On a VM whose timer interrupts cost a sampled thread 23 us each, -F 100000
- * is held near 1 kHz per CPU (bench/governor-bench.sh) */
-#define DEFAULT_MAX_OVERHEAD 5.0
-
-#define MAX_TARGETS 4096
-
 #define MAX_OUTPUTS 16
 
 /* The command line, what record does, its modes and events. */
@@ -287,71 +279,6 @@ static void record_opts__usage(FILE *out)
 	usage_end(out);
 }
 
-static int parse_id_list(const char *arg, const char *what, pid_t **ids, size_t *nr, size_t *cap)
-{
-	char *copy = strdup(arg), *tok, *next;
-	long v;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	/* strtok_r would skip empty fields: "1,,2" or "1," is refused, not read as "1,2" */
-	for (tok = copy; tok; tok = next) {
-		next = strchr(tok, ',');
-		if (next)
-			*next++ = '\0';
-		if (parse__long(tok, 1, INT_MAX, &v)) {
-			if (*tok)
-				pr_err("invalid %s '%s' in '%s'\n", what, tok, arg);
-			else
-				pr_err("empty %s in '%s'\n", what, arg);
-			pr_hint("give positive numbers separated by commas, e.g. 1234,1240\n");
-			err = -EINVAL;
-			goto cleanup;
-		}
-		if (*nr >= MAX_TARGETS) {
-			pr_err("too many %ss (at most %d)\n", what, MAX_TARGETS);
-			err = -E2BIG;
-			goto cleanup;
-		}
-		if (array__grow((void **)ids, cap, *nr + 1, sizeof(**ids))) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		(*ids)[(*nr)++] = v;
-	}
-cleanup:
-	free(copy);
-	return err;
-}
-
-/*
- * --unwind auto (the default), chosen from bench/unwind-bench.sh, bench/bpf-cost.sh and
- * bench/offcpu-bench.sh (docs/BENCHMARKS.md): off CPU a copy would be taken per context
- * switch, a cost that grows with the switch rate without bound (a pipe ping-pong makes
- * 10^5 switches a second), while the walk in the BPF program with the files' tables
- * costs 3 % more per switch than frame pointers and recovers the callers Debian's libc
- * (no frame pointers) hides: kernel in offcpu and wall modes. In cpu mode too: a sample
- * walked in the kernel is counted there, while a copy crosses to scorch and is unwound
- * there, a cost in user space per sample that does not scale to high rates or many CPUs
- * (200,000 samples a second is a 200-CPU server at 999 Hz). The copy stays for what the
- * walk cannot follow (--unwind dwarf). With -K there is no user stack to unwind;
- * x86_64 is the only target of both.
- */
-static enum unwind_mode resolve_unwind(const struct record_opts *o)
-{
-	if (o->unwind != UNWIND_AUTO)
-		return o->unwind;
-	/* events come at any rate: a copy per event would cost without bound */
-	if (o->mode == MODE_EVENT)
-		return UNWIND_FP;
-#if defined(__x86_64__)
-	if (!o->kernel_only)
-		return UNWIND_KERNEL;
-#endif
-	return UNWIND_FP;
-}
-
 enum {
 	OPT_MAX_STACKS = 256,
 	OPT_MODE,
@@ -429,11 +356,11 @@ static int parse_target_opt(struct record_opts *o, struct parse_state *ps, int c
 {
 	switch (c) {
 	case 'p':
-		if (parse_id_list(optarg, "PID", &o->pids, &o->nr_pids, &ps->cap_pids))
+		if (scorch__parse_ids(optarg, "PID", &o->pids, &o->nr_pids, &ps->cap_pids))
 			return -EINVAL;
 		return 0;
 	case 't':
-		if (parse_id_list(optarg, "TID", &o->tids, &o->nr_tids, &ps->cap_tids))
+		if (scorch__parse_ids(optarg, "TID", &o->tids, &o->nr_tids, &ps->cap_tids))
 			return -EINVAL;
 		return 0;
 	case 'a':
@@ -798,7 +725,7 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		return -EINVAL;
 	}
 	o->unwind_auto = o->unwind == UNWIND_AUTO;
-	o->unwind = resolve_unwind(o);
+	o->unwind = scorch__resolve_unwind(o);
 	if (o->offwake && o->unwind == UNWIND_DWARF) {
 		pr_err("--mode offwake walks frame pointers only\n");
 		pr_hint("drop --unwind dwarf, or record --mode offcpu\n");

@@ -3,6 +3,9 @@
 #ifndef SCORCH_CMDS_H
 #define SCORCH_CMDS_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 /*
  * Exit codes of every subcommand (documented in --help and the README).
  */
@@ -23,6 +26,7 @@ int cmd_collapse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /*
  * Where the symbolizer keeps decompressed debug sections for the next runs
@@ -34,5 +38,26 @@ const char *scorch__cache_dir(void);
 
 /* The version line and compiled-in features, for --version. */
 void scorch__print_version(void);
+
+/* ---- the commands that record: what is sampled, and how ---- */
+
+#define DEFAULT_FREQ 99
+/* --max-overhead: a share of the machine no user notices; at -F 99 scorch costs well
+ * under 1 %. On a VM whose timer interrupts cost a sampled thread 23 us each, -F 100000
+ * is held near 1 kHz per CPU (bench/governor-bench.sh) */
+#define DEFAULT_MAX_OVERHEAD 5.0
+
+#define MAX_TARGETS 4096
+
+/*
+ * -p/-t's "ID[,ID...]" (@what: "PID" or "TID", for messages) appended to *@ids (*@nr of
+ * them, room for *@cap; grown with array__grow()). 0; -EINVAL (an empty or bad field)
+ * or -E2BIG (more than MAX_TARGETS), logged; -ENOMEM.
+ */
+int scorch__parse_ids(const char *arg, const char *what, pid_t **ids, size_t *nr, size_t *cap);
+
+/* The unwinder --unwind auto means for @o's mode and options (-K); any other as given. */
+struct record_opts;
+enum unwind_mode scorch__resolve_unwind(const struct record_opts *o);
 
 #endif /* SCORCH_CMDS_H */

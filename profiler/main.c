@@ -15,6 +15,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "sample stacks with BPF; write folded, SVG, HTML, pprof or speedscope" },
+	{"top", cmd_top, "a live view of the hottest functions and stacks, like perf top"},
 	{ "flamegraph", cmd_flamegraph, "folded stacks to an SVG or HTML flame graph, pprof or speedscope" },
 	{ "diff", cmd_diff, "compare two profiles: differential flame graph, two-count folded, top changes" },
 	{ "symbolize", cmd_symbolize, "print the frames (inline chain, file:line) of addresses" },

@@ -22,6 +22,7 @@ test_pkgs=(
 	golang-go                                 # go tool pprof reads the pprof output
 	libclang-rt-14-dev                        # libFuzzer and the sanitizers' runtimes
 	groff-base man-db                         # tests/man renders the manual pages
+	tmux                                      # tests/record/top.sh drives scorch top's screen
 )
 
 pkgs=("${build_pkgs[@]}")

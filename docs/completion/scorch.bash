@@ -4,7 +4,7 @@
 # values. cmake --install puts it in share/bash-completion/completions/scorch; from the
 # tree: source docs/completion/scorch.bash. Works with or without bash-completion.
 
-_scorch_commands='record flamegraph diff symbolize collapse report check list-events'
+_scorch_commands='record top flamegraph diff symbolize collapse report check list-events'
 
 # options shared by several commands (flamegraph.h's, symbolize.h's)
 _scorch_graph_opts='--title --subtitle --width --height --minwidth --fonttype --fontsize
@@ -24,6 +24,11 @@ _scorch_options()
 			--latency --unwind --max-depth --stack-size --ring-size --no-python
 			--timing -q --quiet -v --verbose -h --help $_scorch_name_opts
 			$_scorch_graph_opts" ;;
+	top)
+		echo "-p --pid -t --tid -a --all --mode -F --frequency -d --duration --refresh
+			--half-life --sort -n --rows -b --batch --max-overhead -U --user-only
+			-K --kernel-only -I --include-idle -v --verbose -h --help
+			$_scorch_name_opts" ;;
 	flamegraph)
 		echo "-o --output --format --intervals -v --verbose -h --help $_scorch_graph_opts" ;;
 	diff)
@@ -73,7 +78,18 @@ _scorch_value()
 	--format)
 		COMPREPLY=($(compgen -W "$(_scorch_formats "$cmd")" -- "$cur")) ;;
 	--mode)
-		COMPREPLY=($(compgen -W "cpu offcpu wall offwake wakeup" -- "$cur")) ;;
+		# top's intervals cannot cut a wait before its waker is known
+		if [ "$cmd" = top ]; then
+			COMPREPLY=($(compgen -W "cpu offcpu wall" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "cpu offcpu wall offwake wakeup" -- "$cur"))
+		fi ;;
+	--sort)
+		COMPREPLY=($(compgen -W "self total stacks" -- "$cur")) ;;
+	-n | --rows)
+		# diff's -n is a switch
+		[ "$cmd" = diff ] && return 1
+		COMPREPLY=() ;;
 	--unwind)
 		COMPREPLY=($(compgen -W "auto kernel fp dwarf" -- "$cur")) ;;
 	--state)
@@ -98,7 +114,7 @@ _scorch_value()
 		--min-block | --max-block | --weight | --period | --max-depth | --stack-size | \
 		--ring-size | --top | --event-filter | --bpftrace-keys | --title | --subtitle | \
 		--width | --height | --minwidth | --fonttype | --fontsize | --fontwidth | \
-		--countname | --nametype | --notes | --total | --factor)
+		--countname | --nametype | --notes | --total | --factor | --refresh | --half-life)
 		COMPREPLY=() ;;
 	*)
 		return 1 ;;
@@ -142,8 +158,8 @@ _scorch()
 		return 0 ;;
 	esac
 	_scorch_value "$cmd" "$prev" "$cur" && return 0
-	# the operands: files (profiles, captures, ELF files), none for check
-	[ "$cmd" = check ] && return 0
+	# the operands: files (profiles, captures, ELF files), none for check and top
+	[ "$cmd" = check ] || [ "$cmd" = top ] && return 0
 	compopt -o filenames 2>/dev/null
 	COMPREPLY=($(compgen -f -- "$cur"))
 	return 0

@@ -187,8 +187,47 @@ static void test_cap(void)
 	folded__free(f);
 }
 
+/* folded__for_each_stack(): every stack once, in order of arrival, frames escaped. */
+struct each {
+	char buf[256];
+	size_t len;
+};
+
+static int each_stack(void *ctx, const char *const *frames, size_t nr, uint64_t count)
+{
+	struct each *e = ctx;
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		e->len += snprintf(e->buf + e->len, sizeof(e->buf) - e->len, "%s%s", i ? ";" : "",
+				   frames[i]);
+	e->len += snprintf(e->buf + e->len, sizeof(e->buf) - e->len, " %llu|",
+			   (unsigned long long)count);
+	return count == 99 ? -EINTR : 0;
+}
+
+static void test_each_stack(void)
+{
+	struct folded *f = folded__new();
+	struct each e = {};
+
+	CHECK(folded__for_each_stack(f, each_stack, &e) == 0 && e.len == 0);
+	CHECK(ADD(f, 2, "p", "z", "a\tb") == 0);
+	CHECK(ADD(f, 1, "p", "a") == 0);
+	CHECK(ADD(f, 3, "p", "z", "a\tb") == 0);
+	CHECK(folded__for_each_stack(f, each_stack, &e) == 0);
+	CHECK_STR(e.buf, "p;z;a?b 5|p;a 1|");
+	CHECK(ADD(f, 99, "q") == 0);
+	CHECK(ADD(f, 1, "r") == 0);
+	e.len = 0;
+	CHECK(folded__for_each_stack(f, each_stack, &e) == -EINTR);
+	CHECK_STR(e.buf, "p;z;a?b 5|p;a 1|q 99|");
+	folded__free(f);
+}
+
 int main(void)
 {
+	test_each_stack();
 	test_prefix_order();
 	test_cap();
 	test_escaping();

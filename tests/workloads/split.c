@@ -5,7 +5,7 @@
  * (1-9 ms of thread CPU time, pseudo-random) so periodic sampling cannot lock onto
  * the phase. Build with frame pointers: cc -O1 -fno-omit-frame-pointer.
  *
- * usage: split [--seconds S] [--threads N] [--kernel] [--recurse N [--drift W]]
+ * usage: split [--seconds S] [--threads N] [--kernel] [--recurse N [--drift W] | --mix D]
  *   --seconds S  run for S seconds of wall time (default 3)
  *   --threads N  N worker threads named "split-w0".. run the split; the main thread
  *                only waits (default 0: the main thread runs it, so stacks reach main)
@@ -17,6 +17,10 @@
  *                from 1..W to N-W+1..N over the run (N/W phases of equal length, each
  *                with stacks no other phase has), as a long-running program's stacks
  *                change over hours
+ *   --mix D      instead of the split, burn in burn_a at the end of a chain of D calls,
+ *                each mix_0() or mix_1() by a bit of the round's number: a stack not
+ *                seen for 2^D rounds every round, all as deep (D + 5 frames), as a
+ *                program whose stacks keep changing while their shape does not
  * Prints "ready PID [TID...]" on stdout once the burning starts, then stays silent.
  */
 #ifndef _GNU_SOURCE
@@ -35,6 +39,7 @@ static double seconds = 3.0;
 static int kernel_mode;
 static int recurse_max;
 static int drift;
+static int mix_depth;
 static volatile unsigned long sink;
 static unsigned long chunk = 20000; /* spin iterations between clock reads */
 
@@ -110,10 +115,36 @@ __attribute__((noinline)) void recurse(int depth, long long ns)
 	sink++; /* no tail call: every level keeps its frame */
 }
 
+__attribute__((noinline)) void mix_0(int depth, unsigned long bits, long long ns);
+__attribute__((noinline)) void mix_1(int depth, unsigned long bits, long long ns);
+
+static void mix(int depth, unsigned long bits, long long ns)
+{
+	if (depth <= 0)
+		burn_a(ns);
+	else if (bits & 1)
+		mix_1(depth - 1, bits >> 1, ns);
+	else
+		mix_0(depth - 1, bits >> 1, ns);
+}
+
+__attribute__((noinline)) void mix_0(int depth, unsigned long bits, long long ns)
+{
+	mix(depth, bits, ns);
+	sink++; /* no tail call: every level keeps its frame */
+}
+
+__attribute__((noinline)) void mix_1(int depth, unsigned long bits, long long ns)
+{
+	mix(depth, bits, ns);
+	sink += 2;
+}
+
 __attribute__((noinline)) void run_rounds(unsigned int seed)
 {
 	double start = wall(), end = start + seconds;
 	int depth = 0, phases = drift ? (recurse_max + drift - 1) / drift : 1, turn = 0;
+	unsigned long round_nr = 0;
 
 	while (wall() < end) {
 		/* xorshift: round lengths 1..9 ms of CPU time */
@@ -122,6 +153,10 @@ __attribute__((noinline)) void run_rounds(unsigned int seed)
 		seed ^= seed << 5;
 		long long round = 1000000LL + (seed % 8000) * 1000LL;
 
+		if (mix_depth) {
+			mix(mix_depth, round_nr++, round / 4);
+			continue;
+		}
 		if (recurse_max && drift) {
 			int phase = (int)((wall() - start) / seconds * phases);
 
@@ -188,15 +223,18 @@ int main(int argc, char **argv)
 			recurse_max = strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--drift") && i + 1 < argc)
 			drift = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--mix") && i + 1 < argc)
+			mix_depth = strtol(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr,
 				"usage: split [--seconds S] [--threads N] [--kernel] [--recurse N "
-				"[--drift W]]\n");
+				"[--drift W] | --mix D]\n");
 			return 2;
 		}
 	}
 	if (nthreads < 0 || nthreads > 64 || seconds <= 0 || recurse_max < 0 ||
-	    recurse_max > 100000 || drift < 0 || drift > recurse_max || (drift && !recurse_max)) {
+	    recurse_max > 100000 || drift < 0 || drift > recurse_max || (drift && !recurse_max) ||
+	    mix_depth < 0 || mix_depth > 60 || (mix_depth && recurse_max)) {
 		fprintf(stderr, "split: bad arguments\n");
 		return 2;
 	}

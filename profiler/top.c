@@ -140,7 +140,8 @@ static int sort_set(struct top_table *t, const struct top_set *s, enum top_view 
 		t->order[i] = i;
 	t->sort_view = v;
 	t->sort_set = s;
-	qsort_r(t->order, s->nr, sizeof(*t->order), cmp_order, t);
+	if (s->nr)
+		qsort_r(t->order, s->nr, sizeof(*t->order), cmp_order, t);
 	return 0;
 }
 

@@ -117,7 +117,8 @@ static int import_file(struct symbolizer *s, const char *path, const uint8_t *id
 	kfail.kind = KEY_FAILED;
 	kfail.v[3] = (uintptr_t)path;
 	kfail.len = id_len;
-	memcpy(kfail.id, id, id_len);
+	if (id_len)
+		memcpy(kfail.id, id, id_len);
 	if (file_index__slot(&s->files, &kfail))
 		return 0;
 	if (id_len) {

@@ -281,7 +281,6 @@ static void record_opts__usage(FILE *out)
 
 enum {
 	OPT_MAX_STACKS = 256,
-	OPT_MODE,
 	OPT_MIN_BLOCK,
 	OPT_MAX_BLOCK,
 	OPT_STATE,
@@ -299,22 +298,11 @@ enum {
 	OPT_PERIOD,
 	OPT_LATENCY,
 	OPT_NO_PYTHON,
-	OPT_MAX_OVERHEAD,
 };
 
 static const struct option record_options[] = {
-	{"pid", required_argument, NULL, 'p'},
-	{"tid", required_argument, NULL, 't'},
-	{"all", no_argument, NULL, 'a'},
-	{"duration", required_argument, NULL, 'd'},
-	{"frequency", required_argument, NULL, 'F'},
-	{"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
-	{"user-only", no_argument, NULL, 'U'},
-	{"kernel-only", no_argument, NULL, 'K'},
-	{"include-idle", no_argument, NULL, 'I'},
 	{"output", required_argument, NULL, 'o'},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
-	{"mode", required_argument, NULL, OPT_MODE},
 	{"min-block", required_argument, NULL, OPT_MIN_BLOCK},
 	{"max-block", required_argument, NULL, OPT_MAX_BLOCK},
 	{"state", required_argument, NULL, OPT_STATE},
@@ -343,92 +331,19 @@ struct parse_state {
 	bool off_opts;	 /* an option of the off-CPU modes */
 	bool fg_opts;	 /* a flame graph option */
 	bool stack_opt;	 /* --stack-size or --ring-size */
-	bool mode_opt;	 /* --mode */
 	bool event_opts; /* --weight, --period or --latency */
 	const char *format;
 	const char *paths[MAX_OUTPUTS];
 	size_t nr_paths;
-	size_t cap_pids, cap_tids; /* of o->pids and o->tids */
+	struct target_parse target; /* -p, -t, -a, --mode... */
 };
 
-/* Targets, duration and rate. 0, -ENOENT (not one of them), -EINVAL. */
-static int parse_target_opt(struct record_opts *o, struct parse_state *ps, int c)
-{
-	switch (c) {
-	case 'p':
-		if (scorch__parse_ids(optarg, "PID", &o->pids, &o->nr_pids, &ps->cap_pids))
-			return -EINVAL;
-		return 0;
-	case 't':
-		if (scorch__parse_ids(optarg, "TID", &o->tids, &o->nr_tids, &ps->cap_tids))
-			return -EINVAL;
-		return 0;
-	case 'a':
-		o->all = true;
-		return 0;
-	case 'd':
-		if (parse__double(optarg, 0.001, 1e7, &o->duration)) {
-			pr_err("invalid duration '%s'\n", optarg);
-			pr_hint("give seconds between 0.001 and 10000000, e.g. -d 10 or -d 2.5\n");
-			return -EINVAL;
-		}
-		return 0;
-	case OPT_MAX_OVERHEAD:
-		if (parse__double(optarg, 0, 100, &o->max_overhead)) {
-			pr_err("invalid --max-overhead '%s'\n", optarg);
-			pr_hint("give a share of the CPUs in percent from 0 (no limit) to 100, "
-				"e.g. --max-overhead 10\n");
-			return -EINVAL;
-		}
-		return 0;
-	case 'F':
-		o->freq_given = true;
-		if (parse__long(optarg, 1, 1000000, &o->freq)) {
-			pr_err("invalid frequency '%s'\n", optarg);
-			pr_hint("give samples per second as a whole number, e.g. -F 99\n");
-			return -EINVAL;
-		}
-		return 0;
-	case 'U':
-		o->user_only = true;
-		return 0;
-	case 'K':
-		o->kernel_only = true;
-		return 0;
-	case 'I':
-		o->include_idle = true;
-		return 0;
-	default:
-		return -ENOENT;
-	}
-}
-
-/* --mode and the off-CPU options. 0, -ENOENT (not one of them), -EINVAL. */
+/* The off-CPU options. 0, -ENOENT (not one of them), -EINVAL. */
 static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, char **argv)
 {
 	uint64_t *us = c == OPT_MIN_BLOCK ? &o->min_block_us : &o->max_block_us;
 
 	switch (c) {
-	case OPT_MODE:
-		ps->mode_opt = true;
-		o->offwake = false;
-		o->wakeup = false;
-		if (!strcmp(optarg, "cpu")) {
-			o->mode = MODE_CPU;
-		} else if (!strcmp(optarg, "offcpu")) {
-			o->mode = MODE_OFFCPU;
-		} else if (!strcmp(optarg, "offwake") || !strcmp(optarg, "wakeup")) {
-			o->mode = MODE_OFFCPU;
-			o->offwake = true;
-			o->wakeup = !strcmp(optarg, "wakeup");
-		} else if (!strcmp(optarg, "wall")) {
-			o->mode = MODE_WALL;
-		} else {
-			pr_err("invalid mode '%s'\n", optarg);
-			pr_hint("use --mode cpu, offcpu, offwake, wakeup or wall\n");
-			return -EINVAL;
-		}
-		return 0;
 	case OPT_MIN_BLOCK:
 	case OPT_MAX_BLOCK:
 		ps->off_opts = true;
@@ -605,7 +520,7 @@ static int check_event(struct record_opts *o, const struct parse_state *ps)
 		}
 		return 0;
 	}
-	if (ps->mode_opt || ps->off_opts || o->freq_given || o->include_idle) {
+	if (ps->target.mode_given || ps->off_opts || o->freq_given || o->include_idle) {
 		pr_err("--event counts stacks at an event: --mode, -F, -I and the off-CPU options "
 		       "are for timed sampling\n");
 		pr_hint("drop them, or record without --event\n");
@@ -862,9 +777,12 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 static int record_opts__parse(int argc, char **argv, struct record_opts *o, bool *help)
 {
 	/* the naming options and flame graph options are shared with other subcommands */
-	const struct option *const tables[] = {record_options, symbolizer_name_options,
-					       flamegraph_long_options};
-	struct parse_state ps = {};
+	const struct option *const tables[] = {scorch_target_options, record_options,
+					       symbolizer_name_options, flamegraph_long_options};
+	struct parse_state ps = {
+		.target.modes = TARGET_MODE_CPU | TARGET_MODE_OFFCPU | TARGET_MODE_OFFWAKE |
+				TARGET_MODE_WALL,
+	};
 	struct option *long_opts;
 	int c, err = 0;
 
@@ -892,7 +810,7 @@ static int record_opts__parse(int argc, char **argv, struct record_opts *o, bool
 			err = cli__bad_option("record", c, argv);
 			goto cleanup;
 		}
-		err = parse_target_opt(o, &ps, c);
+		err = target_parse__opt(&ps.target, o, c);
 		if (err == -ENOENT)
 			err = parse_mode_opt(o, &ps, c, argv);
 		if (err == -ENOENT)

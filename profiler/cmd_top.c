@@ -37,29 +37,17 @@
 #define COMM_W	 15 /* TASK_COMM_LEN - 1 */
 
 enum {
-	OPT_MODE = 256,
-	OPT_REFRESH,
+	OPT_REFRESH = 256,
 	OPT_HALF_LIFE,
 	OPT_SORT,
-	OPT_MAX_OVERHEAD,
 };
 
 static const struct option top_options[] = {
-	{"pid", required_argument, NULL, 'p'},
-	{"tid", required_argument, NULL, 't'},
-	{"all", no_argument, NULL, 'a'},
-	{"mode", required_argument, NULL, OPT_MODE},
-	{"frequency", required_argument, NULL, 'F'},
-	{"duration", required_argument, NULL, 'd'},
 	{"refresh", required_argument, NULL, OPT_REFRESH},
 	{"half-life", required_argument, NULL, OPT_HALF_LIFE},
 	{"sort", required_argument, NULL, OPT_SORT},
 	{"rows", required_argument, NULL, 'n'},
 	{"batch", no_argument, NULL, 'b'},
-	{"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
-	{"user-only", no_argument, NULL, 'U'},
-	{"kernel-only", no_argument, NULL, 'K'},
-	{"include-idle", no_argument, NULL, 'I'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -145,79 +133,11 @@ struct top_cli {
 	long rows;
 	bool rows_given;
 	bool batch;
-	size_t cap_pids, cap_tids;
+	struct target_parse target; /* -p, -t, -a, --mode... */
 };
 
-/* One option of the recording's. 0, -ENOENT (not one of them), -EINVAL (logged). */
-static int parse_record_opt(struct record_opts *o, struct top_cli *c, int ch)
-{
-	switch (ch) {
-	case 'p':
-		return scorch__parse_ids(optarg, "PID", &o->pids, &o->nr_pids, &c->cap_pids)
-			       ? -EINVAL
-			       : 0;
-	case 't':
-		return scorch__parse_ids(optarg, "TID", &o->tids, &o->nr_tids, &c->cap_tids)
-			       ? -EINVAL
-			       : 0;
-	case 'a':
-		o->all = true;
-		return 0;
-	case OPT_MODE:
-		if (!strcmp(optarg, "cpu")) {
-			o->mode = MODE_CPU;
-		} else if (!strcmp(optarg, "offcpu")) {
-			o->mode = MODE_OFFCPU;
-		} else if (!strcmp(optarg, "wall")) {
-			o->mode = MODE_WALL;
-		} else {
-			pr_err("invalid mode '%s'\n", optarg);
-			pr_hint("use --mode cpu, offcpu or wall\n");
-			return -EINVAL;
-		}
-		return 0;
-	case 'F':
-		o->freq_given = true;
-		if (parse__long(optarg, 1, 1000000, &o->freq)) {
-			pr_err("invalid frequency '%s'\n", optarg);
-			pr_hint("give samples per second as a whole number, e.g. -F 99\n");
-			return -EINVAL;
-		}
-		return 0;
-	case 'd':
-		if (parse__double(optarg, 0.001, 1e7, &o->duration)) {
-			pr_err("invalid duration '%s'\n", optarg);
-			pr_hint("give seconds between 0.001 and 10000000, e.g. -d 10 or -d 2.5\n");
-			return -EINVAL;
-		}
-		return 0;
-	case OPT_MAX_OVERHEAD:
-		if (parse__double(optarg, 0, 100, &o->max_overhead)) {
-			pr_err("invalid --max-overhead '%s'\n", optarg);
-			pr_hint("give a share of the CPUs in percent from 0 (no limit) to 100, "
-				"e.g. --max-overhead 10\n");
-			return -EINVAL;
-		}
-		return 0;
-	case 'U':
-		o->user_only = true;
-		return 0;
-	case 'K':
-		o->kernel_only = true;
-		return 0;
-	case 'I':
-		o->include_idle = true;
-		return 0;
-	case 'v':
-		o->verbose++;
-		return 0;
-	default:
-		return -ENOENT;
-	}
-}
-
-/* One of top's own. 0, -ENOENT (not one of them), -EINVAL (logged). */
-static int parse_top_opt(struct top_cli *c, int ch)
+/* One of top's own, or -v. 0, -ENOENT (not one of them), -EINVAL (logged). */
+static int parse_top_opt(struct top_cli *c, struct record_opts *o, int ch)
 {
 	size_t i;
 
@@ -258,6 +178,9 @@ static int parse_top_opt(struct top_cli *c, int ch)
 	case 'b':
 		c->batch = true;
 		return 0;
+	case 'v':
+		o->verbose++;
+		return 0;
 	default:
 		return -ENOENT;
 	}
@@ -294,7 +217,8 @@ static int check_opts(struct record_opts *o, struct top_cli *c)
 
 static int top_parse(int argc, char **argv, struct record_opts *o, struct top_cli *c, bool *help)
 {
-	const struct option *const tables[] = {top_options, symbolizer_name_options};
+	const struct option *const tables[] = {scorch_target_options, top_options,
+					       symbolizer_name_options};
 	struct option *long_opts;
 	int ch, err = 0;
 
@@ -310,6 +234,7 @@ static int top_parse(int argc, char **argv, struct record_opts *o, struct top_cl
 	o->state_mask = 3;
 	o->named = true;
 	flamegraph_opts__init(&o->fg);
+	c->target.modes = TARGET_MODE_CPU | TARGET_MODE_OFFCPU | TARGET_MODE_WALL;
 	c->refresh = DEFAULT_REFRESH;
 	c->half_life = DEFAULT_HALF_LIFE;
 	c->rows = DEFAULT_ROWS;
@@ -325,9 +250,9 @@ static int top_parse(int argc, char **argv, struct record_opts *o, struct top_cl
 			err = cli__bad_option("top", ch, argv);
 			break;
 		}
-		err = parse_record_opt(o, c, ch);
+		err = target_parse__opt(&c->target, o, ch);
 		if (err == -ENOENT)
-			err = parse_top_opt(c, ch);
+			err = parse_top_opt(c, o, ch);
 		if (err == -ENOENT)
 			err = symbolizer_opts__set_getopt(&o->names, ch);
 		if (err == -ENOENT)

@@ -3,6 +3,8 @@
 #ifndef SCORCH_CMDS_H
 #define SCORCH_CMDS_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -56,8 +58,38 @@ void scorch__print_version(void);
  */
 int scorch__parse_ids(const char *arg, const char *what, pid_t **ids, size_t *nr, size_t *cap);
 
-/* The unwinder --unwind auto means for @o's mode and options (-K); any other as given. */
+/*
+ * What is sampled, the options record and top share: -p, -t, -a, -d, -F, --max-overhead,
+ * -U, -K, -I and --mode, as a getopt_long table ended by a zero entry (cli__options());
+ * the long-only ones' values from TARGET_OPT_BASE. A command's optstring holds the short
+ * ones ("p:t:ad:F:UKI").
+ */
+#define TARGET_OPT_BASE 0x4400
+enum { OPT_MODE = TARGET_OPT_BASE, OPT_MAX_OVERHEAD };
+extern const struct option scorch_target_options[];
+
+/* The --mode values a command takes (target_parse.modes). */
+enum {
+	TARGET_MODE_CPU = 1 << 0,
+	TARGET_MODE_OFFCPU = 1 << 1,
+	TARGET_MODE_OFFWAKE = 1 << 2, /* offwake and wakeup */
+	TARGET_MODE_WALL = 1 << 3,
+};
+
+struct target_parse {
+	unsigned int modes;	   /* TARGET_MODE_* the command takes */
+	bool mode_given;	   /* --mode was given */
+	size_t cap_pids, cap_tids; /* room in record_opts.pids and .tids */
+};
+
+/*
+ * Sets @o's field for getopt_long()'s @c (optarg its value): 0; -ENOENT when @c is not
+ * one of these options; -EINVAL (a bad value, logged with a hint); -ENOMEM.
+ */
 struct record_opts;
+int target_parse__opt(struct target_parse *tp, struct record_opts *o, int c);
+
+/* The unwinder --unwind auto means for @o's mode and options (-K); any other as given. */
 enum unwind_mode scorch__resolve_unwind(const struct record_opts *o);
 
 #endif /* SCORCH_CMDS_H */

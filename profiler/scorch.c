@@ -2,6 +2,7 @@
 /* profiler: what the subcommands share: the debug cache's place, the version line, the
  * targets and the unwinder of a recording. */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,115 @@ cleanup:
  * walk cannot follow (--unwind dwarf). With -K there is no user stack to unwind;
  * x86_64 is the only target of both.
  */
+const struct option scorch_target_options[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"tid", required_argument, NULL, 't'},
+	{"all", no_argument, NULL, 'a'},
+	{"duration", required_argument, NULL, 'd'},
+	{"frequency", required_argument, NULL, 'F'},
+	{"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
+	{"user-only", no_argument, NULL, 'U'},
+	{"kernel-only", no_argument, NULL, 'K'},
+	{"include-idle", no_argument, NULL, 'I'},
+	{"mode", required_argument, NULL, OPT_MODE},
+	{NULL, 0, NULL, 0},
+};
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+	enum record_mode mode;
+} mode_names[] = {
+	{"cpu", TARGET_MODE_CPU, MODE_CPU},
+	{"offcpu", TARGET_MODE_OFFCPU, MODE_OFFCPU},
+	{"offwake", TARGET_MODE_OFFWAKE, MODE_OFFCPU},
+	{"wakeup", TARGET_MODE_OFFWAKE, MODE_OFFCPU},
+	{"wall", TARGET_MODE_WALL, MODE_WALL},
+};
+
+/* --mode NAME, among those @tp takes. */
+static int parse_mode(struct target_parse *tp, struct record_opts *o, const char *arg)
+{
+	char list[64] = "";
+	const char *sep;
+	size_t i, n = 0, nr = 0, len = 0;
+
+	for (i = 0; i < ARRAY_SIZE(mode_names); i++) {
+		if (!(tp->modes & mode_names[i].bit) || strcmp(arg, mode_names[i].name))
+			continue;
+		tp->mode_given = true;
+		o->mode = mode_names[i].mode;
+		o->offwake = mode_names[i].bit == TARGET_MODE_OFFWAKE;
+		o->wakeup = !strcmp(arg, "wakeup");
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(mode_names); i++)
+		nr += !!(tp->modes & mode_names[i].bit);
+	/* "cpu, offcpu or wall" */
+	for (i = 0; i < ARRAY_SIZE(mode_names) && len < sizeof(list); i++) {
+		if (!(tp->modes & mode_names[i].bit))
+			continue;
+		sep = ++n == 1 ? "" : n == nr ? " or " : ", ";
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", sep, mode_names[i].name);
+	}
+	pr_err("invalid mode '%s'\n", arg);
+	pr_hint("use --mode %s\n", list);
+	return -EINVAL;
+}
+
+int target_parse__opt(struct target_parse *tp, struct record_opts *o, int c)
+{
+	int err;
+
+	switch (c) {
+	case 'p':
+		err = scorch__parse_ids(optarg, "PID", &o->pids, &o->nr_pids, &tp->cap_pids);
+		return err == -ENOMEM ? err : err ? -EINVAL : 0;
+	case 't':
+		err = scorch__parse_ids(optarg, "TID", &o->tids, &o->nr_tids, &tp->cap_tids);
+		return err == -ENOMEM ? err : err ? -EINVAL : 0;
+	case 'a':
+		o->all = true;
+		return 0;
+	case 'd':
+		if (parse__double(optarg, 0.001, 1e7, &o->duration)) {
+			pr_err("invalid duration '%s'\n", optarg);
+			pr_hint("give seconds between 0.001 and 10000000, e.g. -d 10 or -d 2.5\n");
+			return -EINVAL;
+		}
+		return 0;
+	case 'F':
+		o->freq_given = true;
+		if (parse__long(optarg, 1, 1000000, &o->freq)) {
+			pr_err("invalid frequency '%s'\n", optarg);
+			pr_hint("give samples per second as a whole number, e.g. -F 99\n");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MAX_OVERHEAD:
+		if (parse__double(optarg, 0, 100, &o->max_overhead)) {
+			pr_err("invalid --max-overhead '%s'\n", optarg);
+			pr_hint("give a share of the CPUs in percent from 0 (no limit) to 100, "
+				"e.g. --max-overhead 10\n");
+			return -EINVAL;
+		}
+		return 0;
+	case 'U':
+		o->user_only = true;
+		return 0;
+	case 'K':
+		o->kernel_only = true;
+		return 0;
+	case 'I':
+		o->include_idle = true;
+		return 0;
+	case OPT_MODE:
+		return parse_mode(tp, o, optarg);
+	default:
+		return -ENOENT;
+	}
+}
+
 enum unwind_mode scorch__resolve_unwind(const struct record_opts *o)
 {
 	if (o->unwind != UNWIND_AUTO)

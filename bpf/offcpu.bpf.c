@@ -27,6 +27,16 @@ const volatile __u32 self_pid = 0;
 const volatile bool has_prev_state = false;
 /* offwake mode: blocked parts are counted in "wake_counts" under (blocked stacks, waker) */
 const volatile bool offwake = false;
+/* offwake: the wakers kept per blocked part, the waker first (> 1: chain mode; user space
+ * sized the keys of "wake_counts" to match: WAKE_KEY_SIZE(chain_depth)) */
+const volatile __u32 chain_depth = 1;
+
+/* chain mode: the kernel's interrupt entry text, [start, end) (0: unknown), from user
+ * space (the preempt count, per CPU, is not readable where kallsyms has no data symbols) */
+const volatile __u64 irq_text[2][2] = {};
+/* kernel frames searched for one in irq_text: interrupt entries lie within the first
+ * dozen or so above try_to_wake_up */
+#define IRQ_SCAN_FRAMES 48
 
 /*
  * One slot per matching thread, by TID (sized by user space): ts != 0 while the
@@ -56,9 +66,17 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__type(key, struct wake_key);
-	__type(value, __u64);
+	__uint(key_size, sizeof(struct wake_key)); /* set by user space: WAKE_KEY_SIZE() */
+	__uint(value_size, sizeof(__u64));
 } wake_counts SEC(".maps");
+
+/* offwake: the key of "wake_counts" being built (too large for the BPF stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wake_key);
+} wake_scratch SEC(".maps");
 
 /* offwake: the waker's stacks, walked at sched_waking (too large for the BPF stack) */
 struct {
@@ -255,23 +273,85 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 static __always_inline bool wake_count_add(struct offcpu_start *st, __u64 last_in, __u64 now,
 					   __u64 val)
 {
-	struct wake_key wk = {};
 	__u64 waking = st->waking;
+	struct wake_key *wk;
+	__u32 zero = 0;
 
-	wk.key = st->key;
+	wk = bpf_map_lookup_elem(&wake_scratch, &zero);
+	if (!wk)
+		return false;
+	wk->key = st->key;
 	if (!waking || waking <= last_in || waking > now) {
-		wk.key.flags |= KEY_NO_WAKER;
+		wk->key.flags |= KEY_NO_WAKER;
 		stat_inc(STAT_WAKE_NONE);
 	} else if (!st->waker.kernel_stack && !(st->waker.flags & KEY_KERNEL_MISSED)) {
 		/* its stacks were not stored */
-		wk.key.flags |= KEY_NO_WAKER;
+		wk->key.flags |= KEY_NO_WAKER;
 		stat_inc(STAT_WAKE_LOST);
 	} else {
-		wk.key.flags |= KEY_WAKER;
-		wk.waker = st->waker;
+		wk->key.flags |= KEY_WAKER;
 		stat_inc(STAT_WAKE_COUNTED);
 	}
-	return count_add_to(&wake_counts, &wk, val);
+	/* the key's bytes past WAKE_KEY_SIZE(chain_depth) are not the map's */
+	if (wk->key.flags & KEY_NO_WAKER) {
+		__builtin_memset(&wk->waker, 0, sizeof(wk->waker));
+		if (chain_depth > 1)
+			__builtin_memset(wk->chain, 0, sizeof(wk->chain));
+	} else {
+		wk->waker = st->waker;
+		if (chain_depth > 1)
+			__builtin_memcpy(wk->chain, st->chain, sizeof(wk->chain));
+	}
+	return count_add_to(&wake_counts, wk, val);
+}
+
+/* Was the wakeup whose kernel stack is @st made in an interrupt or softirq? */
+static __always_inline bool in_interrupt_stack(const struct stack_trace *st)
+{
+	__u32 i, nr = st->nr;
+	__u64 ip;
+
+	for (i = 0; i < IRQ_SCAN_FRAMES && i < nr && i < SCORCH_MAX_STACK_DEPTH; i++) {
+		ip = st->ips[i];
+		if ((ip >= irq_text[0][0] && ip < irq_text[0][1]) ||
+		    (ip >= irq_text[1][0] && ip < irq_text[1][1]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * chain mode: the chain above waker @cur of @st's thread: @cur's own waker at its last
+ * wakeup, then that one's, copied from @cur's slot (a target's) one level up, at most
+ * chain_depth - 1 of them; none (zeroed) when @cur is an interrupt's or has no slot, or
+ * when its last waker is unknown or lost. @tid is @st's thread.
+ */
+static __always_inline void chain_copy(struct offcpu_start *st, __u32 tid, struct task_struct *cur,
+				       bool in_irq)
+{
+	struct offcpu_start *cst;
+	__u32 ctid;
+	int i;
+
+	__builtin_memset(st->chain, 0, sizeof(st->chain));
+	if (in_irq) {
+		stat_inc(STAT_CHAIN_IRQ);
+		return;
+	}
+	ctid = cur->pid;
+	if (ctid == tid)
+		return;
+	cst = bpf_map_lookup_elem(&start, &ctid);
+	if (!cst || !cst->waking ||
+	    (!cst->waker.kernel_stack && !(cst->waker.flags & KEY_KERNEL_MISSED)))
+		return;
+	st->chain[0] = cst->waker;
+	for (i = 1; i < SCORCH_CHAIN_MAX - 1; i++) {
+		if (i + 1 >= chain_depth)
+			break;
+		st->chain[i] = cst->chain[i - 1];
+	}
+	stat_inc(STAT_CHAIN_LINKED);
 }
 
 /*
@@ -570,7 +650,7 @@ int BPF_PROG(offwake_waking, struct task_struct *p)
 	struct task_struct *cur;
 	struct offcpu_start *st;
 	struct waker *w;
-	bool kthread, target;
+	bool kthread, target, in_irq = false;
 	__u64 now, id;
 	long n;
 
@@ -599,6 +679,7 @@ int BPF_PROG(offwake_waking, struct task_struct *p)
 	n = stack_get(ctx, scratch, 0);
 	if (n > 0) {
 		scratch->nr = n / sizeof(__u64);
+		in_irq = chain_depth > 1 && in_interrupt_stack(scratch);
 		id = stack_store(scratch);
 		if (!id)
 			goto done; /* counted; the interval goes under [unknown waker], lost */
@@ -627,6 +708,8 @@ int BPF_PROG(offwake_waking, struct task_struct *p)
 	else if (!w->user_stack)
 		w->flags |= KEY_USER_MISSED;
 done:
+	if (chain_depth > 1)
+		chain_copy(st, tid, cur, in_irq);
 	st->waking = now;
 	stat_inc(STAT_WAKERS);
 	return 0;

@@ -86,6 +86,10 @@ enum scorch_stat {
 	STAT_OFF_RECOVERED,   /* intervals whose switch-in was not traced, ended at its time */
 	STAT_KU_PY_TRAMPOLINES, /* CPython perf trampolines stepped through, left out */
 	STAT_USER_LEAF,       /* user stacks not walkable (exit, exec): their leaf alone */
+	/* chain mode: wakings by a target whose own last waker was known (copied one level
+	 * up), and wakings in an interrupt (the chain ends there) */
+	STAT_CHAIN_LINKED,
+	STAT_CHAIN_IRQ,
 	SCORCH_NR_STATS,
 };
 
@@ -257,15 +261,26 @@ struct waker {
 };
 
 /*
- * Key of map "wake_counts" (offwake mode only; the other modes count in "counts" alone):
+ * Chain graphs: the wakers a blocked interval is counted under, at most SCORCH_CHAIN_MAX:
+ * its waker, the waker's own waker at its last wakeup, and so on up the chain.
+ */
+#define SCORCH_CHAIN_MAX 4
+
+/*
+ * Key of map "wake_counts" (offwake and chain modes; the others count in "counts" alone):
  * the blocked part of an interval by the blocked thread's key (flags KEY_WAKER, or
- * KEY_NO_WAKER with @waker zeroed) and its waker. The value is nanoseconds, as in
- * "counts", which keeps the runqueue parts.
+ * KEY_NO_WAKER with the wakers zeroed) and its wakers: @waker, then (chain mode) @chain,
+ * the waker's waker first, ended by a zeroed one. The map's keys hold WAKE_KEY_SIZE(n)
+ * bytes, n the wakers kept (user space sets it: 1 in offwake mode). The value is
+ * nanoseconds, as in "counts", which keeps the runqueue parts.
  */
 struct wake_key {
 	struct count_key key;
 	struct waker waker;
+	struct waker chain[SCORCH_CHAIN_MAX - 1];
 };
+
+#define WAKE_KEY_SIZE(n) (sizeof(struct count_key) + (n) * sizeof(struct waker))
 
 /*
  * Map "start" of offcpu: a matching thread that switched out, by TID. Its stacks can
@@ -289,6 +304,8 @@ struct offcpu_start {
 	/* the thread's CPU time (se.sum_exec_runtime, ns) at the switch-out; 0: unknown */
 	__u64 ran;
 	struct waker waker;
+	/* chain mode: @waker's own waker at its last wakeup, and so on (zeroed: none) */
+	struct waker chain[SCORCH_CHAIN_MAX - 1];
 	struct count_key key; /* stack ids unset */
 	struct stack_trace user;
 	struct stack_trace kernel;

@@ -20,6 +20,7 @@
 #include "flamegraph.h"
 #include "symbolize.h"
 
+#define DEFAULT_CHAIN_DEPTH 3	  /* --mode chain: the waker, its waker, and that one's */
 #define DEFAULT_STACK_SIZE 16384 /* --unwind dwarf: bytes of stack copied per sample */
 
 enum record_mode {
@@ -173,6 +174,10 @@ struct record_opts {
 	enum record_mode mode;
 	bool offwake; /* --mode offwake: MODE_OFFCPU, blocked time by (blocked, waker) stacks */
 	bool wakeup;  /* --mode wakeup: offwake, folded as the wakers alone */
+	/* --mode chain: offwake, each waker's own waker on top of it, up to chain_depth
+	 * wakers (2..SCORCH_CHAIN_MAX; --chain-depth) */
+	bool chain;
+	uint32_t chain_depth;
 	pid_t *pids;
 	size_t nr_pids;
 	pid_t *tids;

@@ -302,30 +302,26 @@ static void frames_reverse(struct frame *fr, int k)
 }
 
 /*
- * offwake: "--", then the waker's frames leaf to root (its kernel stack from
+ * offwake: "--", then waker @level's frames leaf to root (its kernel stack from
  * try_to_wake_up, then its user stack), then its comm. A wakeup in an interrupt or
  * softirq is cut at the interrupt's entry and named [irq] or [softirq] instead: the
- * task interrupted (its comm and user stack) did not wake anyone.
+ * task interrupted (its comm and user stack) did not wake anyone; *@task is false then.
  */
-static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
+static int add_waker_level(struct fold *f, size_t *n, unsigned int level, bool *task)
 {
-	const struct stack *kernel = f->waker_kernel, *user = f->waker_user;
-	const struct waker *w = f->waker;
+	const struct fold_waker *fw = &f->wakers[level];
+	const struct stack *kernel = fw->kernel, *user = fw->user;
+	const struct waker *w = fw->w;
 	struct count_key wkey = {};
 	char comm[SCORCH_COMM_LEN + 1];
 	const char *ctxname = NULL;
 	int i, j, k, nr, leaf = 0, end, err;
 	bool cut = false;
 
+	*task = false;
 	err = push_marker(f, n, FOLD_WAKER_SEP);
 	if (err)
 		return err;
-	f->waker_is_task = false;
-	if ((key->flags & KEY_NO_WAKER) || !w) {
-		f->nowaker_us += f->last_count;
-		return push_marker(f, n, FOLD_WAKER_UNKNOWN);
-	}
-	f->waker_us += f->last_count;
 	wkey.pid = w->pid;
 	wkey.gen = w->gen;
 	if (w->flags & KEY_KERNEL_MISSED) {
@@ -359,19 +355,20 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 	}
 	if (err)
 		return err;
-	f->waker_is_task = !ctxname;
 	if (ctxname) {
-		f->irq_waker_us += f->last_count;
+		if (!level)
+			f->irq_waker_us += f->last_count;
 		return push_marker(f, n, ctxname);
 	}
+	*task = true;
 	if (w->flags & WAKER_KTHREAD) {
 		/* no user stack */
 	} else if (w->flags & KEY_USER_MISSED) {
 		err = push_marker(f, n, "[missed user stack]");
 	} else if (user) {
-		nr = f->waker_lost_proc ? (int)user->nr : walk_end(f, &wkey, user, &cut);
+		nr = fw->lost_proc ? (int)user->nr : walk_end(f, &wkey, user, &cut);
 		for (i = 0; i < nr && !err; i++) {
-			if (f->waker_lost_proc) {
+			if (fw->lost_proc) {
 				err = push_marker(f, n, "[unknown]");
 				continue;
 			}
@@ -398,6 +395,43 @@ static int add_waker(struct fold *f, size_t *n, const struct count_key *key)
 	memcpy(comm, w->comm, SCORCH_COMM_LEN);
 	comm[SCORCH_COMM_LEN] = '\0';
 	return push_marker(f, n, strset__intern(f->names, comm[0] ? comm : "[unknown]"));
+}
+
+/*
+ * offwake: the wakers of @key above its blocked stack, each as add_waker_level() adds
+ * it: the waker, then (chain mode) the waker's own waker at its last wakeup, and so on;
+ * an interrupt ends the chain. No waker seen: "--;[unknown waker]". For the profiles,
+ * each level's process (0: an interrupt's) and top frame in @pids and @names, *@nr.
+ */
+static int add_wakers(struct fold *f, size_t *n, const struct count_key *key,
+		      uint32_t pids[SCORCH_CHAIN_MAX], const char *names[SCORCH_CHAIN_MAX],
+		      size_t *nr)
+{
+	unsigned int l;
+	bool task = true;
+	int err;
+
+	*nr = 0;
+	if ((key->flags & KEY_NO_WAKER) || !f->nr_wakers) {
+		f->nowaker_us += f->last_count;
+		err = push_marker(f, n, FOLD_WAKER_SEP);
+		if (!err)
+			err = push_marker(f, n, FOLD_WAKER_UNKNOWN);
+		pids[0] = 0;
+		names[0] = FOLD_WAKER_UNKNOWN;
+		*nr = 1;
+		return err;
+	}
+	f->waker_us += f->last_count;
+	for (l = 0; l < f->nr_wakers && l < SCORCH_CHAIN_MAX && task; l++) {
+		err = add_waker_level(f, n, l, &task);
+		if (err)
+			return err;
+		pids[l] = task ? f->wakers[l].w->pid : 0;
+		names[l] = f->frames[*n - 1];
+		*nr = l + 1;
+	}
+	return 0;
 }
 
 /*
@@ -443,8 +477,10 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	      const struct stack *user, const struct stack *kernel, bool lost_proc)
 {
 	char comm[SCORCH_COMM_LEN + 1];
+	uint32_t wpids[SCORCH_CHAIN_MAX];
+	const char *wnames[SCORCH_CHAIN_MAX];
 	uint64_t count = value;
-	size_t n = 0;
+	size_t n = 0, nr_w = 0;
 	int i, j, k, nr, err;
 	bool cut = false, deep;
 
@@ -532,16 +568,15 @@ int fold__add(struct fold *f, bool offcpu, const struct count_key *key, uint64_t
 	}
 	f->last_count = count;
 	if (!err && offcpu && (key->flags & (KEY_WAKER | KEY_NO_WAKER)))
-		err = add_waker(f, &n, key);
+		err = add_wakers(f, &n, key, wpids, wnames, &nr_w);
 	else if (!err && offcpu && key->flags & KEY_RUNQUEUE)
 		err = push_marker(f, &n, FG_FRAME_RUNQUEUE);
 	else if (!err && offcpu && f->mode == MODE_WALL)
 		err = push_marker(f, &n, FG_FRAME_OFFCPU);
-	if (!err && f->outs && (key->flags & (KEY_WAKER | KEY_NO_WAKER)))
-		/* the top frame names the waker: its comm, [irq], [unknown waker]... */
-		err = outputs__stack_end_waker(f->outs, key->pid, f->frames[0],
-					       f->waker_is_task ? f->waker->pid : 0,
-					       f->frames[n - 1], count);
+	if (!err && f->outs && nr_w)
+		/* each level's top frame names its waker: its comm, [irq], [unknown waker]... */
+		err = outputs__stack_end_wakers(f->outs, key->pid, f->frames[0], wpids, wnames,
+						nr_w, count);
 	else if (!err && f->outs)
 		err = outputs__stack_end(f->outs, key->pid, f->frames[0], count);
 	if (err)

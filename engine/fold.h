@@ -41,11 +41,15 @@ struct fold {
 	bool ns_values;	    /* on-CPU set values are nanoseconds, named in microseconds */
 	struct pycodes *py; /* names of Python frames (PY_WORD words); NULL: none */
 	bool wakeup;	    /* --mode wakeup: offwake lines turned into the wakers' alone */
-	/* offwake, set before each fold__add() of a key with KEY_WAKER: the waker, its
-	 * stacks (leaf first, NULL when absent) and whether its process was lost */
-	const struct waker *waker;
-	const struct stack *waker_user, *waker_kernel;
-	bool waker_lost_proc;
+	/* offwake, set before each fold__add() of a key with KEY_WAKER: its wakers (the
+	 * waker first; chain mode: then the waker's own...), each with its stacks (leaf
+	 * first, NULL when absent) and whether its process was lost */
+	struct fold_waker {
+		const struct waker *w;
+		const struct stack *user, *kernel;
+		bool lost_proc;
+	} wakers[SCORCH_CHAIN_MAX];
+	unsigned int nr_wakers;
 	/* owned: fold__init() / fold__release() */
 	struct folded *folded;
 	struct strset *names; /* comms and names with their _[k], _[i] or _[j] suffix */
@@ -67,7 +71,6 @@ struct fold {
 	/* offwake: blocked us under a waker, under [unknown waker], woken in an interrupt */
 	uint64_t waker_us, nowaker_us, irq_waker_us;
 	uint64_t last_count; /* the count of the stack being folded */
-	bool waker_is_task;  /* its waker is a task (not an interrupt, not none) */
 	/*
 	 * User stacks whose walk reached an address outside every executable mapping (a
 	 * frame pointer register used for data: the caller's code has none), cut there

@@ -664,11 +664,12 @@ int outputs__stack_python(struct outputs *o, uint64_t word, const char *qualname
 
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count)
 {
-	return outputs__stack_end_waker(o, pid, comm, 0, NULL, count);
+	return outputs__stack_end_wakers(o, pid, comm, NULL, NULL, 0, count);
 }
 
-int outputs__stack_end_waker(struct outputs *o, uint32_t pid, const char *comm, uint32_t waker_pid,
-			     const char *waker_comm, uint64_t count)
+int outputs__stack_end_wakers(struct outputs *o, uint32_t pid, const char *comm,
+			      const uint32_t *waker_pids, const char *const *waker_comms, size_t nr,
+			      uint64_t count)
 {
 	int64_t v[PROFILE_MAX_VALUES];
 	int64_t c = count > INT64_MAX ? INT64_MAX : (int64_t)count;
@@ -685,8 +686,8 @@ int outputs__stack_end_waker(struct outputs *o, uint32_t pid, const char *comm, 
 	v[0] = c;
 	/* cpu: samples, and their CPU time at the sampling period */
 	v[1] = c > INT64_MAX / 1000000000 ? INT64_MAX : (int64_t)(c * (1e9 / o->opts.freq) + 0.5);
-	err = profile__add_sample_waker(o->prof, o->locs, o->nr_locs, v, pid, comm, waker_pid,
-					waker_comm);
+	err = profile__add_sample_wakers(o->prof, o->locs, o->nr_locs, v, pid, comm, waker_pids,
+					 waker_comms, nr);
 	return err == -EINVAL ? 0 : err;
 }
 

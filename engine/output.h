@@ -101,10 +101,11 @@ int outputs__stack_kernel(struct outputs *o, uint64_t ip, const struct frame *fr
 int outputs__stack_python(struct outputs *o, uint64_t word, const char *qualname, const char *file,
 			  uint32_t line);
 int outputs__stack_end(struct outputs *o, uint32_t pid, const char *comm, uint64_t count);
-/* outputs__stack_end() of an off-wake stack: pprof labels waker_pid (0: none) and
- * waker_comm (NULL: none) too. */
-int outputs__stack_end_waker(struct outputs *o, uint32_t pid, const char *comm, uint32_t waker_pid,
-			     const char *waker_comm, uint64_t count);
+/* outputs__stack_end() of an off-wake or chain stack: the pprof labels of its @nr wakers
+ * too (profile__add_sample_wakers()). */
+int outputs__stack_end_wakers(struct outputs *o, uint32_t pid, const char *comm,
+			      const uint32_t *waker_pids, const char *const *waker_comms, size_t nr,
+			      uint64_t count);
 /* Stacks left out of the profile (a frame it could not hold). */
 uint64_t outputs__skipped(const struct outputs *o);
 

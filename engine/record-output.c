@@ -34,14 +34,20 @@ int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint6
 	bool lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
 	int err = 0;
 
-	r->fold.waker = NULL;
-	if (key->flags & KEY_WAKER) {
-		err = sampler__waker(r->sampler, &r->fold.waker, &r->fold.waker_user,
-				     &r->fold.waker_kernel);
+	r->fold.nr_wakers = 0;
+	while ((key->flags & KEY_WAKER) && r->fold.nr_wakers < SCORCH_CHAIN_MAX) {
+		struct fold_waker *fw = &r->fold.wakers[r->fold.nr_wakers];
+
+		err = sampler__waker(r->sampler, r->fold.nr_wakers, &fw->w, &fw->user, &fw->kernel);
+		if (err == -ENOENT && r->fold.nr_wakers) {
+			err = 0; /* the chain's end */
+			break;
+		}
 		if (err)
 			return err;
-		p = proctab__find(r->procs, r->fold.waker->pid, r->fold.waker->gen);
-		r->fold.waker_lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+		p = proctab__find(r->procs, fw->w->pid, fw->w->gen);
+		fw->lost_proc = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+		r->fold.nr_wakers++;
 	}
 	if (r->cap)
 		err = capture_rec__add(r->cap, offcpu, key, value, user, kernel, lost_proc);
@@ -325,10 +331,11 @@ static void graph_defaults(struct record *r, struct flamegraph_opts *fg, const c
 	if (r->opts.offwake) {
 		flamegraph_opts__init(&dflt);
 		if (!fg->title)
-			fg->title = r->opts.wakeup ? "Wakeup Time Flame Graph"
-						   : "Off-Wake Time Flame Graph";
+			fg->title = r->opts.wakeup  ? "Wakeup Time Flame Graph"
+				    : r->opts.chain ? "Chain Graph"
+						    : "Off-Wake Time Flame Graph";
 		if (fg->colors == dflt.colors)
-			fg->colors = FG_PAL_WAKEUP;
+			fg->colors = r->opts.chain ? FG_PAL_CHAIN : FG_PAL_WAKEUP;
 	}
 	if (r->opts.mode == MODE_EVENT)
 		event__svg_defaults(&r->opts.event, fg);
@@ -356,6 +363,7 @@ static void describe(struct record *r, const uint64_t *st, int64_t start_ns, uin
 	struct recording_desc rd = {
 		.what = o->mode == MODE_EVENT ? event__describe(&r->opts.event)
 			: o->wakeup	      ? "wakeup"
+			: o->chain	      ? "chain"
 			: o->offwake	      ? "offwake"
 					      : summary__mode_name(o->mode),
 		.target = r->target,

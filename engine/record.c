@@ -617,6 +617,38 @@ static int preload_tables(struct record *r, bool python_only)
 	return err == -ENOMEM ? err : 0;
 }
 
+/*
+ * chain mode: where the kernel's interrupt entry code lies, [start, end) by pairs: the
+ * hard interrupts' entries (x86: from asm_common_interrupt to the end of .irqentry.text;
+ * the exceptions before them run on behalf of the task) and .softirqentry.text (softirqs
+ * run at an interrupt's exit or at local_bh_enable). A wakeup with one of them on its
+ * kernel stack ends its chain. Pairs not found stay 0 (the chain then goes on in the
+ * kernel's counts, and is ended when the waker is named). 0 or -ENOMEM.
+ */
+static int irq_text(struct symbolizer *sym, uint64_t text[SAMPLER_IRQ_TEXT][2])
+{
+	static const char *const names[] = {"asm_common_interrupt", "__irqentry_text_end",
+					    "__softirqentry_text_start", "__softirqentry_text_end"};
+	uint64_t a[ARRAY_SIZE(names)];
+	int err, i;
+
+	_Static_assert(ARRAY_SIZE(names) == 2 * SAMPLER_IRQ_TEXT, "a pair per range");
+	err = symbolizer__kernel_addrs(sym, names, ARRAY_SIZE(names), a);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		pr_debug("chain: kallsyms unreadable (%s): wakeups in interrupts are ended "
+			 "when named\n",
+			 strerror(-err));
+	for (i = 0; i < SAMPLER_IRQ_TEXT; i++) {
+		if (a[2 * i] && a[2 * i + 1] > a[2 * i]) {
+			text[i][0] = a[2 * i];
+			text[i][1] = a[2 * i + 1];
+		}
+	}
+	return 0;
+}
+
 /* Loads the BPF programs with the targets' filter and attaches them. 0 or -errno. */
 static int record_load(struct record *r)
 {
@@ -632,6 +664,7 @@ static int record_load(struct record *r)
 		.state_mask = o->state_mask,
 		.with_runqueue = true,
 		.offwake = o->offwake,
+		.chain_depth = o->chain ? o->chain_depth : 1,
 		.user_threads_only = o->user_threads_only,
 		.kernel_threads_only = o->kernel_threads_only,
 		.user_only = o->user_only,
@@ -673,6 +706,11 @@ static int record_load(struct record *r)
 		sopts.sideband_mntns = nst.st_ino;
 	}
 	sopts.max_stacks = r->reap.map_entries = record__map_entries(r, libbpf_num_possible_cpus());
+	if (o->chain) {
+		err = irq_text(r->sym, sopts.irq_text);
+		if (err == -ENOMEM)
+			return err;
+	}
 	err = sampler__new(&sopts, &r->sampler);
 	if (err)
 		return err;

@@ -42,7 +42,7 @@ static int count_maps(const struct prog_set *ps, struct bpf_map **maps, size_t *
 	ksz[n++] = sizeof(struct count_key);
 	if (ps->wake_counts) {
 		maps[n] = ps->wake_counts;
-		ksz[n++] = sizeof(struct wake_key);
+		ksz[n++] = ps->wake_ksz;
 	}
 	return n;
 }
@@ -117,18 +117,19 @@ cleanup:
 }
 
 /*
- * Reads back the stacks of @key (and of its waker @w, or NULL) and calls @cb; unreadable
- * stacks add to *lost. The parts of the user stacks read are left in @ps (uparts, wparts).
+ * Reads back the stacks of @key (a key of @ksz bytes) and of its wakers and calls @cb;
+ * unreadable stacks add to *lost. The parts of the user stacks read are left in @ps
+ * (uparts, wakers[].parts).
  */
-static int drain_one(struct prog_set *ps, const struct count_key *key, const struct waker *w,
-		     __u64 value, sampler_drain_fn cb, void *ctx, uint64_t *lost,
-		     struct stack *user, struct stack *kernel)
+static int drain_one(struct prog_set *ps, const struct count_key *key, size_t ksz, __u64 value,
+		     sampler_drain_fn cb, void *ctx, uint64_t *lost, struct stack *user,
+		     struct stack *kernel)
 {
 	int stacks_fd = bpf_map__fd(ps->stacks), err;
 	struct count_key k = *key;
 
 	ps->uparts.nr = 0;
-	err = waker_set(ps, w);
+	err = waker_set(ps, key, ksz);
 	if (err == -ENOENT ||
 	    (key->user_stack && lookup_stack(stacks_fd, key->user_stack, user, &ps->uparts)) ||
 	    (key->kernel_stack && lookup_kernel_stack(ps, stacks_fd, key->kernel_stack, kernel))) {
@@ -141,7 +142,7 @@ static int drain_one(struct prog_set *ps, const struct count_key *key, const str
 		k.flags |= KEY_USER_DEEP;
 	err = cb(ctx, ps->offcpu, &k, value, key->user_stack ? user : NULL,
 		 key->kernel_stack ? kernel : NULL);
-	ps->waker = NULL;
+	ps->nr_wakers = 0; /* their parts stay for the caller */
 	return err;
 }
 
@@ -203,12 +204,19 @@ static bool waker_selected(sampler_select_fn select, void *ctx, const struct wak
 	return select(ctx, &wkey);
 }
 
-/* Does @select pick @key, or (offwake) its waker @w's process image? A key woken by a
- * process that exited no longer changes either: its waker is named before it is released. */
-static bool selected(sampler_select_fn select, void *ctx, const struct count_key *key,
-		     const struct waker *w)
+/* Does @select pick @key (of @ksz bytes), or (offwake) one of its wakers' process images?
+ * A key woken by a process that exited no longer changes either: its wakers are named
+ * before they are released. */
+static bool selected(sampler_select_fn select, void *ctx, const struct count_key *key, size_t ksz)
 {
-	return select(ctx, key) || waker_selected(select, ctx, w);
+	unsigned int l;
+
+	if (select(ctx, key))
+		return true;
+	for (l = 0; l < SCORCH_CHAIN_MAX; l++)
+		if (waker_selected(select, ctx, key_waker(key, ksz, l)))
+			return true;
+	return false;
 }
 
 /*
@@ -274,7 +282,7 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 	const struct waker *w;
 	__u64 *vals = NULL, value;
 	size_t i, n = 0, nr_sel = 0, nr_deleted = 0;
-	unsigned int p;
+	unsigned int p, l;
 	int err;
 
 	if (!ps->kcache)
@@ -284,12 +292,11 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 		/* the selected first, in place (their values with them) */
 		for (i = 0; i < n; i++) {
 			key = key_at(keys, i, ksz);
-			w = key_waker(key, ksz);
-			if (!selected(select, ctx, key, w)) {
+			if (!selected(select, ctx, key, ksz)) {
 				reap_ids__keep(ids, key->user_stack);
 				reap_ids__keep(ids, key->kernel_stack);
-				/* a waker's user stack (its kernel stack stays anyway) */
-				if (w)
+				/* the wakers' user stacks (kernel stacks stay anyway) */
+				for (l = 0; (w = key_waker(key, ksz, l)); l++)
 					reap_ids__keep(ids, w->user_stack);
 				continue;
 			}
@@ -301,38 +308,41 @@ static int take_counts(struct prog_set *ps, struct bpf_map *map, size_t ksz,
 	}
 	for (i = 0; i < n && !err; i++) {
 		key = key_at(keys, i, ksz);
-		w = key_waker(key, ksz);
 		value = vals[i];
 		if (select && i >= nr_deleted) {
-			if ((!final && !selected(select, ctx, key, w)) ||
+			if ((!final && !selected(select, ctx, key, ksz)) ||
 			    bpf_map_lookup_and_delete_elem(fd, key, &value))
 				continue;
 		}
 		(*nr_taken)++;
-		err = drain_one(ps, key, w, value, cb, ctx, lost, user, kernel);
+		waker_unset(ps);
+		err = drain_one(ps, key, ksz, value, cb, ctx, lost, user, kernel);
 		if (select && final) {
 			reap_ids__forget(ids, key->user_stack);
-			/* a waker's too: deleted unless a key left uses it, as the key's are */
-			if (w)
-				reap_ids__forget(ids, w->user_stack);
 			/* the other parts of deep ones, their image's own (stack_chain()):
 			 * when that image is the one taken */
 			if (select(ctx, key))
 				forget_parts(ids, &ps->uparts);
-			if (waker_selected(select, ctx, w))
-				forget_parts(ids, &ps->wparts);
 		}
 		if (ps->aging) {
 			used_add(ps, key->user_stack);
 			used_add(ps, key->kernel_stack);
-			if (w) {
-				used_add(ps, w->user_stack);
-				used_add(ps, w->kernel_stack);
-			}
 			for (p = 0; p < ps->uparts.nr; p++)
 				used_add(ps, ps->uparts.ids[p]);
-			for (p = 0; p < ps->wparts.nr; p++)
-				used_add(ps, ps->wparts.ids[p]);
+		}
+		for (l = 0; (w = key_waker(key, ksz, l)); l++) {
+			if (select && final) {
+				/* deleted unless a key left uses it, as the key's are */
+				reap_ids__forget(ids, w->user_stack);
+				if (waker_selected(select, ctx, w))
+					forget_parts(ids, &ps->wakers[l].parts);
+			}
+			if (ps->aging) {
+				used_add(ps, w->user_stack);
+				used_add(ps, w->kernel_stack);
+				for (p = 0; p < ps->wakers[l].parts.nr; p++)
+					used_add(ps, ps->wakers[l].parts.ids[p]);
+			}
 		}
 	}
 	free(keys);
@@ -396,14 +406,14 @@ static void note_keys(struct prog_set *ps, int fd, size_t ksz)
 	struct wake_key key, next;
 	const struct waker *w;
 	void *prev = NULL;
+	unsigned int l;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		memcpy(&key, &next, ksz);
 		prev = &key;
 		used_add_parts(ps, stacks_fd, key.key.user_stack);
 		used_add(ps, key.key.kernel_stack);
-		w = key_waker(&key.key, ksz);
-		if (w) {
+		for (l = 0; (w = key_waker(&key.key, ksz, l)); l++) {
 			used_add_parts(ps, stacks_fd, w->user_stack);
 			used_add(ps, w->kernel_stack);
 		}

@@ -102,19 +102,22 @@ static int open_waker(struct sampler *s, const struct offcpu_start *st,
 	if (woken && (st->waker.kernel_stack || (st->waker.flags & KEY_KERNEL_MISSED))) {
 		wk.key.flags |= KEY_WAKER;
 		wk.waker = st->waker;
+		if (ps->wake_ksz > WAKE_KEY_SIZE(1))
+			memcpy(wk.chain, st->chain, sizeof(wk.chain));
 	} else {
 		wk.key.flags |= KEY_NO_WAKER;
 	}
-	err = waker_set(ps, key_waker(&wk.key, sizeof(wk)));
+	err = waker_set(ps, &wk.key, ps->wake_ksz);
 	if (err == -ENOENT) {
 		/* its stacks are gone */
 		wk.key.flags = (wk.key.flags & ~KEY_WAKER) | KEY_NO_WAKER;
+		waker_unset(ps);
 		err = 0;
 	}
 	if (err)
 		return err;
 	err = cb(ctx, true, &wk.key, value, os->user, os->kernel);
-	ps->waker = NULL;
+	waker_unset(ps);
 	return err;
 }
 
@@ -249,18 +252,20 @@ cleanup:
 	return err;
 }
 
-int sampler__waker(struct sampler *s, const struct waker **w, const struct stack **user,
-		   const struct stack **kernel)
+int sampler__waker(struct sampler *s, unsigned int level, const struct waker **w,
+		   const struct stack **user, const struct stack **kernel)
 {
 	struct prog_set *ps = off_set(s);
+	const struct waker_read *r;
 
 	*w = NULL;
 	*user = *kernel = NULL;
-	if (!ps || !ps->waker)
+	if (!ps || level >= ps->nr_wakers)
 		return -ENOENT;
-	*w = ps->waker;
-	*user = ps->have_wuser ? ps->wuser : NULL;
-	*kernel = ps->have_wkernel ? ps->wkernel : NULL;
+	r = &ps->wakers[level];
+	*w = r->w;
+	*user = r->have_user ? r->user : NULL;
+	*kernel = r->have_kernel ? r->kernel : NULL;
 	return 0;
 }
 

@@ -54,14 +54,20 @@ struct prog_set {
 	struct bpf_link *fork_link, *exit_link, *exec_link;
 	bool offcpu;
 	bool aging; /* sampler_opts.age_stacks */
-	/* offwake: map "wake_counts" (NULL in the other modes), and the waker of the key
-	 * being passed to a sampler_drain_fn (sampler__waker()) with its stacks */
+	/* offwake: map "wake_counts" (NULL in the other modes) and its keys' size, and the
+	 * wakers of the key being passed to a sampler_drain_fn (sampler__waker()) with
+	 * their stacks, the waker first */
 	struct bpf_map *wake_counts;
-	const struct waker *waker;
-	struct stack *wuser, *wkernel;
-	bool have_wuser, have_wkernel;
-	/* the parts of the user stacks drain_one() read last: the key's, its waker's */
-	struct stack_parts uparts, wparts;
+	size_t wake_ksz;
+	struct waker_read {
+		const struct waker *w;
+		struct stack *user, *kernel; /* allocated at first use */
+		bool have_user, have_kernel;
+		struct stack_parts parts; /* of the user stack */
+	} wakers[SCORCH_CHAIN_MAX];
+	unsigned int nr_wakers;
+	/* the parts of the key's user stack drain_one() read last */
+	struct stack_parts uparts;
 };
 
 struct sampler {
@@ -115,11 +121,16 @@ void used_add_parts(struct prog_set *ps, int stacks_fd, __u64 id);
 /* lookup_stack() of a stack whose last part @last is in hand (an open interval's). */
 int stack_join(int fd, const struct stack_trace *last, struct stack *st, struct stack_parts *parts);
 
-/* offwake: the waker of a key of @ksz bytes, or NULL (a count_key, or
- * a key with no waker); waker_set() reads waker @w's stacks for sampler__waker() and
- * makes it the one passed: 0, -ENOENT (a stack gone), -ENOMEM. */
-const struct waker *key_waker(const struct count_key *key, size_t ksz);
-int waker_set(struct prog_set *ps, const struct waker *w);
+/*
+ * offwake: waker @level (0: the waker, 1: its own waker...) of a key of @ksz bytes, or
+ * NULL (a count_key, a key with no waker, or past its chain's end). waker_set() reads
+ * the stacks of @key's wakers for sampler__waker() and makes them the ones passed: 0,
+ * -ENOENT (the waker's stack gone; a stack of one further up ends the chain there),
+ * -ENOMEM. waker_unset() passes none.
+ */
+const struct waker *key_waker(const struct count_key *key, size_t ksz, unsigned int level);
+int waker_set(struct prog_set *ps, const struct count_key *key, size_t ksz);
+void waker_unset(struct prog_set *ps);
 
 /* sampler-interval.c, for sampler-drain.c: the stacks the threads off CPU now count at
  * their switch-in, stored before it (a deep user stack's earlier parts, the waker's),

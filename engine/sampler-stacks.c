@@ -60,12 +60,19 @@ int lookup_stack(int fd, __u64 id, struct stack *st, struct stack_parts *parts)
 	return stack_join(fd, &last, st, parts);
 }
 
-/* The waker of a key of @ksz bytes, or NULL (a count_key, or a key with no waker). */
-const struct waker *key_waker(const struct count_key *key, size_t ksz)
+const struct waker *key_waker(const struct count_key *key, size_t ksz, unsigned int level)
 {
-	if (ksz != sizeof(struct wake_key) || !(key->flags & KEY_WAKER))
+	const struct wake_key *wk = (const struct wake_key *)key;
+	const struct waker *w;
+
+	if (level >= SCORCH_CHAIN_MAX || ksz < WAKE_KEY_SIZE(level + 1) ||
+	    !(key->flags & KEY_WAKER))
 		return NULL;
-	return &((const struct wake_key *)key)->waker;
+	w = level ? &wk->chain[level - 1] : &wk->waker;
+	/* a chain ends at a zeroed waker: a stored one has a kernel stack or says why not */
+	if (level && !w->kernel_stack && !(w->flags & KEY_KERNEL_MISSED))
+		return NULL;
+	return w;
 }
 
 /* lookup_stack() of a kernel stack, through @ps's cache when it has one. */
@@ -88,33 +95,55 @@ int lookup_kernel_stack(struct prog_set *ps, int fd, __u64 id, struct stack *st)
 	return err;
 }
 
-/*
- * offwake: reads the stacks of waker @w (NULL: none) for sampler__waker() and makes it
- * the one passed. 0, -ENOENT when a stack is gone (deleted by a reap or an aging),
- * -ENOMEM.
- */
-int waker_set(struct prog_set *ps, const struct waker *w)
+/* Reads the stacks of waker @w into @r. 0, -ENOENT (one gone), -ENOMEM. */
+static int waker_read(struct prog_set *ps, struct waker_read *r, const struct waker *w)
 {
 	int fd = bpf_map__fd(ps->stacks);
 
-	ps->waker = NULL;
-	ps->have_wuser = ps->have_wkernel = false;
-	ps->wparts.nr = 0;
-	if (!w)
-		return 0;
-	if (!ps->wuser)
-		ps->wuser = malloc(sizeof(*ps->wuser));
-	if (!ps->wkernel)
-		ps->wkernel = malloc(sizeof(*ps->wkernel));
-	if (!ps->wuser || !ps->wkernel)
+	r->w = NULL;
+	r->have_user = r->have_kernel = false;
+	r->parts.nr = 0;
+	if (!r->user)
+		r->user = malloc(sizeof(*r->user));
+	if (!r->kernel)
+		r->kernel = malloc(sizeof(*r->kernel));
+	if (!r->user || !r->kernel)
 		return -ENOMEM;
-	if ((w->user_stack && lookup_stack(fd, w->user_stack, ps->wuser, &ps->wparts)) ||
-	    (w->kernel_stack && lookup_kernel_stack(ps, fd, w->kernel_stack, ps->wkernel)))
+	if ((w->user_stack && lookup_stack(fd, w->user_stack, r->user, &r->parts)) ||
+	    (w->kernel_stack && lookup_kernel_stack(ps, fd, w->kernel_stack, r->kernel)))
 		return -ENOENT;
-	ps->have_wuser = w->user_stack != 0;
-	ps->have_wkernel = w->kernel_stack != 0;
-	ps->waker = w;
+	r->have_user = w->user_stack != 0;
+	r->have_kernel = w->kernel_stack != 0;
+	r->w = w;
 	return 0;
+}
+
+int waker_set(struct prog_set *ps, const struct count_key *key, size_t ksz)
+{
+	const struct waker *w;
+	unsigned int i;
+	int err;
+
+	waker_unset(ps);
+	for (i = 0; (w = key_waker(key, ksz, i)); i++) {
+		err = waker_read(ps, &ps->wakers[i], w);
+		if (err == -ENOENT && i) {
+			/* an earlier interval's stack, aged out: the chain ends below it */
+			pr_debug("sampler: a chain cut at level %u: a stack is gone\n", i + 1);
+			break;
+		}
+		if (err)
+			return err;
+		ps->nr_wakers = i + 1;
+	}
+	return 0;
+}
+
+void waker_unset(struct prog_set *ps)
+{
+	ps->nr_wakers = 0;
+	for (unsigned int i = 0; i < SCORCH_CHAIN_MAX; i++)
+		ps->wakers[i].parts.nr = 0;
 }
 
 /* Notes that a key taken in this interval used stack @id (0: none). */

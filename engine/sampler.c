@@ -267,6 +267,11 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		/* run by sampler__cut_intervals() only: never attached */
 		bpf_program__set_autoload(s->off->progs.offcpu_cut, opts->cut_intervals);
 		s->off->rodata->offwake = opts->offwake;
+		s->off->rodata->chain_depth =
+			opts->chain_depth > 1 ? MIN(opts->chain_depth, SCORCH_CHAIN_MAX) : 1;
+		_Static_assert(sizeof(s->off->rodata->irq_text) == sizeof(opts->irq_text),
+			       "the BPF program's interrupt text ranges");
+		memcpy(s->off->rodata->irq_text, opts->irq_text, sizeof(opts->irq_text));
 		bpf_program__set_autoload(s->off->progs.offwake_waking, opts->offwake);
 		if (opts->credit_missed && s->on) {
 			/* one "last_tick" map: offcpu marks the switches oncpu's samples see */
@@ -286,6 +291,12 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		bpf_map__set_max_entries(s->off->maps.wake_counts,
 					 opts->offwake ? bpf_map__max_entries(s->off->maps.counts)
 						       : 1);
+		s->sets[s->nr_sets].wake_ksz = WAKE_KEY_SIZE(s->off->rodata->chain_depth);
+		err = bpf_map__set_key_size(s->off->maps.wake_counts, s->sets[s->nr_sets].wake_ksz);
+		if (err) {
+			pr_err("cannot size the off-wake counts map: %s\n", strerror(-err));
+			goto cleanup;
+		}
 		if (opts->offwake)
 			s->sets[s->nr_sets].wake_counts = s->off->maps.wake_counts;
 		s->nr_sets++;
@@ -312,8 +323,10 @@ void sampler__free(struct sampler *s)
 	sampler__detach(s);
 	for (int i = 0; i < s->nr_sets; i++) {
 		free(s->sets[i].kcache);
-		free(s->sets[i].wuser);
-		free(s->sets[i].wkernel);
+		for (int l = 0; l < SCORCH_CHAIN_MAX; l++) {
+			free(s->sets[i].wakers[l].user);
+			free(s->sets[i].wakers[l].kernel);
+		}
 		free(s->sets[i].used);
 		free(s->sets[i].used_prev);
 	}

@@ -24,6 +24,8 @@ struct stack {
 
 struct sampler;
 
+#define SAMPLER_IRQ_TEXT 2
+
 struct sampler_opts {
 	size_t sz;
 	bool oncpu;  /* sample on-CPU stacks (perf_event, cpu-clock) */
@@ -58,6 +60,10 @@ struct sampler_opts {
 	bool user_threads_only;
 	bool kernel_threads_only;
 	bool offwake;	      /* blocked time by (blocked stacks, waker) pair: sched_waking */
+	uint32_t chain_depth; /* offwake: wakers kept, up to SCORCH_CHAIN_MAX (0, 1: one) */
+	/* chain_depth > 1: the kernel's interrupt entry text, [start, end) (0: unknown); a
+	 * wakeup with an address in one on its kernel stack ends its chain */
+	uint64_t irq_text[SAMPLER_IRQ_TEXT][2];
 	uint32_t max_threads; /* threads off CPU at once that can be tracked */
 	/* --unwind dwarf: user registers and stack copied to user space per sample */
 	bool unwind_dwarf;
@@ -163,11 +169,13 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
 		   uint64_t *lost_ns);
 /*
  * offwake: inside a sampler_drain_fn called for a key with KEY_WAKER (a blocked part,
- * counted in map "wake_counts"), the waker and its stacks (leaf first; NULL when
- * absent), borrowed until the callback returns. 0, or -ENOENT for any other key.
+ * counted in map "wake_counts"), its waker @level (0: the waker; chain mode: 1 its own
+ * waker at its last wakeup, and so on) and that one's stacks (leaf first; NULL when
+ * absent), borrowed until the callback returns. 0, or -ENOENT for any other key or past
+ * the chain's end.
  */
-int sampler__waker(struct sampler *s, const struct waker **w, const struct stack **user,
-		   const struct stack **kernel);
+int sampler__waker(struct sampler *s, unsigned int level, const struct waker **w,
+		   const struct stack **user, const struct stack **kernel);
 
 /*
  * During the recording: takes the counts whose key @select returns true for out

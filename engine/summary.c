@@ -364,6 +364,12 @@ double summary__counts(const struct summary *sm)
 			st[STAT_WAKERS], st[STAT_WAKE_COUNTED], st[STAT_WAKE_NONE],
 			st[STAT_WAKE_LOST], sm->fold->waker_us / 1e6, sm->fold->irq_waker_us / 1e6,
 			sm->fold->nowaker_us / 1e6);
+	if (st[STAT_CHAIN_LINKED] || st[STAT_CHAIN_IRQ])
+		pr_warn("chain: %" PRIu64 " wakeups by a waker whose own waker was known (its "
+			"chain carried one level up), %" PRIu64 " in an interrupt (the chain "
+			"ends there); the rest by a waker outside the targets or never woken "
+			"while traced\n",
+			st[STAT_CHAIN_LINKED], st[STAT_CHAIN_IRQ]);
 	if (taken)
 		pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost)

@@ -31,8 +31,10 @@ struct psample {
 	uint32_t first_loc, nr_locs; /* into locs[], LEAF first */
 	uint32_t pid;
 	uint32_t comm; /* string index, 0: none */
-	uint32_t waker_pid;  /* off-wake: the waker's process (0: none) */
-	uint32_t waker_comm; /* off-wake: string index of the waker's name, 0: none */
+	/* off-wake: by level (the waker, its own waker...), the waker's process (0: none)
+	 * and the string index of its name (0: none) */
+	uint32_t waker_pid[PROFILE_MAX_WAKERS];
+	uint32_t waker_comm[PROFILE_MAX_WAKERS];
 	int64_t values[PROFILE_MAX_VALUES];
 };
 
@@ -61,7 +63,9 @@ struct profile {
 	struct hashmap sample_idx; /* -> id (1-based) */
 	/* string ids the pprof writer needs, interned by profile__new() */
 	uint32_t vt_type[PROFILE_MAX_VALUES], vt_unit[PROFILE_MAX_VALUES];
-	uint32_t period_type, period_unit, key_pid, key_comm, key_waker_pid, key_waker_comm;
+	uint32_t period_type, period_unit, key_pid, key_comm;
+	/* by level: "waker_pid", "waker2_pid"..., interned at the first sample with one */
+	uint32_t key_waker_pid[PROFILE_MAX_WAKERS], key_waker_comm[PROFILE_MAX_WAKERS];
 	uint32_t *comments; /* string ids of pprof's comments */
 	size_t nr_comments;
 };

@@ -112,14 +112,18 @@ int profile__add_name(struct profile *p, const char *name, uint32_t *id);
 int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, const int64_t *values,
 			uint32_t pid, const char *comm);
 /*
- * profile__add_sample() of an off-wake stack: also woken by process @waker_pid (0:
- * none, or an interrupt) named @waker_comm (NULL: none; "[irq]", "[unknown waker]"...),
- * the pprof labels "waker_pid" (number) and "waker_comm" (string). Equal (stack, pid,
- * comm, waker_pid, waker_comm) merge. Same returns.
+ * profile__add_sample() of an off-wake or chain stack: also woken by the @nr_wakers
+ * (<= PROFILE_MAX_WAKERS) of @waker_pids (0: none, or an interrupt) named by
+ * @waker_comms (NULL: none; "[irq]", "[unknown waker]"...): the waker, then its own
+ * waker, and so on. They become the pprof labels "waker_pid" (number) and "waker_comm"
+ * (string) for the waker, "waker2_pid" and "waker2_comm" for its own, ... Equal (stack,
+ * pid, comm, wakers) merge. Same returns, and -EINVAL for too many wakers.
  */
-int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr,
-			      const int64_t *values, uint32_t pid, const char *comm,
-			      uint32_t waker_pid, const char *waker_comm);
+#define PROFILE_MAX_WAKERS 4
+int profile__add_sample_wakers(struct profile *p, const uint32_t *locs, size_t nr,
+			       const int64_t *values, uint32_t pid, const char *comm,
+			       const uint32_t *waker_pids, const char *const *waker_comms,
+			       size_t nr_wakers);
 
 /* Sets the profile's start (ns since the epoch) and duration (ns), as pprof writes them. */
 void profile__set_time(struct profile *p, int64_t time_nanos, int64_t duration_nanos);

@@ -109,9 +109,11 @@ static int pb__build(struct pb *b, const struct profile *p)
 	perftools__profiles__value_type__init(&b->period_type);
 	b->period_type.type = p->period_type;
 	b->period_type.unit = p->period_unit;
-	for (i = 0; i < p->nr_samples; i++)
-		nlabels += !!p->samples[i].pid + !!p->samples[i].comm + !!p->samples[i].waker_pid +
-			   !!p->samples[i].waker_comm;
+	for (i = 0; i < p->nr_samples; i++) {
+		nlabels += !!p->samples[i].pid + !!p->samples[i].comm;
+		for (j = 0; j < PROFILE_MAX_WAKERS; j++)
+			nlabels += !!p->samples[i].waker_pid[j] + !!p->samples[i].waker_comm[j];
+	}
 
 	b->maps = alloc_n(p->nr_maps, sizeof(*b->maps));
 	b->mapp = alloc_n(p->nr_maps, sizeof(*b->mapp));
@@ -212,21 +214,23 @@ static int pb__build(struct pb *b, const struct profile *p)
 			nlabels++;
 			ps->n_label++;
 		}
-		if (s->waker_pid) {
-			perftools__profiles__label__init(&b->labels[nlabels]);
-			b->labels[nlabels].key = p->key_waker_pid;
-			b->labels[nlabels].num = s->waker_pid;
-			b->labelp[nlabels] = &b->labels[nlabels];
-			nlabels++;
-			ps->n_label++;
-		}
-		if (s->waker_comm) {
-			perftools__profiles__label__init(&b->labels[nlabels]);
-			b->labels[nlabels].key = p->key_waker_comm;
-			b->labels[nlabels].str = s->waker_comm;
-			b->labelp[nlabels] = &b->labels[nlabels];
-			nlabels++;
-			ps->n_label++;
+		for (j = 0; j < PROFILE_MAX_WAKERS; j++) {
+			if (s->waker_pid[j]) {
+				perftools__profiles__label__init(&b->labels[nlabels]);
+				b->labels[nlabels].key = p->key_waker_pid[j];
+				b->labels[nlabels].num = s->waker_pid[j];
+				b->labelp[nlabels] = &b->labels[nlabels];
+				nlabels++;
+				ps->n_label++;
+			}
+			if (s->waker_comm[j]) {
+				perftools__profiles__label__init(&b->labels[nlabels]);
+				b->labels[nlabels].key = p->key_waker_comm[j];
+				b->labels[nlabels].str = s->waker_comm[j];
+				b->labelp[nlabels] = &b->labels[nlabels];
+				nlabels++;
+				ps->n_label++;
+			}
 		}
 		b->samplep[i] = ps;
 	}

@@ -319,7 +319,8 @@ int profile__add_name(struct profile *p, const char *name, uint32_t *id)
 struct sample_key {
 	const uint32_t *locs; /* root first */
 	size_t nr;
-	uint32_t pid, comm, waker_pid, waker_comm;
+	uint32_t pid, comm;
+	uint32_t waker_pid[PROFILE_MAX_WAKERS], waker_comm[PROFILE_MAX_WAKERS];
 };
 
 static bool sample_eq(uint64_t val, const void *ctx)
@@ -331,7 +332,8 @@ static bool sample_eq(uint64_t val, const void *ctx)
 	size_t i;
 
 	if (s->nr_locs != k->nr || s->pid != k->pid || s->comm != k->comm ||
-	    s->waker_pid != k->waker_pid || s->waker_comm != k->waker_comm)
+	    memcmp(s->waker_pid, k->waker_pid, sizeof(k->waker_pid)) ||
+	    memcmp(s->waker_comm, k->waker_comm, sizeof(k->waker_comm)))
 		return false;
 	for (i = 0; i < k->nr; i++) {
 		if (st[i] != k->locs[k->nr - 1 - i])
@@ -352,39 +354,59 @@ static int64_t sat_add(int64_t a, int64_t b)
 int profile__add_sample(struct profile *p, const uint32_t *locs, size_t nr, const int64_t *values,
 			uint32_t pid, const char *comm)
 {
-	return profile__add_sample_waker(p, locs, nr, values, pid, comm, 0, NULL);
+	return profile__add_sample_wakers(p, locs, nr, values, pid, comm, NULL, NULL, 0);
 }
 
-int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr,
-			      const int64_t *values, uint32_t pid, const char *comm,
-			      uint32_t waker_pid, const char *waker_comm)
+/* The label keys of waker level @l ("waker_pid", "waker2_pid"...), interned once: those
+ * of off-wake profiles only, other profiles stay as they were. */
+static int waker_label_keys(struct profile *p, size_t l)
 {
-	struct sample_key k = {.locs = locs, .nr = nr, .pid = pid, .waker_pid = waker_pid};
+	char name[32];
+	int err = 0;
+
+	if (!p->key_waker_pid[l]) {
+		snprintf(name, sizeof(name), l ? "waker%zu_pid" : "waker_pid", l + 1);
+		err = str_id(p, name, &p->key_waker_pid[l]);
+	}
+	if (!err && !p->key_waker_comm[l]) {
+		snprintf(name, sizeof(name), l ? "waker%zu_comm" : "waker_comm", l + 1);
+		err = str_id(p, name, &p->key_waker_comm[l]);
+	}
+	return err;
+}
+
+int profile__add_sample_wakers(struct profile *p, const uint32_t *locs, size_t nr,
+			       const int64_t *values, uint32_t pid, const char *comm,
+			       const uint32_t *waker_pids, const char *const *waker_comms,
+			       size_t nr_wakers)
+{
+	struct sample_key k = {.locs = locs, .nr = nr, .pid = pid};
 	struct psample *s;
 	uint64_t h;
 	size_t i;
 	uint32_t id;
 	int err;
 
-	if (!nr || nr > UINT32_MAX)
+	if (!nr || nr > UINT32_MAX || nr_wakers > PROFILE_MAX_WAKERS)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
 		if (!locs[i] || locs[i] > p->nr_locs)
 			return -EINVAL;
 	}
 	err = str_id(p, comm, &k.comm);
-	if (!err)
-		err = str_id(p, waker_comm, &k.waker_comm);
-	/* the label keys of off-wake profiles only: other profiles stay as they were */
-	if (!err && (waker_pid || k.waker_comm) && !p->key_waker_pid)
-		err = str_id(p, "waker_pid", &p->key_waker_pid);
-	if (!err && (waker_pid || k.waker_comm) && !p->key_waker_comm)
-		err = str_id(p, "waker_comm", &p->key_waker_comm);
+	for (i = 0; i < nr_wakers && !err; i++) {
+		k.waker_pid[i] = waker_pids[i];
+		err = str_id(p, waker_comms[i], &k.waker_comm[i]);
+		if (!err && (k.waker_pid[i] || k.waker_comm[i]))
+			err = waker_label_keys(p, i);
+	}
 	if (err)
 		return err;
 	h = hash__bytes(locs, nr * sizeof(*locs), ((uint64_t)pid << 32) | k.comm);
-	if (waker_pid || k.waker_comm)
-		h = hash__u64(h ^ (((uint64_t)waker_pid << 32) | k.waker_comm));
+	for (i = 0; i < nr_wakers; i++) {
+		if (k.waker_pid[i] || k.waker_comm[i])
+			h = hash__u64(h ^ (((uint64_t)k.waker_pid[i] << 32) | k.waker_comm[i]) ^ i);
+	}
 	id = (uint32_t)hashmap__find(&p->sample_idx, h, sample_eq, &(struct key_ctx){p, &k});
 	if (!id) {
 		err = id_room(p->nr_samples, 1);
@@ -407,9 +429,9 @@ int profile__add_sample_waker(struct profile *p, const uint32_t *locs, size_t nr
 			.nr_locs = nr,
 			.pid = pid,
 			.comm = k.comm,
-			.waker_pid = waker_pid,
-			.waker_comm = k.waker_comm,
 		};
+		memcpy(p->samples[p->nr_samples].waker_pid, k.waker_pid, sizeof(k.waker_pid));
+		memcpy(p->samples[p->nr_samples].waker_comm, k.waker_comm, sizeof(k.waker_comm));
 		p->nr_stacks += nr;
 		id = ++p->nr_samples;
 	}

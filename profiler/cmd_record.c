@@ -47,6 +47,12 @@ static void usage_modes(FILE *out)
 		"                             under the stack that woke it, as bcc's\n"
 		"                             wakeuptime draws it: \"waker_comm;waker\n"
 		"                             root...leaf;comm\" (no runqueue waits)\n"
+		"      --mode chain           offwake, and on top of each waker the task that\n"
+		"                             woke it at its last wakeup, and so on: a chain\n"
+		"                             graph, each level after a \"--\" frame, up to\n"
+		"                             --chain-depth wakers; a chain ends at an\n"
+		"                             interrupt ([irq], [softirq]) or at a waker\n"
+		"                             outside the targets (its comm)\n"
 		"      --mode wall            both in microseconds (a CPU sample weighs 1e6/HZ,\n"
 		"                             and the periods before it that the kernel did not\n"
 		"                             sample while its thread kept the CPU): each\n"
@@ -149,7 +155,7 @@ static void usage_targets(FILE *out)
 static void usage_unwinding(FILE *out)
 {
 	fprintf(out,
-		"off-CPU options (offcpu and wall modes):\n"
+		"off-CPU options (offcpu, offwake, chain and wall modes):\n"
 		"      --min-block USEC       ignore blocks shorter than USEC microseconds\n"
 		"      --max-block USEC       ignore blocks longer than USEC microseconds\n"
 		"                             (both judge the whole interval, switch-out to\n"
@@ -158,6 +164,8 @@ static void usage_unwinding(FILE *out)
 		"                             both (default); runqueue waits are always counted\n"
 		"      --user-threads-only    only user threads\n"
 		"      --kernel-threads-only  only kernel threads\n"
+		"      --chain-depth N        --mode chain: wakers kept per chain, 1 to %d\n"
+		"                             (default %d: the waker, its waker, and that one's)\n"
 		"  The idle task is never counted. Waits of -p/-t threads blocked at the\n"
 		"  start count from it; waits open at an --interval boundary are split\n"
 		"  there (not with --max-block); those open at the end are closed then.\n"
@@ -199,7 +207,8 @@ static void usage_unwinding(FILE *out)
 		"  and with auto in every mode (on CPU and at events such processes alone\n"
 		"  are walked in the kernel); not with fp or an explicit dwarf.\n"
 		"\n",
-		SCORCH_DEF_USER_DEPTH, SCORCH_MAX_USER_DEPTH, DEFAULT_STACK_SIZE);
+		SCORCH_CHAIN_MAX, DEFAULT_CHAIN_DEPTH, SCORCH_DEF_USER_DEPTH, SCORCH_MAX_USER_DEPTH,
+		DEFAULT_STACK_SIZE);
 }
 
 /* The summary, the exit status and the examples. */
@@ -298,6 +307,7 @@ enum {
 	OPT_PERIOD,
 	OPT_LATENCY,
 	OPT_NO_PYTHON,
+	OPT_CHAIN_DEPTH,
 };
 
 static const struct option record_options[] = {
@@ -312,6 +322,7 @@ static const struct option record_options[] = {
 	{"stack-size", required_argument, NULL, OPT_STACK_SIZE},
 	{"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
 	{"no-python", no_argument, NULL, OPT_NO_PYTHON},
+	{"chain-depth", required_argument, NULL, OPT_CHAIN_DEPTH},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"timing", no_argument, NULL, OPT_TIMING},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
@@ -336,12 +347,20 @@ struct parse_state {
 	const char *paths[MAX_OUTPUTS];
 	size_t nr_paths;
 	struct target_parse target; /* -p, -t, -a, --mode... */
+	bool chain_depth;	    /* --chain-depth */
 };
+
+/* The name of @o's mode that counts wakers, for messages. */
+static const char *wake_mode(const struct record_opts *o)
+{
+	return o->wakeup ? "wakeup" : o->chain ? "chain" : "offwake";
+}
 
 /* The off-CPU options. 0, -ENOENT (not one of them), -EINVAL. */
 static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, char **argv)
 {
 	uint64_t *us = c == OPT_MIN_BLOCK ? &o->min_block_us : &o->max_block_us;
+	long n;
 
 	switch (c) {
 	case OPT_MIN_BLOCK:
@@ -366,6 +385,16 @@ static int parse_mode_opt(struct record_opts *o, struct parse_state *ps, int c, 
 			pr_hint("use interruptible, uninterruptible or both\n");
 			return -EINVAL;
 		}
+		return 0;
+	case OPT_CHAIN_DEPTH:
+		ps->chain_depth = true;
+		if (parse__long(optarg, 1, SCORCH_CHAIN_MAX, &n)) {
+			pr_err("invalid --chain-depth '%s'\n", optarg);
+			pr_hint("give the wakers kept per chain, 1 to %d, e.g. --chain-depth 3\n",
+				SCORCH_CHAIN_MAX);
+			return -EINVAL;
+		}
+		o->chain_depth = (uint32_t)n;
 		return 0;
 	case OPT_USER_THREADS:
 		ps->off_opts = true;
@@ -641,8 +670,15 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 	}
 	o->unwind_auto = o->unwind == UNWIND_AUTO;
 	o->unwind = scorch__resolve_unwind(o);
+	if (ps->chain_depth && !o->chain) {
+		pr_err("--chain-depth is for --mode chain\n");
+		pr_hint("add --mode chain, or drop --chain-depth\n");
+		return -EINVAL;
+	}
+	if (o->chain && !ps->chain_depth)
+		o->chain_depth = DEFAULT_CHAIN_DEPTH;
 	if (o->offwake && o->unwind == UNWIND_DWARF) {
-		pr_err("--mode offwake walks frame pointers only\n");
+		pr_err("--mode %s walks frame pointers only\n", wake_mode(o));
 		pr_hint("drop --unwind dwarf, or record --mode offcpu\n");
 		return -EINVAL;
 	}
@@ -754,14 +790,16 @@ static int check_outputs(struct record_opts *o, const struct parse_state *ps)
 		return -EINVAL;
 	}
 	if (o->offwake && o->capture) {
-		pr_err("--mode offwake writes no capture\n");
+		pr_err("--mode %s writes no capture\n", wake_mode(o));
 		pr_hint("write folded, SVG, pprof or speedscope outputs with -o\n");
 		return -EINVAL;
 	}
 	if (o->offwake && o->interval) {
 		/* a wait open at a boundary has no waker yet: it cannot be split there */
-		pr_err("--mode offwake counts each wait whole when it ends: no --interval\n");
-		pr_hint("record --mode offwake without --interval, or --mode offcpu with it\n");
+		pr_err("--mode %s counts each wait whole when it ends: no --interval\n",
+		       wake_mode(o));
+		pr_hint("record --mode %s without --interval, or --mode offcpu with it\n",
+			wake_mode(o));
 		return -EINVAL;
 	}
 	/* a capture is one file (it keeps each count's interval): only the others need one */
@@ -781,7 +819,7 @@ static int record_opts__parse(int argc, char **argv, struct record_opts *o, bool
 					       symbolizer_name_options, flamegraph_long_options};
 	struct parse_state ps = {
 		.target.modes = TARGET_MODE_CPU | TARGET_MODE_OFFCPU | TARGET_MODE_OFFWAKE |
-				TARGET_MODE_WALL,
+				TARGET_MODE_CHAIN | TARGET_MODE_WALL,
 	};
 	struct option *long_opts;
 	int c, err = 0;

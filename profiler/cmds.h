@@ -74,6 +74,7 @@ enum {
 	TARGET_MODE_OFFCPU = 1 << 1,
 	TARGET_MODE_OFFWAKE = 1 << 2, /* offwake and wakeup */
 	TARGET_MODE_WALL = 1 << 3,
+	TARGET_MODE_CHAIN = 1 << 4,
 };
 
 struct target_parse {

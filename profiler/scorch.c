@@ -109,6 +109,7 @@ static const struct {
 	{"offcpu", TARGET_MODE_OFFCPU, MODE_OFFCPU},
 	{"offwake", TARGET_MODE_OFFWAKE, MODE_OFFCPU},
 	{"wakeup", TARGET_MODE_OFFWAKE, MODE_OFFCPU},
+	{"chain", TARGET_MODE_CHAIN, MODE_OFFCPU},
 	{"wall", TARGET_MODE_WALL, MODE_WALL},
 };
 
@@ -124,8 +125,9 @@ static int parse_mode(struct target_parse *tp, struct record_opts *o, const char
 			continue;
 		tp->mode_given = true;
 		o->mode = mode_names[i].mode;
-		o->offwake = mode_names[i].bit == TARGET_MODE_OFFWAKE;
+		o->offwake = mode_names[i].bit & (TARGET_MODE_OFFWAKE | TARGET_MODE_CHAIN);
 		o->wakeup = !strcmp(arg, "wakeup");
+		o->chain = mode_names[i].bit == TARGET_MODE_CHAIN;
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(mode_names); i++)

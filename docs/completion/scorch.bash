@@ -22,7 +22,7 @@ _scorch_options()
 			--interval --max-stacks --mode --min-block --max-block --state
 			--user-threads-only --kernel-threads-only --event --weight --period
 			--latency --unwind --max-depth --stack-size --ring-size --no-python
-			--timing -q --quiet -v --verbose -h --help $_scorch_name_opts
+			--chain-depth --timing -q --quiet -v --verbose -h --help $_scorch_name_opts
 			$_scorch_graph_opts" ;;
 	top)
 		echo "-p --pid -t --tid -a --all --mode -F --frequency -d --duration --refresh
@@ -82,10 +82,12 @@ _scorch_value()
 		if [ "$cmd" = top ]; then
 			COMPREPLY=($(compgen -W "cpu offcpu wall" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "cpu offcpu wall offwake wakeup" -- "$cur"))
+			COMPREPLY=($(compgen -W "cpu offcpu wall offwake wakeup chain" -- "$cur"))
 		fi ;;
 	--sort)
 		COMPREPLY=($(compgen -W "self total stacks" -- "$cur")) ;;
+	--chain-depth)
+		COMPREPLY=($(compgen -W "1 2 3 4" -- "$cur")) ;;
 	-n | --rows)
 		# diff's -n is a switch
 		[ "$cmd" = diff ] && return 1

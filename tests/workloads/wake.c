@@ -17,9 +17,16 @@
  *                           the shares of this run (a loaded machine stretches some).
  *   wake timer [ROUNDS]     thread "ww-sleeper" sleeps 2 ms in nap() ROUNDS times: a
  *                           timer interrupt wakes it every time.
+ *   wake pipeline [ROUNDS]  a chain of three (tests/record/chain.sh): "ww-origin" naps
+ *                           1 ms in origin_nap() (a timer wakes it) and writes a byte to
+ *                           pipe A in origin_write(); "ww-relay" blocks reading A in
+ *                           relay_read(), then writes the byte to pipe B in
+ *                           relay_write(); "ww-sink" blocks reading B in sink_read().
+ *                           The sink's waits end with the relay's write, which the
+ *                           origin's write woke, which a timer woke.
  *
  * Each prints "ready PID" first and "done" at the end. Default ROUNDS: 2000 (pingpong),
- * 300 (mutex), 300 (timer). Build: cc -O1 -fno-omit-frame-pointer -pthread.
+ * 300 (mutex), 300 (timer), 1000 (pipeline). Build: cc -O1 -fno-omit-frame-pointer -pthread.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -170,6 +177,83 @@ __attribute__((noinline)) static void take(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+static int pipe_a[2], pipe_b[2];
+
+__attribute__((noinline)) static void origin_nap(void)
+{
+	nap_ns(1000000);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void origin_write(char c)
+{
+	if (sys3(SYS_write, pipe_a[1], (long)&c, 1) != 1)
+		die("write");
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static char relay_read(void)
+{
+	char c;
+
+	if (sys3(SYS_read, pipe_a[0], (long)&c, 1) != 1)
+		die("read");
+	__asm__ volatile("" ::: "memory");
+	return c;
+}
+
+__attribute__((noinline)) static void relay_write(char c)
+{
+	if (sys3(SYS_write, pipe_b[1], (long)&c, 1) != 1)
+		die("write");
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static char sink_read(void)
+{
+	char c;
+
+	if (sys3(SYS_read, pipe_b[0], (long)&c, 1) != 1)
+		die("read");
+	__asm__ volatile("" ::: "memory");
+	return c;
+}
+
+static void *origin(void *arg)
+{
+	long i;
+
+	(void)arg;
+	name("ww-origin");
+	for (i = 0; i < rounds; i++) {
+		origin_nap();
+		origin_write('x');
+	}
+	return NULL;
+}
+
+static void *relay(void *arg)
+{
+	long i;
+
+	(void)arg;
+	name("ww-relay");
+	for (i = 0; i < rounds; i++)
+		relay_write(relay_read());
+	return NULL;
+}
+
+static void *sink(void *arg)
+{
+	long i;
+
+	(void)arg;
+	name("ww-sink");
+	for (i = 0; i < rounds; i++)
+		sink_read();
+	return NULL;
+}
+
 static long long waited[3];
 
 static long long now_ns(void)
@@ -223,7 +307,7 @@ int main(int argc, char **argv)
 	char *end;
 	long i;
 
-	rounds = !strcmp(what, "pingpong") ? 2000 : 300;
+	rounds = !strcmp(what, "pingpong") ? 2000 : !strcmp(what, "pipeline") ? 1000 : 300;
 	if (argc > 2) {
 		errno = 0;
 		rounds = strtol(argv[2], &end, 10);
@@ -258,12 +342,21 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		}
 		printf("waited ww-a %lld ww-b %lld ww-c %lld\n", waited[0], waited[1], waited[2]);
+	} else if (!strcmp(what, "pipeline")) {
+		if (pipe(pipe_a) || pipe(pipe_b))
+			die("pipe");
+		if (pthread_create(&t[0], NULL, sink, NULL) ||
+		    pthread_create(&t[1], NULL, relay, NULL) ||
+		    pthread_create(&t[2], NULL, origin, NULL))
+			die("pthread_create");
+		for (i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
 	} else if (!strcmp(what, "timer")) {
 		if (pthread_create(&t[0], NULL, sleeper, NULL))
 			die("pthread_create");
 		pthread_join(t[0], NULL);
 	} else {
-		fprintf(stderr, "usage: wake pingpong|mutex|timer [ROUNDS]\n");
+		fprintf(stderr, "usage: wake pingpong|mutex|timer|pipeline [ROUNDS]\n");
 		return 2;
 	}
 	printf("done\n");

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench: what --mode offwake costs beside --mode offcpu on a thread pool woken 20,000
-# times a second (bench/wakepool.c: a dispatcher hands a ~10 us task to one of 4
-# blocked workers every 50 us), and whether any wakeup is lost at that rate. Runs are
-# interleaved: base (no profiler), offcpu and offwake (scorch record -v --mode M --
-# wakepool), RUNS of each. The overhead of a mode is the median growth of the pool's
+# bench: what --mode offwake costs beside --mode offcpu, and --mode chain (the waker's
+# own waker too, --chain-depth 3) beside offwake, on a thread pool woken 20,000 times a
+# second (bench/wakepool.c: a dispatcher hands a ~10 us task to one of 4 blocked
+# workers every 50 us), and whether any wakeup is lost at that rate. Runs are
+# interleaved: base (no profiler), offcpu, offwake and chain (scorch record -v --mode M
+# -- wakepool), RUNS of each. The overhead of a mode is the median growth of the pool's
 # own CPU time over base (the BPF programs run in its threads' context at each switch
 # and wakeup) and of the CPU time of scorch and the pool together (scorch's reading
 # and symbolizing too), per wakeup. The last offwake run's waker counters (-v) say how
@@ -46,7 +47,7 @@ run() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-configs=(base offcpu offwake)
+configs=(base offcpu offwake chain)
 for ((i = 1; i <= rounds; i++)); do
 	for c in "${configs[@]}"; do
 		echo "$name: round $i/$rounds: $c" >&2
@@ -81,9 +82,11 @@ for c in "${configs[@]}"; do
 done
 po=$(cut -d' ' -f1 "$work/offcpu.runs" | median)
 pw=$(cut -d' ' -f1 "$work/offwake.runs" | median)
-awk -v o="$po" -v w="$pw" -v b="$base_pool" 'BEGIN {
+pc=$(cut -d' ' -f1 "$work/chain.runs" | median)
+awk -v o="$po" -v w="$pw" -v c="$pc" -v b="$base_pool" 'BEGIN {
 	if (o > b) printf "\nThe overhead of offwake on the pool is %.2f times that of offcpu.", (w - b) / (o - b)
 	else printf "\nThe overhead of offcpu on the pool is within the noise (%.1f ms).", (o - b) / 1e6
+	if (w > b) printf " The overhead of chain is %.2f times that of offwake.", (c - b) / (w - b)
 }'
 echo " Last offwake run: $wakers wakers taken at sched_waking; blocked intervals: $with" \
 	"under their waker, $none under [unknown waker], $lost whose waker stacks were lost;" \

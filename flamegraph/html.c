@@ -416,7 +416,7 @@ static void put_payload(struct vbuf *b, const struct html_tree *t, bool diff)
 		/* wall-clock frames: the warm part of the mix (html.js blends the rest) */
 		if (o->colors == FG_PAL_WALL)
 			hot.colors = FG_PAL_HOT;
-		c = fg_color__frame(&hot, s, len, annot);
+		c = fg_color__frame(&hot, s, len, annot, 0);
 		vb_put(b, (uint64_t)c.r << 16 | (uint64_t)c.g << 8 | c.b);
 	}
 	for (i = 1; i < t->nr_nodes; i++) {
@@ -634,7 +634,7 @@ static unsigned int root_color(const struct flamegraph_opts *o)
 
 	if (o->colors == FG_PAL_WALL)
 		hot.colors = FG_PAL_HOT;
-	c = fg_color__frame(&hot, "all", 3, 0);
+	c = fg_color__frame(&hot, "all", 3, 0, 0);
 	return (unsigned int)c.r << 16 | (unsigned int)c.g << 8 | c.b;
 }
 

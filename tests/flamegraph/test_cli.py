@@ -296,6 +296,49 @@ def test_chain_palette():
     assert one(frames(s), "x").fill == "rgb(255,255,255)"
 
 
+def test_chain_html_agrees():
+    """The HTML page's colours (per name, and per name at a chain level) are the SVG's."""
+    sys.path.insert(0, os.path.join(HERE, "..", "export"))
+    from checks import load_html_colors
+    with tempfile.TemporaryDirectory() as d:
+        inp, page, svg = (os.path.join(d, n) for n in ("c.folded", "c.html", "c.svg"))
+        with open(inp, "w") as f:
+            f.write(CHAIN)
+        for pal in ("chain", "wakeup"):
+            run([inp, "--colors", pal, "-o", page])
+            run([inp, "--colors", pal, "-o", svg])
+            with open(svg, "rb") as f:
+                fr = frames(f.read())
+            meta, nodes, _, colors, level_colors = load_html_colors(page)
+            assert level_colors, "no colours by chain level"
+            # each node's depth, x (counts left of it) and level, as the page computes them
+            n = len(nodes)
+            parent, stack, total = [-1] * n, [0], [sv for _, _, sv in nodes]
+            for i in range(1, n):
+                del stack[nodes[i][0]:]
+                parent[i] = stack[-1]
+                stack.append(i)
+            for i in range(n - 1, 0, -1):
+                total[parent[i]] += total[i]
+            x, used, level = [0] * n, [0] * n, [0] * n
+            page_colors = {(0, 0): ("all", meta["root_color"])}
+            for i in range(1, n):
+                p, nm = parent[i], nodes[i][1]
+                x[i] = x[p] + used[p]
+                used[p] += total[i]
+                level[i] = level[p] + (p > 0 and meta["names"][nodes[p][1]] == "--")
+                c = level_colors.get((level[i], nm), colors[nm])
+                label = re.sub(r"_\[[kijw]\]$", "", meta["names"][nm])
+                page_colors[(nodes[i][0], x[i])] = (label, c)
+            assert len(page_colors) == len(fr) == n
+            dl = svg_depths_levels(fr)
+            for f in fr:
+                label, c = page_colors[(dl[id(f)][0], f.fx)]
+                assert label == f.name
+                assert f.rgb() == (c >> 16, c >> 8 & 255, c & 255), \
+                    "%s %s: page %06x, SVG %s" % (pal, f.name, c, f.fill)
+
+
 def test_cp_palette_file():
     with tempfile.TemporaryDirectory() as d:
         pal = os.path.join(d, "palette.map")

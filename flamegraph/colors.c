@@ -91,11 +91,26 @@ static bool java_package(const char *s, size_t len)
 }
 
 /*
+ * FG_PAL_CHAIN: a hue family per level of the chain, so that each waker stands apart
+ * from the thread it woke: blocked blue and waker aqua (Gregg's chain graphs), then
+ * the waker's waker purple, the next green and yellow; deeper levels (not written by
+ * record) take purple, green and yellow again.
+ */
+static enum flamegraph_palette chain_palette(unsigned int level)
+{
+	static const enum flamegraph_palette pal[] = {FG_PAL_BLUE, FG_PAL_AQUA, FG_PAL_PURPLE,
+						      FG_PAL_GREEN, FG_PAL_YELLOW};
+
+	return level < ARRAY_SIZE(pal) ? pal[level] : pal[2 + (level - 2) % 3];
+}
+
+/*
  * The semantic palettes pick a basic palette per name; @annot is the
- * annotation letter (k, j, i, w) or 0, @s[0..len) the name without it.
+ * annotation letter (k, j, i, w) or 0, @s[0..len) the name without it,
+ * @level the frame's chain level ("--" frames below it).
  */
 static enum flamegraph_palette pick_palette(enum flamegraph_palette pal, const char *s, size_t len,
-					    char annot)
+					    char annot, unsigned int level)
 {
 	const char *slash;
 
@@ -136,9 +151,10 @@ static enum flamegraph_palette pick_palette(enum flamegraph_palette pal, const c
 			return FG_PAL_ORANGE;
 		return FG_PAL_RED;
 	case FG_PAL_WAKEUP:
-		return annot == FG_ANNOT_WAKER ? FG_PAL_BLUE : FG_PAL_AQUA;
+		return level ? FG_PAL_BLUE : FG_PAL_AQUA;
 	case FG_PAL_CHAIN:
-		return annot == 'w' ? FG_PAL_AQUA : FG_PAL_BLUE;
+		/* _[w] marks a waker in chains written without separators */
+		return chain_palette(!level && annot == 'w' ? 1 : level);
 	default:
 		return pal;
 	}
@@ -187,14 +203,14 @@ static struct rgb pal_color(const struct flamegraph_opts *o, enum flamegraph_pal
 	return basic_color(pal, v1, v1, v1);
 }
 
-struct rgb fg_color__frame(const struct flamegraph_opts *o, const char *s, size_t len,
-			      char annot)
+struct rgb fg_color__frame(const struct flamegraph_opts *o, const char *s, size_t len, char annot,
+			   unsigned int level)
 {
 	if (len == 1 && s[0] == '-' && !annot)
 		return (struct rgb){200, 200, 200};
-	if (len == 2 && s[0] == '-' && s[1] == '-' && !annot)
+	if (fg__is_sep(s, len) && !annot)
 		return (struct rgb){160, 160, 160};
-	return pal_color(o, pick_palette(o->colors, s, len, annot), s, len);
+	return pal_color(o, pick_palette(o->colors, s, len, annot, level), s, len);
 }
 
 static unsigned char mix3(double a, unsigned char x, double b, unsigned char y, double c,

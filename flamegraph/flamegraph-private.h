@@ -12,6 +12,14 @@
 #include "flamegraph.h"
 
 #define FOLDED_EMPTY_FRAME "[empty]"
+
+/* Off-wake and chain graphs: whether @s[0..len) is "--", the frame between a stack and
+ * the stack of its waker. */
+static inline bool fg__is_sep(const char *s, size_t len)
+{
+	return len == 2 && s[0] == '-' && s[1] == '-';
+}
+
 /* the SVG's margin left and right of the frames, px (--minwidth in pixels is of the
  * width between) */
 #define FG_XPAD 10
@@ -116,10 +124,15 @@ struct rgb {
 /* Splits a trailing _[k] _[j] _[i] _[w] annotation off @name (*len shortened); returns
  * its letter, or 0. */
 char fg_color__annotation(const char *name, size_t *len);
-/* The annot of a frame above a "--" frame under FG_PAL_WAKEUP (never a name's suffix). */
-#define FG_ANNOT_WAKER 'W'
-/* The colour of frame @s[0..len) (annotation @annot split off) in @o's palette. */
-struct rgb fg_color__frame(const struct flamegraph_opts *o, const char *s, size_t len, char annot);
+/*
+ * The colour of frame @s[0..len) (annotation @annot split off) in @o's palette, at
+ * chain level @level: the number of "--" frames between it and the root
+ * (0: the blocked stack, 1: its waker, 2: the waker's waker...). Only FG_PAL_WAKEUP
+ * (level >= 1 blue, else aqua) and FG_PAL_CHAIN (a hue family per level) read it;
+ * the separators themselves are grey in every palette.
+ */
+struct rgb fg_color__frame(const struct flamegraph_opts *o, const char *s, size_t len, char annot,
+			   unsigned int level);
 /* FG_PAL_WALL: the time-weighted mix of warm, blue and aqua by the on-CPU, off-CPU
  * (@off) and runqueue (@rq) parts of @width. */
 struct rgb fg_color__wall(const struct flamegraph_opts *o, const char *s, size_t len,

@@ -14,7 +14,7 @@
 #define fputc  fputc_unlocked
 #define fwrite fwrite_unlocked
 
-#define HTML_FORMAT_VERSION 1
+#define HTML_FORMAT_VERSION 2 /* 2: colours by chain level */
 
 /* html.css, html-body.html and html.js, embedded at build time (see CMakeLists.txt) */
 extern const char fg_html_css[];
@@ -384,10 +384,101 @@ static void vb_put(struct vbuf *b, uint64_t v)
 	} while (v);
 }
 
+/* The colour of the name of rank @rank at chain level @level, 0xRRGGBB, as the SVG's. */
+static uint32_t name_color(const struct html_tree *t, uint32_t rank, unsigned int level)
+{
+	const struct flamegraph *fg = t->fg;
+	const char *s = fg->names[t->by_rank[rank]];
+	size_t len = fg->name_len[t->by_rank[rank]];
+	char annot = fg_color__annotation(s, &len);
+	struct flamegraph_opts hot = fg->opts;
+	struct rgb c;
+
+	/* wall-clock frames: the warm part of the mix (html.js blends the rest) */
+	if (hot.colors == FG_PAL_WALL)
+		hot.colors = FG_PAL_HOT;
+	c = fg_color__frame(&hot, s, len, annot, level);
+	return (uint32_t)c.r << 16 | (uint32_t)c.g << 8 | c.b;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The names whose colour at a chain level >= 1 (the "--" frames below the node, counted
+ * as svg.c's flow() counts them) differs from their level-0 colour: the wakeup and
+ * chain palettes' wakers. Puts the number of such (level, rank) pairs of the tree's
+ * nodes, then per pair in order: its level minus the previous pair's, its rank (minus
+ * the previous pair's when the level is the same) and its colour. Differential pages
+ * colour by the change alone: none.
+ */
+static void put_level_colors(struct vbuf *b, const struct html_tree *t, bool diff)
+{
+	uint32_t sep = UINT32_MAX, *level = NULL, *rgb = NULL, lv, c, prev_lv = 0, prev_rank = 0;
+	uint64_t *keys = NULL;
+	size_t i, n = 0, k = 0;
+
+	for (i = 0; i < t->nr_ranks && !diff && sep == UINT32_MAX; i++) {
+		if (fg__is_sep(t->fg->names[t->by_rank[i]], t->fg->name_len[t->by_rank[i]]))
+			sep = (uint32_t)i;
+	}
+	if (sep == UINT32_MAX) {
+		vb_put(b, 0);
+		return;
+	}
+	/* level[d]: the chain level of the children of the open node of depth d */
+	level = malloc((t->fg->max_len + 2) * sizeof(*level));
+	keys = malloc(MAX(t->nr_nodes, 1) * sizeof(*keys));
+	rgb = malloc(MAX(t->nr_nodes, 1) * sizeof(*rgb));
+	if (!level || !keys || !rgb) {
+		b->err = -ENOMEM;
+		goto cleanup;
+	}
+	level[0] = 0;
+	for (i = 1; i < t->nr_nodes; i++) {
+		const struct html_node *nd = &t->nodes[i];
+
+		lv = level[nd->depth - 1];
+		level[nd->depth] = lv + (nd->name == sep);
+		if (lv)
+			keys[n++] = (uint64_t)lv << 32 | nd->name;
+	}
+	qsort(keys, n, sizeof(*keys), cmp_u64);
+	for (i = 0; i < n; i++) {
+		if (i && keys[i] == keys[i - 1])
+			continue;
+		c = name_color(t, (uint32_t)keys[i], (uint32_t)(keys[i] >> 32));
+		if (c != name_color(t, (uint32_t)keys[i], 0)) {
+			rgb[k] = c;
+			keys[k++] = keys[i];
+		}
+	}
+	vb_put(b, k);
+	for (i = 0; i < k; i++) {
+		uint32_t rank = (uint32_t)keys[i];
+
+		lv = (uint32_t)(keys[i] >> 32);
+		vb_put(b, lv - prev_lv);
+		vb_put(b, lv == prev_lv ? rank - prev_rank : rank);
+		vb_put(b, rgb[i]);
+		prev_lv = lv;
+		prev_rank = rank;
+	}
+cleanup:
+	free(level);
+	free(keys);
+	free(rgb);
+}
+
 /*
  * The tree's arrays, in the order html.js reads them:
  *   version, flags (1: differential), nodes (the root included), intervals,
- *   names, then per name its colour 0xRRGGBB, then per node after the root:
+ *   names, then per name its colour 0xRRGGBB, then the colours of names at
+ *   chain levels (put_level_colors()), then per node after the root:
  *   up (levels closed before it: previous depth + 1 - its depth), name rank,
  *   self [, the differential count not drawn, self], then when intervals > 1
  *   per interval: its slices, then per slice the node index minus the previous
@@ -396,7 +487,6 @@ static void vb_put(struct vbuf *b, uint64_t v)
 static void put_payload(struct vbuf *b, const struct html_tree *t, bool diff)
 {
 	const struct flamegraph *fg = t->fg;
-	const struct flamegraph_opts *o = &fg->opts;
 	size_t i, n, start;
 	uint32_t prev = 0;
 	int64_t last;
@@ -406,19 +496,9 @@ static void put_payload(struct vbuf *b, const struct html_tree *t, bool diff)
 	vb_put(b, t->nr_nodes);
 	vb_put(b, fg->nr_intervals > 1 ? fg->nr_intervals : 0);
 	vb_put(b, t->nr_ranks);
-	for (i = 0; i < t->nr_ranks; i++) {
-		const char *s = fg->names[t->by_rank[i]];
-		size_t len = fg->name_len[t->by_rank[i]];
-		char annot = fg_color__annotation(s, &len);
-		struct flamegraph_opts hot = *o;
-		struct rgb c;
-
-		/* wall-clock frames: the warm part of the mix (html.js blends the rest) */
-		if (o->colors == FG_PAL_WALL)
-			hot.colors = FG_PAL_HOT;
-		c = fg_color__frame(&hot, s, len, annot);
-		vb_put(b, (uint64_t)c.r << 16 | (uint64_t)c.g << 8 | c.b);
-	}
+	for (i = 0; i < t->nr_ranks; i++)
+		vb_put(b, name_color(t, (uint32_t)i, 0));
+	put_level_colors(b, t, diff);
 	for (i = 1; i < t->nr_nodes; i++) {
 		const struct html_node *nd = &t->nodes[i];
 
@@ -634,7 +714,7 @@ static unsigned int root_color(const struct flamegraph_opts *o)
 
 	if (o->colors == FG_PAL_WALL)
 		hot.colors = FG_PAL_HOT;
-	c = fg_color__frame(&hot, "all", 3, 0);
+	c = fg_color__frame(&hot, "all", 3, 0, 0);
 	return (unsigned int)c.r << 16 | (unsigned int)c.g << 8 | c.b;
 }
 

@@ -10,7 +10,7 @@
 	const MATCH = "rgb(230,0,230)", TABLE_ROWS = 1000;
 	let MIN_PX = 0.4;	// frames narrower are not drawn (meta.min_px: html.c's, one value)
 
-	let meta, names, colors, nameMatch = null;
+	let meta, names, colors, levelColors = null, nameMatch = null;
 	let data;		// the decoded profile: all intervals
 	let tree;		// the tree drawn, for the current time range
 	let views = {};		// FlameView instances by name
@@ -66,8 +66,8 @@
 	}
 	// The embedded tree of a page whose string table has @nnames names.
 	function decode(buf, nnames_want) {
-		const rd = reader(buf);
-		if (rd() !== 1)
+		const rd = reader(buf), version = rd();
+		if (version !== 1 && version !== 2)
 			throw new Error("the embedded profile has a newer format: use a newer scorch's page");
 		const diff = (rd() & 1) !== 0, n = rd(), nint = rd(), nnames = rd();
 		if (nnames !== nnames_want)
@@ -75,6 +75,19 @@
 		const colors = new Uint32Array(nnames);
 		for (let i = 0; i < nnames; i++)
 			colors[i] = rd();
+		// version 2: the colours names take at chain levels >= 1 (html.c's put_level_colors())
+		let levelColors = null;
+		for (let k = version >= 2 ? rd() : 0, lv = 0, nm = 0; k > 0; k--) {
+			const dl = rd();
+			lv += dl;
+			nm = (dl ? 0 : nm) + rd();
+			if (lv < 1 || nm >= nnames)
+				throw new Error("the embedded profile is corrupt");
+			levelColors = levelColors || new Map();
+			if (!levelColors.has(lv))
+				levelColors.set(lv, new Map());
+			levelColors.get(lv).set(nm, rd());
+		}
 		const depth = new Int32Array(n), name = new Int32Array(n);
 		const self = new Float64Array(n), oself = diff ? new Float64Array(n) : null;
 		name[0] = -1;
@@ -88,7 +101,7 @@
 				oself[i] = rd();
 			prev = depth[i];
 		}
-		const d = { n, depth, name, self, oself, diff, nint, colors, sliceStart: null, sliceNode: null, sliceCount: null, intervalTotal: null };
+		const d = { n, depth, name, self, oself, diff, nint, colors, levelColors, level: null, sliceStart: null, sliceNode: null, sliceCount: null, intervalTotal: null };
 		if (nint > 1) {
 			const start = new Int32Array(nint + 1), nodes = [], counts = [];
 			d.intervalTotal = new Float64Array(nint);
@@ -116,8 +129,21 @@
 		return d;
 	}
 
+	// The chain level of each node of @d: the "--" frames between it and the root (0: a
+	// blocked stack, 1: its waker, 2: the waker's waker...), counted as the SVG counts them.
+	function chainLevels(d) {
+		const sep = names.indexOf("--"), level = new Int32Array(d.n), above = new Int32Array(d.n + 1);
+		// above[k]: the level of the children of the open node of depth k
+		for (let i = 1; i < d.n; i++) {
+			level[i] = above[d.depth[i] - 1];
+			above[d.depth[i]] = level[i] + (d.name[i] === sep ? 1 : 0);
+		}
+		return level;
+	}
+
 	// ---- trees: preorder arrays with totals and x offsets ----
-	// A tree is { n, depth, name, self, oself, total, ototal, x, end, parent, off, rq }.
+	// A tree is { n, depth, name, self, oself, level, total, ototal, x, end, parent, off, rq }
+	// (level: chain levels, null when the palette has none).
 	function finishTree(t) {
 		const n = t.n;
 		t.parent = new Int32Array(n);
@@ -204,7 +230,7 @@
 			self = keep(self);
 			oself = oself && keep(oself);
 		}
-		const t = finishTree({ n: data.n, depth: data.depth, name: data.name, self, oself });
+		const t = finishTree({ n: data.n, depth: data.depth, name: data.name, self, oself, level: data.level });
 		data.end = data.end || t.end; // the shape is the same for every range
 		return t;
 	}
@@ -217,7 +243,8 @@
 		const n = m.parent.length, kids = new Array(n);
 		for (let i = 1; i < n; i++)
 			(kids[m.parent[i]] || (kids[m.parent[i]] = [])).push(i);
-		const t = { n, depth: new Int32Array(n), name: new Int32Array(n), self: new Float64Array(n), oself: m.oself ? new Float64Array(n) : null };
+		const t = { n, depth: new Int32Array(n), name: new Int32Array(n), self: new Float64Array(n), oself: m.oself ? new Float64Array(n) : null,
+			level: m.level ? new Int32Array(n) : null };
 		const stack = [0], dep = [0];
 		let o = 0;
 		while (stack.length) {
@@ -227,6 +254,8 @@
 			t.self[o] = m.self[i];
 			if (t.oself)
 				t.oself[o] = m.oself[i];
+			if (t.level)
+				t.level[o] = m.level[i];
 			o++;
 			const k = kids[i];
 			if (k) {
@@ -239,8 +268,9 @@
 		}
 		return t;
 	}
-	function merger(rootName, diff) {
-		const m = { parent: [-1], name: [rootName], self: [0], oself: diff ? [0] : null, index: new Map() };
+	// @leveled: the merged nodes keep a chain level, the lowest of the frames merged (lower())
+	function merger(rootName, diff, leveled) {
+		const m = { parent: [-1], name: [rootName], self: [0], oself: diff ? [0] : null, level: leveled ? [Infinity] : null, index: new Map() };
 		m.child = (p, nm) => {
 			const key = p * names.length + nm;
 			let c = m.index.get(key);
@@ -251,9 +281,15 @@
 				m.self.push(0);
 				if (m.oself)
 					m.oself.push(0);
+				if (m.level)
+					m.level.push(Infinity);
 				m.index.set(key, c);
 			}
 			return c;
+		};
+		m.lower = (c, lv) => {
+			if (m.level && lv < m.level[c])
+				m.level[c] = lv;
 		};
 		return m;
 	}
@@ -272,24 +308,29 @@
 	}
 	// Sandwich of @fn: callees merged (rooted at fn) and callers merged (fn, its callers, ...).
 	function sandwich(t, fn) {
-		const occ = occurrences(t, fn), diff = !!t.oself;
-		const ce = merger(fn, diff), cr = merger(fn, diff);
+		const occ = occurrences(t, fn), diff = !!t.oself, lv = t.level;
+		const ce = merger(fn, diff, !!lv), cr = merger(fn, diff, !!lv);
 		const map = new Int32Array(t.n);
 		for (const o of occ) {
 			map[o] = 0;
 			ce.self[0] += t.self[o];
 			if (diff)
 				ce.oself[0] += t.oself[o];
+			ce.lower(0, lv && lv[o]);
+			cr.lower(0, lv && lv[o]);
 			for (let j = o + 1; j < t.end[o]; j++) {
 				const c = ce.child(map[t.parent[j]], t.name[j]);
 				map[j] = c;
 				ce.self[c] += t.self[j];
 				if (diff)
 					ce.oself[c] += t.oself[j];
+				ce.lower(c, lv && lv[j]);
 			}
 			let cur = 0;
-			for (let a = t.parent[o]; a > 0; a = t.parent[a])
+			for (let a = t.parent[o]; a > 0; a = t.parent[a]) {
 				cur = cr.child(cur, t.name[a]);
+				cr.lower(cur, lv && lv[a]);
+			}
 			cr.self[cur] += t.total[o];
 			if (diff)
 				cr.oself[cur] += t.ototal[o];
@@ -304,6 +345,12 @@
 	function rgb(c) {
 		return "rgb(" + (c >> 16 & 255) + "," + (c >> 8 & 255) + "," + (c & 255) + ")";
 	}
+	// The colour of name @nm at chain level @lv: html.c's colour for that level where it
+	// differs from the name's own (the wakers of the wakeup and chain palettes).
+	function colorAt(nm, lv) {
+		const m = lv > 0 && levelColors ? levelColors.get(lv) : undefined, c = m && m.get(nm);
+		return c === undefined ? colors[nm] : c;
+	}
 	function colorOf(t, i) {
 		const nm = t.name[i];
 		if (nameMatch && nm >= 0 && nameMatch[nm])
@@ -313,7 +360,7 @@
 			const l = Math.round(225 - 185 * r);
 			return d > 0 ? "rgb(255," + l + "," + l + ")" : d < 0 ? "rgb(" + l + "," + l + ",255)" : "rgb(255,255,255)";
 		}
-		const c = nm < 0 ? meta.root_color : colors[nm];
+		const c = nm < 0 ? meta.root_color : colorAt(nm, t.level ? t.level[i] : 0);
 		if (t.off && t.total[i] > 0) {
 			const fo = t.off[i] / t.total[i], fr = t.rq[i] / t.total[i], fc = 1 - fo - fr;
 			const mix = (sh) => Math.round(fc * (c >> sh & 255) + fo * (sh === 16 ? 80 : sh === 8 ? 110 : 230) + fr * (sh === 16 ? 70 : 200));
@@ -1181,6 +1228,9 @@
 		$("subtitle").textContent = meta.subtitle || "";
 		data = decode(await gunzip(b64bytes($("scorch-tree").textContent)), names.length);
 		colors = data.colors;
+		levelColors = data.levelColors;
+		if (levelColors)
+			data.level = chainLevels(data);
 		const p = new URLSearchParams(location.search);
 		state.normalize = p.get("n") === "1";
 		if (data.diff)

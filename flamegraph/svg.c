@@ -211,7 +211,7 @@ static void put_fixed(FILE *out, double v, int decimals)
 
 struct open_frame {
 	uint32_t name;
-	bool waker; /* below a "--" frame (chain graphs) */
+	uint32_t level; /* "--" frames below it: 0 blocked, 1 its waker, 2 the waker's... */
 	uint64_t start, self;
 	uint64_t off, rq;      /* off-CPU and runqueue time beneath (complete when it closes) */
 	uint64_t oself, other; /* differential: the count not drawn, self and total */
@@ -268,7 +268,7 @@ static int flow(struct flamegraph *fg, unsigned shift, uint32_t dashdash, bool d
 		for (; depth < s->len; depth++) {
 			path[depth + 1] = (struct open_frame){
 				.name = fr[depth],
-				.waker = path[depth].waker || path[depth].name == dashdash,
+				.level = path[depth].level + (path[depth].name == dashdash),
 				.start = x,
 			};
 		}
@@ -499,11 +499,6 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		name = r->fg->names[f->name];
 		len = r->fg->name_len[f->name];
 		annot = fg_color__annotation(name, &len);
-		/* frames above "--": chain's _[w], or the waker's own hue in wakeup */
-		if (!annot && f->waker && o->colors == FG_PAL_CHAIN)
-			annot = 'w';
-		else if (f->waker && o->colors == FG_PAL_WAKEUP)
-			annot = FG_ANNOT_WAKER;
 	}
 	if (r->diff) {
 		c = fg_color__diff(diff_delta(r, f, width), r->maxdelta);
@@ -516,15 +511,15 @@ static int emit_cb(void *ctx, size_t depth, const struct open_frame *f, uint64_t
 		if (e) {
 			c = e->c;
 		} else {
-			c = fg_color__frame(o, name, len, annot);
+			c = fg_color__frame(o, name, len, annot, f->level);
 			if (cpal__put(&r->cp, name, full, c))
 				return -ENOMEM;
 			r->cp.dirty = true;
 		}
 	} else if (f->name == ROOT_ID) {
-		c = fg_color__frame(o, "all", 3, 0);
+		c = fg_color__frame(o, "all", 3, 0, 0);
 	} else {
-		c = fg_color__frame(o, name, len, annot);
+		c = fg_color__frame(o, name, len, annot, f->level);
 	}
 
 	x1 = FG_XPAD + (double)f->start * r->pxper;
@@ -751,7 +746,7 @@ static int find_dashdash(const struct flamegraph *fg, uint32_t *out)
 
 	*out = ROOT_ID - 1;
 	for (i = 0; i < fg->nr_names; i++) {
-		if (fg->name_len[i] == 2 && !memcmp(fg->names[i], "--", 2)) {
+		if (fg__is_sep(fg->names[i], fg->name_len[i])) {
 			*out = (uint32_t)i;
 			return 0;
 		}

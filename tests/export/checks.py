@@ -86,6 +86,13 @@ def load_html(path):
     """Decodes the HTML page @path: returns (meta, nodes, intervals) where nodes are
     (depth, name, self) in preorder, the root first, and intervals a list, per
     interval, of {node index: self count} (empty without intervals)."""
+    return load_html_colors(path)[:3]
+
+
+def load_html_colors(path):
+    """load_html() and the colours: (meta, nodes, intervals, colors, level_colors), colors
+    0xRRGGBB per name, level_colors {(chain level, name): 0xRRGGBB} for the names whose
+    colour above "--" frames differs from their own."""
     with open(path, "rb") as f:
         page = f.read().decode("utf-8")
     m = re.search(r'<script type="application/json" id="scorch-meta">(.*?)</script>', page, re.S)
@@ -106,11 +113,17 @@ def load_html(path):
             if not b & 128:
                 return v
 
-    check(nxt() == 1, f"{path}: tree format version")
+    check(nxt() == 2, f"{path}: tree format version")
     diff, n, nint, nnames = nxt() & 1, nxt(), nxt(), nxt()
     check(nnames == len(meta["names"]), f"{path}: names and tree disagree")
-    for _ in range(nnames):
-        nxt()
+    colors = [nxt() for _ in range(nnames)]
+    level_colors, level, name = {}, 0, 0
+    for _ in range(nxt()):
+        dl = nxt()
+        level += dl
+        name = (0 if dl else name) + nxt()
+        check(level >= 1 and name < nnames, f"{path}: bad colour by chain level")
+        level_colors[(level, name)] = nxt()
     nodes, prev = [(0, -1, 0)], 0
     for _ in range(n - 1):
         depth = prev + 1 - nxt()
@@ -127,7 +140,7 @@ def load_html(path):
             slices[node] = nxt()
         intervals.append(slices)
     check(pos == len(buf), f"{path}: trailing data after the tree")
-    return meta, nodes, intervals
+    return meta, nodes, intervals, colors, level_colors
 
 
 def pprof_scalars(path):

@@ -214,6 +214,131 @@ def test_palettes_and_annotations():
     assert run(["--colors", "bogus"], SMALL.encode(), 2)
 
 
+# A chain graph (record --mode chain): the blocked stack, "--", its waker (from
+# try_to_wake_up down to its comm), "--", the waker's waker... up to 4 wakers; a
+# wakeup in an interrupt ends a chain, an unknown waker too.
+CHAIN = ("app;main;read;schedule_[k];--;try_to_wake_up_[k];w1f;w1comm;--;try_to_wake_up_[k];"
+         "w2f;w2comm;--;try_to_wake_up_[k];w3f;w3comm 40\n"
+         "app;main;read;schedule_[k];--;try_to_wake_up_[k];w1f;w1comm;--;hrtimer_wakeup_[k];"
+         "[irq] 10\n"
+         "app;main;poll;--;w1g;w1comm;--;w2g;w2comm;--;w3g;w3comm;--;w4f;w4comm 5\n"
+         "app;main;sleep;--;[unknown waker] 3\n")
+# the chain palette's hue family per level, blocked stack first
+CHAIN_FAMILIES = [
+    ("blue", lambda r, g, b: r == g and r <= 140 and b >= 205),
+    ("aqua", lambda r, g, b: g == b and r <= 110 and g >= 165),
+    ("purple", lambda r, g, b: r == b and r >= 190 and g <= 140),
+    ("green", lambda r, g, b: r == b and r <= 110 and g >= 200),
+    ("yellow", lambda r, g, b: r == g and r >= 175 and b <= 70),
+]
+
+
+def svg_depths_levels(fr):
+    """Each SVG frame's (depth, chain level): the "--" frames below it, its ancestors
+    found by row and x."""
+    ys = sorted({f.y for f in fr}, reverse=True)
+    rows = {}
+    for f in fr:
+        rows.setdefault(ys.index(f.y), []).append(f)
+    out = {}
+    for d in sorted(rows):
+        for f in rows[d]:
+            if not d:
+                out[id(f)] = (0, 0)
+                continue
+            p = [q for q in rows[d - 1] if q.fx <= f.fx < q.fx + q.fw]
+            assert len(p) == 1, "no parent for %s" % f.name
+            out[id(f)] = (d, out[id(p[0])][1] + (p[0].name == "--"))
+    return out
+
+
+def test_chain_palette():
+    s, _ = render(CHAIN, ["--colors", "chain"])
+    fr = frames(s)
+    dl = svg_depths_levels(fr)
+    seen = set()
+    for f in fr:
+        level = dl[id(f)][1]
+        if f.name == "--":
+            assert f.fill == "rgb(160,160,160)", "-- at level %d: %s" % (level, f.fill)
+            continue
+        fam = [n for n, ok in CHAIN_FAMILIES if ok(*f.rgb())]
+        assert fam == [CHAIN_FAMILIES[level][0]], \
+            "%s at level %d: %s in %s" % (f.name, level, f.fill, fam)
+        seen.add(level)
+    assert seen == {0, 1, 2, 3, 4}, seen
+    # a kernel frame takes its level's hue: try_to_wake_up of three wakers, three families
+    assert len({f.fill for f in by_name(fr, "try_to_wake_up")}) == 3
+    # names vary inside a family, and a name keeps its colour at its level
+    assert one(fr, "w2f").fill != one(fr, "w2g").fill
+    assert len({f.fill for f in by_name(fr, "w1comm")}) == 1
+    assert s == render(CHAIN, ["--colors", "chain"])[0]
+    # _[w] without separators still marks a waker (aqua)
+    s, _ = render("x;y_[w] 1\n", ["--colors", "chain"])
+    r, g, b = one(frames(s), "y").rgb()
+    assert g == b and r <= 110
+    # wakeup: the blocked stack aqua, every waker above it blue, each -- grey
+    s, _ = render(CHAIN, ["--colors", "wakeup"])
+    fr = frames(s)
+    dl = svg_depths_levels(fr)
+    for f in fr:
+        r, g, b = f.rgb()
+        if f.name == "--":
+            assert f.fill == "rgb(160,160,160)"
+        elif dl[id(f)][1]:
+            assert r == g and b >= 205, "%s: %s" % (f.name, f.fill)
+        else:
+            assert g == b and r <= 110, "%s: %s" % (f.name, f.fill)
+    # a differential chain graph colours by the change alone
+    s, _ = render("a;--;w;--;v 1 3\na;--;x 2 2\n", ["--colors", "chain"])
+    for f in frames(s):
+        assert 255 in f.rgb(), f.fill  # red, blue or white
+    assert one(frames(s), "x").fill == "rgb(255,255,255)"
+
+
+def test_chain_html_agrees():
+    """The HTML page's colours (per name, and per name at a chain level) are the SVG's."""
+    sys.path.insert(0, os.path.join(HERE, "..", "export"))
+    from checks import load_html_colors
+    with tempfile.TemporaryDirectory() as d:
+        inp, page, svg = (os.path.join(d, n) for n in ("c.folded", "c.html", "c.svg"))
+        with open(inp, "w") as f:
+            f.write(CHAIN)
+        for pal in ("chain", "wakeup"):
+            run([inp, "--colors", pal, "-o", page])
+            run([inp, "--colors", pal, "-o", svg])
+            with open(svg, "rb") as f:
+                fr = frames(f.read())
+            meta, nodes, _, colors, level_colors = load_html_colors(page)
+            assert level_colors, "no colours by chain level"
+            # each node's depth, x (counts left of it) and level, as the page computes them
+            n = len(nodes)
+            parent, stack, total = [-1] * n, [0], [sv for _, _, sv in nodes]
+            for i in range(1, n):
+                del stack[nodes[i][0]:]
+                parent[i] = stack[-1]
+                stack.append(i)
+            for i in range(n - 1, 0, -1):
+                total[parent[i]] += total[i]
+            x, used, level = [0] * n, [0] * n, [0] * n
+            page_colors = {(0, 0): ("all", meta["root_color"])}
+            for i in range(1, n):
+                p, nm = parent[i], nodes[i][1]
+                x[i] = x[p] + used[p]
+                used[p] += total[i]
+                level[i] = level[p] + (p > 0 and meta["names"][nodes[p][1]] == "--")
+                c = level_colors.get((level[i], nm), colors[nm])
+                label = re.sub(r"_\[[kijw]\]$", "", meta["names"][nm])
+                page_colors[(nodes[i][0], x[i])] = (label, c)
+            assert len(page_colors) == len(fr) == n
+            dl = svg_depths_levels(fr)
+            for f in fr:
+                label, c = page_colors[(dl[id(f)][0], f.fx)]
+                assert label == f.name
+                assert f.rgb() == (c >> 16, c >> 8 & 255, c & 255), \
+                    "%s %s: page %06x, SVG %s" % (pal, f.name, c, f.fill)
+
+
 def test_cp_palette_file():
     with tempfile.TemporaryDirectory() as d:
         pal = os.path.join(d, "palette.map")

@@ -211,10 +211,11 @@ static void test_hostile(void)
 		struct rd r = {pl, pl + plen, false};
 		uint64_t total = 0;
 
-		CHECK(next(&r) == 1 && next(&r) == 0 && next(&r) == 12 && next(&r) == 0);
+		CHECK(next(&r) == 2 && next(&r) == 0 && next(&r) == 12 && next(&r) == 0);
 		CHECK(next(&r) == 11);
 		for (i = 0; i < 11; i++)
 			next(&r); /* colours */
+		CHECK(next(&r) == 0); /* none by chain level */
 		/* main: depth 1, name rank 8, self 0 */
 		CHECK(next(&r) == 0 && next(&r) == 8 && next(&r) == 0);
 		for (i = 0; i < 10; i++) {
@@ -259,9 +260,10 @@ static void test_intervals(void)
 		struct rd r = {pl, pl + plen, false};
 
 		/* version, flags, nodes (root, main, a, b), intervals, names (a, b, main) */
-		CHECK(next(&r) == 1 && next(&r) == 0 && next(&r) == 4 && next(&r) == 3 &&
+		CHECK(next(&r) == 2 && next(&r) == 0 && next(&r) == 4 && next(&r) == 3 &&
 		      next(&r) == 3);
 		next(&r), next(&r), next(&r);
+		CHECK(next(&r) == 0);
 		CHECK(next(&r) == 0 && next(&r) == 2 && next(&r) == 0); /* main */
 		CHECK(next(&r) == 0 && next(&r) == 0 && next(&r) == 6); /* a: 5 + 1 */
 		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 7); /* b */
@@ -302,9 +304,10 @@ static void test_diff_and_empty(void)
 	if (pl) {
 		struct rd r = {pl, pl + plen, false};
 
-		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 4 && next(&r) == 0 &&
+		CHECK(next(&r) == 2 && next(&r) == 1 && next(&r) == 4 && next(&r) == 0 &&
 		      next(&r) == 3);
 		next(&r), next(&r), next(&r);
+		CHECK(next(&r) == 0);
 		CHECK(next(&r) == 0 && next(&r) == 2 && next(&r) == 0 && next(&r) == 0);
 		CHECK(next(&r) == 0 && next(&r) == 0 && next(&r) == 5 && next(&r) == 3);
 		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 0 && next(&r) == 4);
@@ -354,9 +357,10 @@ static void test_minwidth(void)
 		struct rd r = {pl, pl + plen, false};
 
 		/* version, flags, nodes (root, main, a, b, c), intervals, names */
-		CHECK(next(&r) == 1 && next(&r) == 0 && next(&r) == 5 && next(&r) == 2 &&
+		CHECK(next(&r) == 2 && next(&r) == 0 && next(&r) == 5 && next(&r) == 2 &&
 		      next(&r) == 4);
 		next(&r), next(&r), next(&r), next(&r);
+		CHECK(next(&r) == 0);
 		CHECK(next(&r) == 0 && next(&r) == 3 && next(&r) == 0); /* main */
 		CHECK(next(&r) == 0 && next(&r) == 0 && next(&r) == 90); /* a */
 		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 1); /* b: z's 1 */
@@ -409,9 +413,10 @@ static void test_default_bound(void)
 		struct rd r = {pl, pl + plen, false};
 
 		/* version, flags, nodes (root, main, edge, hot), intervals, names */
-		CHECK(next(&r) == 1 && next(&r) == 0 && next(&r) == 4 && next(&r) == 2 &&
+		CHECK(next(&r) == 2 && next(&r) == 0 && next(&r) == 4 && next(&r) == 2 &&
 		      next(&r) == 3);
 		next(&r), next(&r), next(&r);
+		CHECK(next(&r) == 0);
 		CHECK(next(&r) == 0 && next(&r) == 2 && next(&r) == 20);      /* main: the tiny */
 		CHECK(next(&r) == 0 && next(&r) == 0 && next(&r) == 100);     /* edge */
 		CHECK(next(&r) == 1 && next(&r) == 1 && next(&r) == 1023880); /* hot */
@@ -426,8 +431,84 @@ static void test_default_bound(void)
 	flamegraph__free(fg);
 }
 
+/* 0xRRGGBB in the basic palettes' families (colors.c) */
+static bool blue(uint64_t c)
+{
+	return (c >> 16 & 255) == (c >> 8 & 255) && (c & 255) >= 205;
+}
+
+static bool aqua(uint64_t c)
+{
+	return (c >> 8 & 255) == (c & 255) && (c >> 16 & 255) <= 110 && (c & 255) >= 165;
+}
+
+static bool purple(uint64_t c)
+{
+	return (c >> 16 & 255) == (c & 255) && (c & 255) >= 190 && (c >> 8 & 255) <= 140;
+}
+
+/*
+ * Chain levels: a name above "--" has its level's colour where it differs from its
+ * own, once per (level, name) after the names' colours: wakeup paints the waker blue
+ * (the blocked aqua), chain the levels blue, aqua, purple; "--" stays grey at every
+ * level, so it has no entry.
+ */
+static void test_level_colors(void)
+{
+	static const char input[] = "a;--;w;--;w 1\n";
+	static const char *const pals[] = {"wakeup", "chain"};
+	size_t p, i, len = 0, plen = 0;
+	unsigned char *pl;
+	char *page;
+	int err = -1;
+
+	for (p = 0; p < ARRAY_SIZE(pals); p++) {
+		FILE *in = fmemopen((void *)input, sizeof(input) - 1, "r");
+		struct flamegraph_opts o;
+		struct flamegraph *fg;
+
+		flamegraph_opts__init(&o);
+		CHECK(flamegraph_opts__set(&o, "colors", pals[p]) == 0);
+		fg = flamegraph__new(&o);
+		CHECK(fg && in && flamegraph__read(fg, in, "chain") == 0);
+		fclose(in);
+		page = render(fg, NULL, &len, &err);
+		CHECK(err == 0 && page && strstr(page, "\"names\":[\"--\",\"a\",\"w\"]}"));
+		pl = page ? payload(page, &plen) : NULL;
+		CHECK(pl != NULL);
+		if (pl) {
+			struct rd r = {pl, pl + plen, false};
+			uint64_t w0, w1, w2;
+
+			/* version, flags, nodes (root, a, --, w, --, w), intervals, names */
+			CHECK(next(&r) == 2 && next(&r) == 0 && next(&r) == 6 && next(&r) == 0 &&
+			      next(&r) == 3);
+			CHECK(next(&r) == 0xa0a0a0);
+			next(&r);
+			w0 = next(&r);
+			/* w (rank 2) at level 1, then at level 2 */
+			CHECK(next(&r) == 2);
+			CHECK(next(&r) == 1 && next(&r) == 2);
+			w1 = next(&r);
+			CHECK(next(&r) == 1 && next(&r) == 2);
+			w2 = next(&r);
+			if (!strcmp(pals[p], "wakeup"))
+				CHECK(aqua(w0) && blue(w1) && w2 == w1);
+			else
+				CHECK(blue(w0) && aqua(w1) && purple(w2));
+			for (i = 0; i < 5 * 3; i++)
+				next(&r);
+			CHECK(!r.bad && r.p == r.end);
+		}
+		free(pl);
+		free(page);
+		flamegraph__free(fg);
+	}
+}
+
 int main(void)
 {
+	test_level_colors();
 	test_hostile();
 	test_default_bound();
 	test_intervals();

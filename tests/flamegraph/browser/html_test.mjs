@@ -48,6 +48,14 @@ run(["flamegraph", folded("deep.folded", ["main;" + deepNames.join(";") + " 5", 
 const offF = folded("off.folded", ["app;read;ksys_read_[k];schedule_[k] 30", "app;sleep;schedule_[k] 20"]);
 run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.html")]);
 run(["flamegraph", "--colors", "io", offF, "-o", join(dir, "off.svg")]);
+// a chain graph (record --mode chain): the blocked stack, then up to 4 wakers above "--"
+const chainF = folded("chain.folded", [
+	"app;main;read;schedule_[k];--;try_to_wake_up_[k];w1f;w1comm;--;try_to_wake_up_[k];w2f;w2comm;--;try_to_wake_up_[k];w3f;w3comm 40",
+	"app;main;read;schedule_[k];--;try_to_wake_up_[k];w1f;w1comm;--;hrtimer_wakeup_[k];[irq] 10",
+	"app;main;poll;--;w1g;w1comm;--;w2g;w2comm;--;w3g;w3comm;--;w4f;w4comm 5",
+	"app;main;sleep;--;[unknown waker] 3"]);
+run(["flamegraph", "--colors", "chain", chainF, "-o", join(dir, "chain.html")]);
+run(["flamegraph", "--colors", "chain", chainF, "-o", join(dir, "chain.svg")]);
 // annotations: kernel, inlined, JIT frames
 run(["flamegraph", folded("annot.folded", ["main;read;ksys_read_[k];vfs_read_[k] 5", "main;work;inl_[i] 2",
 	"main;jitfn_[j] 1"]), "-o", join(dir, "annot.html")]);
@@ -320,6 +328,48 @@ try {
 		"the off-CPU root has the SVG's colour", [allPx, svgAll && svgAll.slice(1, 4)]);
 	check(allPx[2] > allPx[0] && appPx[2] > appPx[0], "the off-CPU root is blue like the others", [allPx, appPx]);
 	await shot("html-offcpu");
+
+	// a chain graph: each frame in the SVG's colour, so each waker level in its hue; the
+	// SVG's fills by name, shallowest first (the page's frameCenter() finds that one)
+	const chainSvg = new Map();
+	for (const m of readFileSync(join(dir, "chain.svg"), "latin1").matchAll(
+		/<title>(.*?) \([^<]*<\/title><rect [^>]*y="([\d.]+)"[^>]*fill="rgb\((\d+),(\d+),(\d+)\)"/g)) {
+		const name = m[1].replace("&lt;", "<").replace("&gt;", ">");
+		chainSvg.set(name, (chainSvg.get(name) || []).concat([{ y: Number(m[2]), rgb: m.slice(3, 6).map(Number) }]));
+	}
+	for (const v of chainSvg.values())
+		v.sort((a, b) => b.y - a.y);
+	// the top row of a frame's box, above its label (and the hover outline)
+	const topPixel = async (name, which = "main") => s.js(`(() => { const p = scorch.frameCenter(${JSON.stringify(name)}, ${JSON.stringify(which)});
+		const c = ${JSON.stringify(which)} === "main" ? document.getElementById("graph-canvas") : document.querySelector("#sw-${which} canvas");
+		const r = c.getBoundingClientRect(), d = devicePixelRatio;
+		return p && [...c.getContext("2d").getImageData(Math.floor((p.x - r.left) * d), Math.floor((p.y - r.top - 7) * d), 1, 1).data].slice(0, 3); })()`);
+	await open("chain.html");
+	const chainNames = ["all", "app", "read", "schedule", "poll", "try_to_wake_up", "w1f", "w1g", "w1comm", "[unknown waker]",
+		"hrtimer_wakeup", "[irq]", "w2f", "w2g", "w3f", "w3g", "w4f", "w4comm", "--"];
+	const chainPx = {};
+	for (const n of chainNames)
+		chainPx[n] = await topPixel(n);
+	const chainBad = chainNames.filter((n) => JSON.stringify(chainPx[n]) !== JSON.stringify(chainSvg.get(n)[0].rgb));
+	check(chainBad.length === 0, "chain graph: the page's colours are the SVG's",
+		chainBad.map((n) => [n, chainPx[n], chainSvg.get(n)[0].rgb]));
+	const [w1, w2, w3, w4] = ["w1f", "w2f", "w3f", "w4f"].map((n) => chainPx[n]);
+	check(chainPx.read[2] >= 205 && chainPx.read[0] === chainPx.read[1] && w1[1] === w1[2] && w1[0] <= 110 &&
+		w2[0] === w2[2] && w2[1] <= 140 && w3[0] === w3[2] && w3[1] >= 200 && w4[0] === w4[1] && w4[2] <= 70,
+		"chain graph: blocked blue, wakers aqua, purple, green, yellow", chainPx);
+	await shot("html-chain");
+	// zoomed into the first waker: the next "--" is grey, the waker's waker purple
+	await s.click(await frame("w1f"));
+	const ttwu2 = await topPixel("try_to_wake_up"), sep1 = await topPixel("--");
+	check(JSON.stringify(ttwu2) === JSON.stringify(chainSvg.get("try_to_wake_up")[1].rgb) &&
+		JSON.stringify(sep1) === "[160,160,160]", "chain graph: the second level's frames and separator",
+		[ttwu2, chainSvg.get("try_to_wake_up")[1].rgb, sep1]);
+	// the sandwich keeps each frame's level: w2f's callers go down through its waker
+	await open("chain.html", "?fn=w2f");
+	const swPx = [await topPixel("w2f", "callers"), await topPixel("try_to_wake_up", "callers"), await topPixel("w1comm", "callers")];
+	const swWant = [chainSvg.get("w2f")[0].rgb, chainSvg.get("try_to_wake_up")[1].rgb, chainSvg.get("w1comm")[0].rgb];
+	check(JSON.stringify(swPx) === JSON.stringify(swWant), "chain graph: the sandwich in the SVG's colours", [swPx, swWant]);
+	await shot("html-chain-sandwich");
 
 	// the table names frames as the graph does: no _[k], _[i], _[j]
 	await open("annot.html", "?view=table");

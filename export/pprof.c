@@ -95,6 +95,22 @@ static void *alloc_n(size_t n, size_t size)
 	return calloc(n ? n : 1, size);
 }
 
+/* Appends the label @key = @num (a number, when not 0) or @str (a string id, when not 0)
+ * to sample @ps, at b->labels[*@n]; nothing when both are 0. */
+static void add_label(struct pb *b, Perftools__Profiles__Sample *ps, size_t *n, uint32_t key,
+		      uint64_t num, uint32_t str)
+{
+	if (!num && !str)
+		return;
+	perftools__profiles__label__init(&b->labels[*n]);
+	b->labels[*n].key = key;
+	b->labels[*n].num = (int64_t)num;
+	b->labels[*n].str = str;
+	b->labelp[*n] = &b->labels[*n];
+	(*n)++;
+	ps->n_label++;
+}
+
 static int pb__build(struct pb *b, const struct profile *p)
 {
 	const struct profile_opts *o = &p->opts;
@@ -198,39 +214,11 @@ static int pb__build(struct pb *b, const struct profile *p)
 		ps->value = &b->values[i * o->nr_values];
 		memcpy(ps->value, s->values, o->nr_values * sizeof(*ps->value));
 		ps->label = &b->labelp[nlabels];
-		if (s->pid) {
-			perftools__profiles__label__init(&b->labels[nlabels]);
-			b->labels[nlabels].key = p->key_pid;
-			b->labels[nlabels].num = s->pid;
-			b->labelp[nlabels] = &b->labels[nlabels];
-			nlabels++;
-			ps->n_label++;
-		}
-		if (s->comm) {
-			perftools__profiles__label__init(&b->labels[nlabels]);
-			b->labels[nlabels].key = p->key_comm;
-			b->labels[nlabels].str = s->comm;
-			b->labelp[nlabels] = &b->labels[nlabels];
-			nlabels++;
-			ps->n_label++;
-		}
+		add_label(b, ps, &nlabels, p->key_pid, s->pid, 0);
+		add_label(b, ps, &nlabels, p->key_comm, 0, s->comm);
 		for (j = 0; j < PROFILE_MAX_WAKERS; j++) {
-			if (s->waker_pid[j]) {
-				perftools__profiles__label__init(&b->labels[nlabels]);
-				b->labels[nlabels].key = p->key_waker_pid[j];
-				b->labels[nlabels].num = s->waker_pid[j];
-				b->labelp[nlabels] = &b->labels[nlabels];
-				nlabels++;
-				ps->n_label++;
-			}
-			if (s->waker_comm[j]) {
-				perftools__profiles__label__init(&b->labels[nlabels]);
-				b->labels[nlabels].key = p->key_waker_comm[j];
-				b->labels[nlabels].str = s->waker_comm[j];
-				b->labelp[nlabels] = &b->labels[nlabels];
-				nlabels++;
-				ps->n_label++;
-			}
+			add_label(b, ps, &nlabels, p->key_waker_pid[j], s->waker_pid[j], 0);
+			add_label(b, ps, &nlabels, p->key_waker_comm[j], 0, s->waker_comm[j]);
 		}
 		b->samplep[i] = ps;
 	}

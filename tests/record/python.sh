@@ -18,6 +18,11 @@ set -eu
 require_bpf
 PY=/usr/bin/python3
 W="$(dirname "$0")/../workloads/pyframes.py"
+# the perf maps CPython's -X perf leaves behind (its PIDs are not known here)
+touch "$TMP/marker"
+trap 'find /tmp -maxdepth 1 -name "perf-*.map" -newer "$TMP/marker" -user 0 \
+	-exec grep -l -F "pyframes.py" {} + 2>/dev/null | xargs -r rm -f; rm -rf "$TMP";
+	[ -z "${BG_PID:-}" ] || kill "$BG_PID" 2>/dev/null || true' EXIT
 [ -x "$PY" ] || fail "$PY is missing (Debian's python3)"
 
 # shares of hot_a/b/c among samples of comm $2 in $1, and the share reaching <module>

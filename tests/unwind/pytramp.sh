@@ -30,7 +30,12 @@ for v in 312 313; do
 		fail "py::fake_$v: stacks end at the trampoline: $(grep "py::fake_$v" "$TMP/t.folded" | head -n 3)"
 done
 
-# the real thing, if this machine has it
+# the real thing, if this machine has it; the perf maps CPython's -X perf leaves behind
+# (its PIDs are not known here) are removed at exit
+touch "$TMP/marker"
+trap 'find /tmp -maxdepth 1 -name "perf-*.map" -newer "$TMP/marker" -user 0 \
+	-exec grep -l -F "$TMP/work.py" {} + 2>/dev/null | xargs -r rm -f; rm -rf "$TMP"
+	[ -z "${BG_PID:-}" ] || kill "$BG_PID" 2>/dev/null || true' EXIT
 for py in "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/3.1[2-9]*/bin/python3.1[2-9]; do
 	[ -x "$py" ] || continue
 	cat >"$TMP/work.py" <<'PY'

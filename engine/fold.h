@@ -68,8 +68,9 @@ struct fold {
 	uint64_t truncated_user, truncated_kernel;
 	uint64_t truncated_copy;	    /* samples whose unwinding ran past the stack copy */
 	uint64_t noproc_samples, noproc_us; /* of processes whose user frames are [unknown] */
-	/* offwake: blocked us under a waker, under [unknown waker], woken in an interrupt */
-	uint64_t waker_us, nowaker_us, irq_waker_us;
+	/* offwake: blocked us under a waker, under [unknown waker], woken in an interrupt;
+	 * chain mode: under a chain cut short (a waker's stacks gone with its process) */
+	uint64_t waker_us, nowaker_us, irq_waker_us, chain_cut_us;
 	uint64_t last_count; /* the count of the stack being folded */
 	/*
 	 * User stacks whose walk reached an address outside every executable mapping (a

@@ -39,7 +39,9 @@ int record__add_stack(void *ctx, bool offcpu, const struct count_key *key, uint6
 		struct fold_waker *fw = &r->fold.wakers[r->fold.nr_wakers];
 
 		err = sampler__waker(r->sampler, r->fold.nr_wakers, &fw->w, &fw->user, &fw->kernel);
-		if (err == -ENOENT && r->fold.nr_wakers) {
+		if (err == -ESTALE)
+			r->fold.chain_cut_us += offcpu ? value / 1000 : 0;
+		if ((err == -ENOENT || err == -ESTALE) && r->fold.nr_wakers) {
 			err = 0; /* the chain's end */
 			break;
 		}

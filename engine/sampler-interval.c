@@ -260,8 +260,10 @@ int sampler__waker(struct sampler *s, unsigned int level, const struct waker **w
 
 	*w = NULL;
 	*user = *kernel = NULL;
-	if (!ps || level >= ps->nr_wakers)
+	if (!ps || level > ps->nr_wakers || (level == ps->nr_wakers && !ps->chain_cut))
 		return -ENOENT;
+	if (level == ps->nr_wakers)
+		return -ESTALE;
 	r = &ps->wakers[level];
 	*w = r->w;
 	*user = r->have_user ? r->user : NULL;

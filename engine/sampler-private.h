@@ -66,6 +66,7 @@ struct prog_set {
 		struct stack_parts parts; /* of the user stack */
 	} wakers[SCORCH_CHAIN_MAX];
 	unsigned int nr_wakers;
+	bool chain_cut; /* the chain ends below a waker whose stack is gone */
 	/* the parts of the key's user stack drain_one() read last */
 	struct stack_parts uparts;
 };

@@ -128,8 +128,9 @@ int waker_set(struct prog_set *ps, const struct count_key *key, size_t ksz)
 	for (i = 0; (w = key_waker(key, ksz, i)); i++) {
 		err = waker_read(ps, &ps->wakers[i], w);
 		if (err == -ENOENT && i) {
-			/* an earlier interval's stack, aged out: the chain ends below it */
-			pr_debug("sampler: a chain cut at level %u: a stack is gone\n", i + 1);
+			/* a stack of a process that exited, taken out at its reap while a
+			 * slot's chain still named it: the chain ends below it */
+			ps->chain_cut = true;
 			break;
 		}
 		if (err)
@@ -142,6 +143,7 @@ int waker_set(struct prog_set *ps, const struct count_key *key, size_t ksz)
 void waker_unset(struct prog_set *ps)
 {
 	ps->nr_wakers = 0;
+	ps->chain_cut = false;
 	for (unsigned int i = 0; i < SCORCH_CHAIN_MAX; i++)
 		ps->wakers[i].parts.nr = 0;
 }

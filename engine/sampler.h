@@ -172,7 +172,8 @@ int sampler__drain(struct sampler *s, sampler_drain_fn cb, void *ctx, uint64_t *
  * counted in map "wake_counts"), its waker @level (0: the waker; chain mode: 1 its own
  * waker at its last wakeup, and so on) and that one's stacks (leaf first; NULL when
  * absent), borrowed until the callback returns. 0, or -ENOENT for any other key or past
- * the chain's end.
+ * the chain's end; -ESTALE at a level whose stacks are gone (their process exited and
+ * was reaped meanwhile): the chain was cut there.
  */
 int sampler__waker(struct sampler *s, unsigned int level, const struct waker **w,
 		   const struct stack **user, const struct stack **kernel);

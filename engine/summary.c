@@ -368,8 +368,9 @@ double summary__counts(const struct summary *sm)
 		pr_warn("chain: %" PRIu64 " wakeups by a waker whose own waker was known (its "
 			"chain carried one level up), %" PRIu64 " in an interrupt (the chain "
 			"ends there); the rest by a waker outside the targets or never woken "
-			"while traced\n",
-			st[STAT_CHAIN_LINKED], st[STAT_CHAIN_IRQ]);
+			"while traced; %.3f s blocked under a chain cut short (a waker's stacks "
+			"gone with its process)\n",
+			st[STAT_CHAIN_LINKED], st[STAT_CHAIN_IRQ], sm->fold->chain_cut_us / 1e6);
 	if (taken)
 		pr_warn("lost: %" PRIu64 " of %" PRIu64 " (%.2f%%)\n", lost, taken, lost_pct);
 	if (lost)

@@ -9,15 +9,18 @@
 #include "common.h"
 #include "record.h"
 #include "symbolize.h"
+#include "perfmap.h"
 #include "copies.h"
 #include "procs.h"
 #include "sampler.h"
 #include "ustacks.h"
 
+/* The unwinder's maps are the symbolizer's; @ctx is the recording (struct record). */
 static int unw_find(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct unwind_map *out)
 {
+	struct record *r = ctx;
 	struct symbolizer_mapping m;
-	int err = symbolizer__mapping_gen(ctx, pid, gen, addr, &m);
+	int err = symbolizer__mapping_gen(r->sym, pid, gen, addr, &m);
 
 	if (err)
 		return err;
@@ -36,22 +39,47 @@ static int unw_find(void *ctx, pid_t pid, uint64_t gen, uint64_t addr, struct un
 
 static int unw_open(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
 {
-	return symbolizer__open_mapping_gen(ctx, pid, gen, addr);
+	return symbolizer__open_mapping_gen(((struct record *)ctx)->sym, pid, gen, addr);
 }
 
 static bool unw_in_use(void *ctx, const void *file)
 {
-	return symbolizer__file_in_use(ctx, file);
+	return symbolizer__file_in_use(((struct record *)ctx)->sym, file);
 }
 
 /* A "py::" entry of the process's perf map (CPython -X perf) names anonymous code
  * only inside its trampolines. */
-static bool unw_trampoline(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
+static bool py_trampoline(struct symbolizer *sym, pid_t pid, uint64_t gen, uint64_t addr)
 {
 	struct frame fr;
 
-	return symbolizer__user_gen(ctx, pid, gen, addr, false, &fr, 1) == 1 &&
+	return symbolizer__user_gen(sym, pid, gen, addr, false, &fr, 1) == 1 &&
 	       fr.kind == FRAME_JIT && !strncmp(fr.name, "py::", 4);
+}
+
+#define TRAMPOLINE_REREAD_NS (10 * 1000000ULL)
+
+/*
+ * Is @addr inside a CPython trampoline? CPython writes a trampoline's perf map line as
+ * it makes it, and the sweep reads the maps about once a second: a copy unwound in
+ * between would be cut there. Anonymous code the map does not name yet has the
+ * process's map read again (what was appended), at most every 10 ms for a process.
+ */
+static bool unw_trampoline(void *ctx, pid_t pid, uint64_t gen, uint64_t addr)
+{
+	struct record *r = ctx;
+	uint64_t now;
+
+	if (py_trampoline(r->sym, pid, gen, addr))
+		return true;
+	now = timing__now_ns();
+	if (!r->pm || (pid == r->dw.reread_pid && now - r->dw.reread_ns < TRAMPOLINE_REREAD_NS))
+		return false;
+	r->dw.reread_pid = pid;
+	r->dw.reread_ns = now;
+	if (perfmaps__refresh(r->pm, pid))
+		return false;
+	return py_trampoline(r->sym, pid, gen, addr);
 }
 
 const struct unwind_maps_ops record__unwind_ops = {

@@ -407,7 +407,7 @@ int record__edges_start(struct record *r, struct stopper *stop, double until)
 	c.unw = r->dw.unw;
 	if (!c.unw && !r->opts.kernel_only) {
 		struct unwind_opts uopts = {
-			.sz = sizeof(uopts), .maps = &record__unwind_ops, .maps_ctx = r->sym };
+			.sz = sizeof(uopts), .maps = &record__unwind_ops, .maps_ctx = r};
 
 		c.unw = unwinder__new(&uopts);
 		c.own_unw = true;

@@ -482,7 +482,7 @@ static int record_open(struct record *r)
 		r->pidfds[i] = syscall(SYS_pidfd_open, o->pids[i], 0);
 	if (o->unwind == UNWIND_DWARF) {
 		struct unwind_opts uopts = {
-			.sz = sizeof(uopts), .maps = &record__unwind_ops, .maps_ctx = r->sym};
+			.sz = sizeof(uopts), .maps = &record__unwind_ops, .maps_ctx = r};
 
 		r->dw.unw = unwinder__new(&uopts);
 		r->dw.ubuf = malloc(sizeof(*r->dw.ubuf));

@@ -92,9 +92,13 @@ struct record_dwarf {
 	uint64_t copies_open;	   /* their interval was still open at the end: closed then */
 	uint64_t copies_orphan;	   /* their interval never came (its record lost) */
 	uint64_t intervals_orphan; /* interval records without their copy */
+	/* the last process whose perf map an unwind read again, and when (record-dwarf.c) */
+	pid_t reread_pid;
+	uint64_t reread_ns;
 };
 
-/* The unwinder's view of the processes' mappings: the symbolizer's (ctx). */
+/* The unwinder's view of the processes' mappings: the symbolizer's, and the perf maps
+ * read again for CPython's trampolines (ctx: the struct record). */
 extern const struct unwind_maps_ops record__unwind_ops;
 /* Bytes of each sample ring buffer for @o on @nr_cpus CPUs. */
 uint32_t record__ring_size(const struct record_opts *o, int nr_cpus);

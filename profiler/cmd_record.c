@@ -625,11 +625,8 @@ static int parse_output_opt(struct record_opts *o, struct parse_state *ps, int c
 /* The options that exclude or need each other. 0 or -EINVAL. */
 static int check_combinations(struct record_opts *o, const struct parse_state *ps)
 {
-	if (o->user_only && o->kernel_only) {
-		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
-		pr_hint("drop one: both user and kernel stacks are recorded by default\n");
+	if (target_parse__check(o))
 		return -EINVAL;
-	}
 	if (o->quiet && o->verbose) {
 		pr_err("-q/--quiet and -v/--verbose exclude each other\n");
 		pr_hint("-q drops the summary, -v adds details and debug messages: choose one\n");
@@ -639,11 +636,6 @@ static int check_combinations(struct record_opts *o, const struct parse_state *p
 		pr_err("-K/--kernel-only records no user stack for --unwind dwarf to unwind\n");
 		pr_hint("drop --unwind dwarf (kernel stacks are walked in the kernel), or drop "
 			"-K\n");
-		return -EINVAL;
-	}
-	if (o->all && (o->nr_pids || o->nr_tids || o->cmd)) {
-		pr_err("-a/--all cannot be combined with -p, -t or a command\n");
-		pr_hint("drop -a: without it, -p, -t or the command are the targets\n");
 		return -EINVAL;
 	}
 	if (o->cmd && (o->nr_pids || o->nr_tids)) {

@@ -189,16 +189,8 @@ static int parse_top_opt(struct top_cli *c, struct record_opts *o, int ch)
 /* The options that exclude each other; the recording's defaults for the rest. */
 static int check_opts(struct record_opts *o, struct top_cli *c)
 {
-	if (o->all && (o->nr_pids || o->nr_tids)) {
-		pr_err("-a/--all cannot be combined with -p or -t\n");
-		pr_hint("drop -a: without it, -p or -t are the targets\n");
+	if (target_parse__check(o))
 		return -EINVAL;
-	}
-	if (o->user_only && o->kernel_only) {
-		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
-		pr_hint("drop one: both user and kernel stacks are shown by default\n");
-		return -EINVAL;
-	}
 	if (o->include_idle && (o->mode != MODE_CPU || o->nr_pids || o->nr_tids)) {
 		pr_err("-I/--include-idle counts the idle task: system-wide and in cpu mode "
 		       "only\n");

@@ -89,6 +89,9 @@ struct target_parse {
  */
 struct record_opts;
 int target_parse__opt(struct target_parse *tp, struct record_opts *o, int c);
+/* Once all are parsed: the ones that exclude each other (-a beside other targets, -U
+ * beside -K). 0, or -EINVAL (logged with a hint). */
+int target_parse__check(const struct record_opts *o);
 
 /* The unwinder --unwind auto means for @o's mode and options (-K); any other as given. */
 enum unwind_mode scorch__resolve_unwind(const struct record_opts *o);

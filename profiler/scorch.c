@@ -197,6 +197,22 @@ int target_parse__opt(struct target_parse *tp, struct record_opts *o, int c)
 	}
 }
 
+int target_parse__check(const struct record_opts *o)
+{
+	if (o->all && (o->nr_pids || o->nr_tids || o->cmd)) {
+		pr_err("-a/--all cannot be combined with %s\n", o->cmd ? "a command" : "-p or -t");
+		pr_hint("drop -a: without it, %s the targets\n",
+			o->cmd ? "the command and its children are" : "-p or -t are");
+		return -EINVAL;
+	}
+	if (o->user_only && o->kernel_only) {
+		pr_err("-U/--user-only and -K/--kernel-only exclude each other\n");
+		pr_hint("drop one: both user and kernel stacks are kept by default\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 enum unwind_mode scorch__resolve_unwind(const struct record_opts *o)
 {
 	if (o->unwind != UNWIND_AUTO)

@@ -24,6 +24,28 @@ def check(cond, what):
         raise CheckError(what)
 
 
+class Varints:
+    """Reads base-128 varints (protobuf's, the HTML page's tree) from @buf in order;
+    @what names it in the failure of a truncated one."""
+
+    def __init__(self, buf, what):
+        self.buf, self.pos, self.what = buf, 0, what
+
+    def next(self):
+        v = shift = 0
+        while True:
+            check(self.pos < len(self.buf), f"{self.what} is truncated")
+            b = self.buf[self.pos]
+            self.pos += 1
+            v |= (b & 127) << shift
+            shift += 7
+            if not b & 128:
+                return v
+
+    def done(self):
+        return self.pos >= len(self.buf)
+
+
 def load_speedscope(path):
     """Parses @path (strict JSON: no NaN, no duplicate-free assumptions) and checks
     every field the schema requires of a file of sampled profiles. Returns the dict."""
@@ -99,19 +121,8 @@ def load_html_colors(path):
     t = re.search(r'id="scorch-tree" data-encoding="gzip\+base64">(.*?)</script>', page, re.S)
     check(m and t, f"{path}: no embedded profile")
     meta = json.loads(m.group(1))
-    buf, pos = gzip.decompress(base64.b64decode(t.group(1))), 0
-
-    def nxt():
-        nonlocal pos
-        v = shift = 0
-        while True:
-            check(pos < len(buf), f"{path}: the tree is truncated")
-            b = buf[pos]
-            pos += 1
-            v |= (b & 127) << shift
-            shift += 7
-            if not b & 128:
-                return v
+    rd = Varints(gzip.decompress(base64.b64decode(t.group(1))), f"{path}: the tree")
+    nxt = rd.next
 
     check(nxt() == 2, f"{path}: tree format version")
     diff, n, nint, nnames = nxt() & 1, nxt(), nxt(), nxt()
@@ -139,7 +150,7 @@ def load_html_colors(path):
             node += nxt()
             slices[node] = nxt()
         intervals.append(slices)
-    check(pos == len(buf), f"{path}: trailing data after the tree")
+    check(rd.done(), f"{path}: trailing data after the tree")
     return meta, nodes, intervals, colors, level_colors
 
 
@@ -148,36 +159,24 @@ def pprof_scalars(path):
     field number: 9 time_nanos, 10 duration_nanos, 12 period (the rest are messages
     and repeated fields, skipped). Needs no protobuf library."""
     with open(path, "rb") as f:
-        buf = gzip.decompress(f.read())
-    pos, out = 0, {}
+        rd = Varints(gzip.decompress(f.read()), f"{path}: a varint")
+    varint, out = rd.next, {}
 
-    def varint():
-        nonlocal pos
-        v = shift = 0
-        while True:
-            check(pos < len(buf), f"{path}: a varint is truncated")
-            b = buf[pos]
-            pos += 1
-            v |= (b & 127) << shift
-            shift += 7
-            if not b & 128:
-                return v
-
-    while pos < len(buf):
+    while not rd.done():
         key = varint()
         field, wire = key >> 3, key & 7
         if wire == 0:
             out[field] = varint()
         elif wire == 2:
             n = varint()
-            pos += n
+            rd.pos += n
         elif wire == 1:
-            pos += 8
+            rd.pos += 8
         elif wire == 5:
-            pos += 4
+            rd.pos += 4
         else:
             raise CheckError(f"{path}: wire type {wire}")
-    check(pos == len(buf), f"{path}: a field runs past the end")
+    check(rd.pos == len(rd.buf), f"{path}: a field runs past the end")
     return out
 
 

@@ -5,7 +5,8 @@
 #    (no cycle between folders);
 #  - a "-private.h" header, and any engine/ header but engine.h, is included only
 #    from its own folder (tests and bench/ may reach into a module they exercise);
-#  - no source file is over 1,200 lines.
+#  - no source file is over 1,200 lines;
+#  - DESIGN.md, the design in about two pages, is at most 160 lines.
 set -eu
 ROOT=${1:?usage: layout.sh SOURCE_DIR}
 cd "$ROOT"
@@ -60,4 +61,6 @@ done
 big=$(find . -path ./build\* -prune -o \( -name '*.c' -o -name '*.h' \) -type f -print |
 	xargs wc -l | awk '$2 != "total" && $1 > 1200 { print $2 " (" $1 " lines)" }')
 [ -z "$big" ] || fail "source files over 1,200 lines: $big"
-echo "ok: $checked includes across folders point down; no source file over 1,200 lines"
+design=$(wc -l < DESIGN.md)
+[ "$design" -le 160 ] || fail "DESIGN.md is $design lines: the design fits in 160 (figures go to docs/BENCHMARKS.md)"
+echo "ok: $checked includes across folders point down; no source file over 1,200 lines; DESIGN.md $design lines"

@@ -129,9 +129,11 @@ static __always_inline bool walk_stacks(void *ctx, struct task_struct *task, str
 		}
 	}
 	if (!kernel_only && !(task->flags & PF_KTHREAD)) {
-		if (unwind_kernel &&
-		    (!kunwind_python_only || kunwind_has_python(key->pid, key->gen)) &&
-		    kunwind_user(task, key->pid, key->gen, &sc->user))
+		if (key->flags & KEY_USER_LEAF)
+			n = user_leaf(task, &sc->user, &key->flags);
+		else if (unwind_kernel &&
+			 (!kunwind_python_only || kunwind_has_python(key->pid, key->gen)) &&
+			 kunwind_user(task, key->pid, key->gen, &sc->user))
 			n = (long)sc->user.nr * sizeof(__u64);
 		else if (entry_walk)
 			n = entry_walk_user(ctx, &sc->user);
@@ -163,10 +165,14 @@ static __always_inline bool event_begin(struct task_struct *task, struct count_k
 		return false;
 	key->pid = pid;
 	__builtin_memcpy(key->comm, task->comm, sizeof(key->comm));
-	if (!(task->flags & PF_KTHREAD)) {
+	if (task->flags & PF_KTHREAD)
+		return true;
+	/* in an exec's window, the user part is the replaced image's leaf (walk_stacks) */
+	if (kernel_only)
 		key->gen = current_gen(task);
-		announce(task, pid, key->gen);
-	}
+	else if (user_image(task, pid, key))
+		return true;
+	announce(task, pid, key->gen);
 	return true;
 }
 
@@ -189,6 +195,7 @@ static __always_inline int count_event(void *ctx, __u64 weight, bool kstack)
 		b->hdr.tid = (__u32)bpf_get_current_pid_tgid();
 		b->hdr.gen = key.gen;
 		b->hdr.value = weight;
+		b->hdr.flags = key.flags; /* KEY_USER_LEAF in an exec's window */
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && kstack)
 			sample_kernel_stack(ctx, b);

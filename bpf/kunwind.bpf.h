@@ -316,7 +316,7 @@ static __always_inline void py_announce(struct py_cursor *c, struct py_frames *p
 	if (seen && *seen == guard)
 		return;
 	bpf_map_update_elem(&py_seen, &k, &guard, BPF_ANY);
-	emit_from(SCORCH_EVENT_PYCODE, c->pid, c->gen, guard, code, BPF_RB_FORCE_WAKEUP);
+	emit_from(SCORCH_EVENT_PYCODE, c->pid, c->gen, guard, code, 0, BPF_RB_FORCE_WAKEUP);
 }
 
 /*

@@ -103,7 +103,7 @@ static __always_inline __u32 task_state(struct task_struct *t)
  * keeps only the time and key, and its switch-in sends the interval's length. A copy
  * the ring cannot take loses the interval (counted; the slot is closed).
  */
-static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid)
+static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid, bool replaced)
 {
 	struct sample_buf *b = sample_buf_get();
 
@@ -119,7 +119,8 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
 	__builtin_memcpy(b->hdr.comm, st->key.comm, sizeof(b->hdr.comm));
 	if (!user_only)
 		sample_kernel_stack(ctx, b);
-	announce(bpf_get_current_task_btf(), st->key.pid, st->key.gen);
+	if (!replaced)
+		announce(bpf_get_current_task_btf(), st->key.pid, st->key.gen);
 	if (!sample_send(b, SCORCH_EVENT_OFFCPU_COPY)) {
 		st->ts = 0;
 		return;
@@ -178,6 +179,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	 * space, which passes preempt false, or a yield): it waits on a runqueue */
 	bool runq = preempt || state == 0;
 	struct offcpu_start *st, *init;
+	bool replaced = false;
 	long n;
 
 	if ((user_threads_only && kthread) || (kernel_threads_only && !kthread))
@@ -226,7 +228,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->task = (__u64)prev;
 	st->key.pid = pid;
 	st->key.flags = runq ? KEY_RUNQUEUE : 0;
-	st->key.gen = kthread ? 0 : task_gen(prev);
+	/* prev is current here */
+	if (kthread)
+		st->key.gen = 0;
+	else if (kernel_only)
+		st->key.gen = task_gen(prev);
+	else
+		replaced = user_image(bpf_get_current_task_btf(), pid, &st->key);
 	st->key.user_stack = 0;
 	st->key.kernel_stack = 0;
 	bpf_get_current_comm(st->key.comm, sizeof(st->key.comm));
@@ -234,7 +242,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->user.nr = 0;
 	if (unwind_dwarf && !kernel_only && !kthread && pid != self_pid) {
 		st->first = now;
-		copy_out(ctx, st, tid);
+		copy_out(ctx, st, tid, replaced);
 		return;
 	}
 	if (!user_only) {
@@ -247,7 +255,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		}
 	}
 	if (!kernel_only && !kthread) {
-		if (unwind_kernel && kunwind_user(bpf_get_current_task_btf(), pid, st->key.gen, &st->user))
+		if (replaced)
+			n = user_leaf(bpf_get_current_task_btf(), &st->user, &st->key.flags);
+		else if (unwind_kernel &&
+			 kunwind_user(bpf_get_current_task_btf(), pid, st->key.gen, &st->user))
 			n = (long)st->user.nr * 8;
 		else
 			n = user_stack_get(ctx, bpf_get_current_task_btf(), &st->user,
@@ -258,8 +269,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			st->key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		/* prev is current here */
-		announce(bpf_get_current_task_btf(), pid, st->key.gen);
+		if (!replaced)
+			announce(bpf_get_current_task_btf(), pid, st->key.gen);
 	}
 	st->first = now;
 }

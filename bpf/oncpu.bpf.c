@@ -102,14 +102,18 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 
 		if (!b)
 			return 0;
+		bool replaced = user_image(task, pid, &key);
+
 		b->hdr.pid = pid;
 		b->hdr.tid = tid;
-		b->hdr.gen = key.gen = current_gen(task);
+		b->hdr.gen = key.gen;
 		b->hdr.value = periods;
+		b->hdr.flags = key.flags; /* KEY_USER_LEAF when replaced */
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && in_kernel)
 			sample_kernel_stack(ctx, b);
-		announce(task, pid, key.gen);
+		if (!replaced)
+			announce(task, pid, key.gen);
 		sample_send(b, SCORCH_EVENT_SAMPLE);
 		return 0;
 	}
@@ -127,9 +131,12 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	if (!kernel_only && tid != 0 && !(task->flags & PF_KTHREAD)) {
-		key.gen = current_gen(task);
+		bool replaced = user_image(task, pid, &key);
+
 		/* --unwind kernel: with the process's tables, else frame pointers */
-		if (unwind_kernel && kunwind_user(task, pid, key.gen, &sc->user))
+		if (replaced)
+			n = user_leaf(task, &sc->user, &key.flags);
+		else if (unwind_kernel && kunwind_user(task, pid, key.gen, &sc->user))
 			n = (long)sc->user.nr * 8;
 		else
 			n = user_stack_get(ctx, task, &sc->user, &key.flags);
@@ -142,7 +149,8 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		announce(task, pid, key.gen);
+		if (!replaced)
+			announce(task, pid, key.gen);
 	}
 
 	if (!count_add(&key, periods)) {

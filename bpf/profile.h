@@ -90,6 +90,7 @@ enum scorch_stat {
 	 * up), and wakings in an interrupt (the chain ends there) */
 	STAT_CHAIN_LINKED,
 	STAT_CHAIN_IRQ,
+	STAT_EXEC_LEAF, /* samples in an exec's window: leaf alone, of the image it replaced */
 	SCORCH_NR_STATS,
 };
 
@@ -372,13 +373,21 @@ struct scorch_event {
 	 * maps, which show the next image already if it exec'd meanwhile. 0 otherwise.
 	 */
 	__u32 ppid;
-	__u32 pad;
+	__u32 flags; /* SCORCH_EVENT_F_* */
 	__u64 pgen;
 	/* when it was sent (bpf_ktime_get_ns(): CLOCK_MONOTONIC): for SCORCH_EVENT_NEW and
 	 * SCORCH_EVENT_MAPS, a time at which the image was running, to find it among the
 	 * kernel's mmap records (profiler/sideband.c) */
 	__u64 ts;
 };
+
+/*
+ * scorch_event.flags of a SCORCH_EVENT_NEW: the image is one an exec has replaced
+ * already (its registers were seen in the exec's window, see exec_replaced_gen() in
+ * bpf/stacks.bpf.h); its mappings are (@ppid, @pgen)'s, and neither /proc/PID/maps nor
+ * the mmap records at @ts show them any more.
+ */
+#define SCORCH_EVENT_F_REPLACED (1u << 0)
 
 /*
  * --unwind dwarf: one record per sample (or per off-CPU interval), unwound in user

@@ -300,6 +300,23 @@ static __always_inline long stack_get(void *ctx, struct stack_trace *st, __u64 f
 	return n;
 }
 
+/* The user instruction @task trapped at, alone in @st, KEY_USER_LEAF added to @flags:
+ * sizeof(__u64), or -1 when the registers hold no user address. */
+static __always_inline long user_leaf(struct task_struct *task, struct stack_trace *st,
+				      __u32 *flags)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 ip = BPF_CORE_READ(regs, ip);
+
+	st->flags = 0;
+	if (!ip || ip >= 0x800000000000ULL)
+		return -1;
+	st->ips[0] = ip;
+	st->nr = 1;
+	*flags |= KEY_USER_LEAF;
+	return sizeof(__u64);
+}
+
 /*
  * The user stack of @task (current) by frame pointers; when the kernel cannot walk it
  * (the process's memory is torn down at its exit, or replaced by an exec), its leaf
@@ -310,18 +327,11 @@ static __always_inline long user_stack_get(void *ctx, struct task_struct *task,
 					   struct stack_trace *st, __u32 *flags)
 {
 	long n = stack_get(ctx, st, BPF_F_USER_STACK);
-	struct pt_regs *regs;
-	__u64 ip;
 
 	if (n > 0)
 		return n;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	ip = BPF_CORE_READ(regs, ip);
-	if (!ip || ip >= 0x800000000000ULL)
+	if (user_leaf(task, st, flags) < 0)
 		return n;
-	st->ips[0] = ip;
-	st->nr = 1;
-	*flags |= KEY_USER_LEAF;
 	stat_inc(STAT_USER_LEAF);
 	return sizeof(__u64);
 }
@@ -381,7 +391,7 @@ __noinline int stack_chain(struct stack_trace *st)
  * exit left unread.
  */
 static __always_inline void emit_from(__u32 type, __u32 pid, __u64 gen, __u32 ppid, __u64 pgen,
-				      __u64 flags)
+				      __u32 evflags, __u64 flags)
 {
 	struct scorch_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -393,7 +403,7 @@ static __always_inline void emit_from(__u32 type, __u32 pid, __u64 gen, __u32 pp
 	e->pid = pid;
 	e->gen = gen;
 	e->ppid = ppid;
-	e->pad = 0;
+	e->flags = evflags;
 	e->pgen = pgen;
 	e->ts = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, flags);
@@ -401,7 +411,7 @@ static __always_inline void emit_from(__u32 type, __u32 pid, __u64 gen, __u32 pp
 
 static __always_inline void emit(__u32 type, __u32 pid, __u64 gen, __u64 flags)
 {
-	emit_from(type, pid, gen, 0, 0, flags);
+	emit_from(type, pid, gen, 0, 0, 0, flags);
 }
 
 /*
@@ -511,7 +521,78 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 		return;
 	}
 	fork_parent(cur, exec_vm, &ppid, &pgen);
-	emit_from(SCORCH_EVENT_NEW, pid, gen, ppid, pgen, BPF_RB_FORCE_WAKEUP);
+	emit_from(SCORCH_EVENT_NEW, pid, gen, ppid, pgen, 0, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * exec() puts the new image's memory in place (exec_mmap() in begin_new_exec()) and
+ * adds one to self_exec_id well before it gives the thread the registers the new image
+ * starts with (start_thread() at the end of load_elf_binary(): mapping the program and
+ * its interpreter, most of an exec's time, lies between). A sample there has the
+ * replaced image's last instruction, its execve call, as user registers, and the new
+ * image's gen; perf names that leaf in the maps it has not dropped yet. The new memory's
+ * start_code is 0 until just before start_thread(): that is the window.
+ *
+ * Returns the replaced image's gen (@gen - 1: exec adds one) when @cur is in the window
+ * and that image is known to user space: the one last announced for @pid, or, for a
+ * child that exec'd before any sample of it, its image from the fork when its parent's
+ * image then is the one announced, with the same executable pages: it is announced now
+ * as replaced (SCORCH_EVENT_F_REPLACED), to be copied from the parent's. The caller
+ * keys the sample's user part, the leaf alone, to it and announces nothing (the new
+ * memory is not that image's). Else 0: the sample is the current image's as it is.
+ */
+static __always_inline __u64 exec_replaced_gen(struct task_struct *cur, __u32 pid, __u64 gen)
+{
+	struct mm_struct *mm = cur->mm;
+	struct task_struct *leader, *parent;
+	struct proc_state *known, init = {};
+	__u64 fork_exec_id, pgen;
+	__u32 ppid;
+
+	if (!mm || mm->start_code)
+		return 0;
+	known = bpf_map_lookup_elem(&procs, &pid);
+	if (known)
+		return known->gen == gen - 1 ? gen - 1 : 0;
+	/* fork copies the parent's self_exec_id to both fields: one exec since */
+	leader = BPF_CORE_READ(cur, group_leader);
+	fork_exec_id = BPF_CORE_READ(leader, parent_exec_id);
+	if (BPF_CORE_READ(leader, self_exec_id) != fork_exec_id + 1)
+		return 0;
+	parent = BPF_CORE_READ(leader, real_parent);
+	ppid = BPF_CORE_READ(parent, tgid);
+	pgen = BPF_CORE_READ(parent, group_leader, start_time) + fork_exec_id;
+	known = bpf_map_lookup_elem(&procs, &ppid);
+	if (!known || known->gen != pgen || BPF_CORE_READ(parent, mm, exec_vm) != known->exec_vm)
+		return 0;
+	init.gen = gen - 1;
+	init.exec_vm = known->exec_vm;
+	if (bpf_map_update_elem(&procs, &pid, &init, BPF_NOEXIST))
+		return 0;
+	/* the new image's announce follows at once: it wakes user space */
+	emit_from(SCORCH_EVENT_NEW, pid, gen - 1, ppid, pgen, SCORCH_EVENT_F_REPLACED,
+		  BPF_RB_NO_WAKEUP);
+	return gen - 1;
+}
+
+/*
+ * The user part of a sample of @cur (current, a user thread) in @key: its image's gen
+ * in key->gen, and true when the sample is in an exec's window (exec_replaced_gen()):
+ * then key->gen is the replaced image's, KEY_USER_LEAF is set, the caller stores the
+ * leaf alone (user_leaf()) and does not announce the image.
+ */
+static __always_inline bool user_image(struct task_struct *cur, __u32 pid, struct count_key *key)
+{
+	__u64 old;
+
+	key->gen = current_gen(cur);
+	old = exec_replaced_gen(cur, pid, key->gen);
+	if (!old)
+		return false;
+	key->gen = old;
+	key->flags |= KEY_USER_LEAF;
+	stat_inc(STAT_EXEC_LEAF);
+	return true;
 }
 
 /* Does the thread @tid of process @pid pass the -p/-t filter? */
@@ -645,6 +726,9 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	b->hdr.bp = BPF_CORE_READ(regs, bp);
 	if (len > SCORCH_MAX_STACK_COPY - 8)
 		len = SCORCH_MAX_STACK_COPY - 8;
+	/* in an exec's window (user_image()): the leaf alone, the stack is not this memory's */
+	if (b->hdr.flags & KEY_USER_LEAF)
+		goto send;
 	/*
 	 * The walks of this thread's earlier samples read nothing above top (user space
 	 * wrote it after a complete walk): the copy ends there, usually a few hundred bytes
@@ -707,7 +791,7 @@ static __always_inline bool sample_send(struct sample_buf *b, __u32 type)
 	if (n && !stack_copy(b, sp, n))
 		n = 0;
 send:
-	if (!n)
+	if (!n && !(b->hdr.flags & KEY_USER_LEAF))
 		b->hdr.flags |= KEY_USER_MISSED;
 	b->hdr.stack_len = n;
 	total = n;

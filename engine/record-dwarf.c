@@ -176,7 +176,11 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	key.flags &= ~(KEY_OFFCPU_COPY | SAMPLE_STACK_TOP);
 	if (!(key.flags & KEY_USER_MISSED)) {
 		user = r->dw.ubuf;
-		if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
+		if (key.flags & KEY_USER_LEAF) {
+			/* in an exec's window: the replaced image's leaf, no stack */
+			user->ips[0] = smp->ip;
+			n = 1;
+		} else if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
 			/* its files cannot be read: the leaf alone, named [unknown] */
 			r->dw.skipped++;
 			user->ips[0] = smp->ip;

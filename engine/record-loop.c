@@ -143,6 +143,22 @@ void record__on_event(void *ctx, const struct scorch_event *e)
 	if (p->flags & (PROC_SNAPPED | PROC_MISSING))
 		return; /* announced by both programs (wall mode) */
 	r->nprocs.seen++;
+	/* an image an exec replaced, seen in the exec's window only: its parent's at the
+	 * fork, or nothing (what /proc and the mmap records show now is the next image);
+	 * no JIT files nor unwind tables: it runs no more */
+	if (e->type == SCORCH_EVENT_NEW && (e->flags & SCORCH_EVENT_F_REPLACED)) {
+		err = symbolizer__snapshot_copy(r->sym, e->pid, e->gen, e->ppid, e->pgen);
+		if (err == -ENOMEM)
+			r->err = err;
+		if (err) {
+			p->flags |= PROC_MISSING;
+			return;
+		}
+		p->flags |= PROC_SNAPPED;
+		r->nprocs.held++;
+		r->nprocs.held_max = MAX(r->nprocs.held, r->nprocs.held_max);
+		return;
+	}
 	/* a child that has not exec'd since its fork has its parent's mappings: copied
 	 * (0.1 us; no /proc read: its maps may show the next image already); else an image
 	 * begun during the recording is known from the kernel's mmap records (sideband.c);

@@ -441,6 +441,11 @@ static void details_verbose(const struct summary *sm)
 			" notices of new executable mappings\n",
 			sm->procs_seen, sm->procs_released, sm->procs_held_max, sm->procs_missing,
 			maps, st[STAT_MAPS_CHANGED]);
+	if (st[STAT_EXEC_LEAF])
+		pr_warn("exec: %" PRIu64 " samples or waits of a thread in execve after its new "
+			"memory, before its first instruction: the leaf named in the image the "
+			"exec replaced\n",
+			st[STAT_EXEC_LEAF]);
 	/* record-reap.c's record__reap_due() */
 	if (sm->reaps_deferred || sm->reaps_held || sm->reaps_keys || sm->reaps_tables)
 		pr_warn("reaps of exited processes during the recording: %" PRIu64

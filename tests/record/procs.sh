@@ -193,4 +193,46 @@ echo "forks: $parent samples in parent_burn, $child in child_burn, $after_ok of 
 awk -v p="$parent" -v c="$child" -v a="$after" -v b="$after_ok" \
 	'BEGIN { exit !(p >= 25 && c >= 75 && a >= 75 && b >= 0.9 * a) }' ||
 	fail "forks: the children's functions are not resolved (see the counts above)"
+
+# 5. an exec's window: from the moment an exec puts the new image's memory in place to
+#    its first instruction (mapping the program and ld.so: most of an exec), a thread's
+#    user registers are still the replaced image's, at its execve call. perf names that
+#    leaf from the maps it keeps; scorch names it in the replaced image (sh's libc),
+#    never in the new one. 1,000 /bin/true from sh, recorded by scorch, then by
+#    perf record -a -g (per-CPU sampling, as scorch's: perf's per-task timers start a
+#    period late in each child and miss most of its exec): of true's samples in execve,
+#    the share whose user leaf is named, beside perf's.
+loop='for i in $(seq 1000); do /bin/true; done'
+"$SCORCH" record -v -F 999 -o "$TMP/exec.folded" -- sh -c "$loop" 2>"$TMP/err" ||
+	fail "record of an exec loop failed: $(cat "$TMP/err")"
+check_folded "$TMP/exec.folded"
+grep '^scorch: exec:' "$TMP/err" || fail "exec: -v counts no sample in an exec's window"
+perf record -q -a -g -F 999 -o "$TMP/exec.data" -- sh -c "$loop" 2>"$TMP/perf.err" ||
+	fail "perf record failed: $(cat "$TMP/perf.err")"
+perf script -i "$TMP/exec.data" 2>/dev/null | "$SCORCH" collapse -o "$TMP/perf-exec.folded" - ||
+	fail "perf script | scorch collapse failed"
+python3 - "$TMP/exec.folded" "$TMP/perf-exec.folded" <<'PY' || fail "exec: leaves unnamed (see above)"
+import sys
+
+def execve_leaves(path):
+    """true's samples in execve, and those whose user leaf (the frame before the
+    kernel's syscall entry) has a name, not [unknown] or [module]."""
+    total = named = 0
+    for line in open(path):
+        stack, n = line.rsplit(" ", 1)
+        f = stack.split(";")
+        if f[0] != "true" or not any(x.startswith("__x64_sys_execve") for x in f):
+            continue
+        k = next((i for i, x in enumerate(f) if x.startswith("entry_SYSCALL_64")), 0)
+        total += int(n)
+        named += int(n) if k >= 2 and not f[k - 1].startswith("[") else 0
+    return total, named
+
+(st, sn), (pt, pn) = execve_leaves(sys.argv[1]), execve_leaves(sys.argv[2])
+print(f"exec: true's samples in execve with a named user leaf: scorch {sn} of {st}, "
+      f"perf {pn} of {pt} (weighted by period)")
+assert st >= 50 and pt > 0, "too few samples in execve to judge"
+ours, perfs = 100 * sn / st, 100 * pn / pt
+assert ours >= 90 and ours >= perfs - 5, f"scorch names {ours:.1f} %, perf {perfs:.1f} %"
+PY
 echo PASS

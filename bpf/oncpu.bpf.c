@@ -99,11 +99,11 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	if (unwind_dwarf && !kernel_only && tid != 0 && !(task->flags & PF_KTHREAD) &&
 	    !(kunwind_python_only && kunwind_has_python(pid, current_gen(task)))) {
 		struct sample_buf *b = sample_buf_get();
+		bool replaced;
 
 		if (!b)
 			return 0;
-		bool replaced = user_image(task, pid, &key);
-
+		replaced = user_image(task, pid, &key);
 		b->hdr.pid = pid;
 		b->hdr.tid = tid;
 		b->hdr.gen = key.gen;

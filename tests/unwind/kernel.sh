@@ -134,8 +134,9 @@ echo "drifting deep stacks: ${l:-?} of ${t:-?} samples lost"
 	fail "drifting deep stacks lost ${l:-?} of ${t:-?} samples"
 deepest=$(cat "$TMP"/drift/d-*.folded | awk '{ n = gsub(/;recurse/, ""); if (n > d) d = n } END { print d + 0 }')
 [ "$deepest" -ge 250 ] || fail "drifting stacks are $deepest deep at most"
-# the depth limit: --max-depth 100
-"$SCORCH" record -v --unwind kernel --max-depth 100 -F 999 -o "$TMP/deep.folded" -- \
+# the depth limit: --max-depth 100; not governed: the walks counted are compared with the
+# folded counts, which weigh samples by their periods when the governor lowers the rate
+"$SCORCH" record -v --unwind kernel --max-depth 100 -F 999 --max-overhead 0 -o "$TMP/deep.folded" -- \
 	"$SPLIT_NOFP" --seconds 2 --recurse 300 2>"$TMP/err" >/dev/null ||
 	fail "deep record failed: $(grep -v '^debug' "$TMP/err")"
 total=$(comm_total "$TMP/deep.folded" "$comm")

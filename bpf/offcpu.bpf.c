@@ -103,7 +103,7 @@ static __always_inline __u32 task_state(struct task_struct *t)
  * keeps only the time and key, and its switch-in sends the interval's length. A copy
  * the ring cannot take loses the interval (counted; the slot is closed).
  */
-static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid, bool replaced)
+static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid, bool in_exec)
 {
 	struct sample_buf *b = sample_buf_get();
 
@@ -119,7 +119,7 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
 	__builtin_memcpy(b->hdr.comm, st->key.comm, sizeof(b->hdr.comm));
 	if (!user_only)
 		sample_kernel_stack(ctx, b);
-	if (!replaced)
+	if (!in_exec)
 		announce(bpf_get_current_task_btf(), st->key.pid, st->key.gen);
 	if (!sample_send(b, SCORCH_EVENT_OFFCPU_COPY)) {
 		st->ts = 0;
@@ -179,7 +179,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	 * space, which passes preempt false, or a yield): it waits on a runqueue */
 	bool runq = preempt || state == 0;
 	struct offcpu_start *st, *init;
-	bool replaced = false;
+	bool in_exec = false;
 	long n;
 
 	if ((user_threads_only && kthread) || (kernel_threads_only && !kthread))
@@ -234,7 +234,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	else if (kernel_only)
 		st->key.gen = task_gen(prev);
 	else
-		replaced = user_image(bpf_get_current_task_btf(), pid, &st->key);
+		in_exec = user_image(bpf_get_current_task_btf(), pid, &st->key);
 	st->key.user_stack = 0;
 	st->key.kernel_stack = 0;
 	bpf_get_current_comm(st->key.comm, sizeof(st->key.comm));
@@ -242,7 +242,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->user.nr = 0;
 	if (unwind_dwarf && !kernel_only && !kthread && pid != self_pid) {
 		st->first = now;
-		copy_out(ctx, st, tid, replaced);
+		copy_out(ctx, st, tid, in_exec);
 		return;
 	}
 	if (!user_only) {
@@ -255,7 +255,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		}
 	}
 	if (!kernel_only && !kthread) {
-		if (replaced)
+		if (in_exec)
 			n = user_leaf(bpf_get_current_task_btf(), &st->user, &st->key.flags);
 		else if (unwind_kernel &&
 			 kunwind_user(bpf_get_current_task_btf(), pid, st->key.gen, &st->user))
@@ -269,7 +269,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			st->key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		if (!replaced)
+		if (!in_exec)
 			announce(bpf_get_current_task_btf(), pid, st->key.gen);
 	}
 	st->first = now;

@@ -99,20 +99,20 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	if (unwind_dwarf && !kernel_only && tid != 0 && !(task->flags & PF_KTHREAD) &&
 	    !(kunwind_python_only && kunwind_has_python(pid, current_gen(task)))) {
 		struct sample_buf *b = sample_buf_get();
-		bool replaced;
+		bool in_exec;
 
 		if (!b)
 			return 0;
-		replaced = user_image(task, pid, &key);
+		in_exec = user_image(task, pid, &key);
 		b->hdr.pid = pid;
 		b->hdr.tid = tid;
 		b->hdr.gen = key.gen;
 		b->hdr.value = periods;
-		b->hdr.flags = key.flags; /* KEY_USER_LEAF when replaced */
+		b->hdr.flags = key.flags; /* KEY_USER_LEAF in an exec's window */
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && in_kernel)
 			sample_kernel_stack(ctx, b);
-		if (!replaced)
+		if (!in_exec)
 			announce(task, pid, key.gen);
 		sample_send(b, SCORCH_EVENT_SAMPLE);
 		return 0;
@@ -131,10 +131,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	if (!kernel_only && tid != 0 && !(task->flags & PF_KTHREAD)) {
-		bool replaced = user_image(task, pid, &key);
+		bool in_exec = user_image(task, pid, &key);
 
 		/* --unwind kernel: with the process's tables, else frame pointers */
-		if (replaced)
+		if (in_exec)
 			n = user_leaf(task, &sc->user, &key.flags);
 		else if (unwind_kernel && kunwind_user(task, pid, key.gen, &sc->user))
 			n = (long)sc->user.nr * 8;
@@ -149,7 +149,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		if (!replaced)
+		if (!in_exec)
 			announce(task, pid, key.gen);
 	}
 

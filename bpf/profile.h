@@ -383,7 +383,7 @@ struct scorch_event {
 
 /*
  * scorch_event.flags of a SCORCH_EVENT_NEW: the image is one an exec has replaced
- * already (its registers were seen in the exec's window, see exec_replaced_gen() in
+ * already (its registers were seen in the exec's window, see exec_image_gen() in
  * bpf/stacks.bpf.h); its mappings are (@ppid, @pgen)'s, and neither /proc/PID/maps nor
  * the mmap records at @ts show them any more.
  */

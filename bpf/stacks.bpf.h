@@ -477,12 +477,17 @@ static __always_inline bool sideband_covers(struct task_struct *cur)
  */
 static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 gen)
 {
-	struct proc_state *known = bpf_map_lookup_elem(&procs, &pid), init = {};
+	struct proc_state *known, init = {};
 	struct mm_struct *mm = cur->mm;
-	__u64 exec_vm = mm ? mm->exec_vm : 0, now, pgen = 0;
+	__u64 exec_vm, now, pgen = 0;
 	__u32 ppid = 0;
 	long err;
 
+	/* in an exec's window the memory is neither image's yet (exec_image_gen()) */
+	if (mm && !mm->start_code)
+		return;
+	exec_vm = mm ? mm->exec_vm : 0;
+	known = bpf_map_lookup_elem(&procs, &pid);
 	if (known) {
 		if (known->gen == gen) {
 			if (known->exec_vm == exec_vm)
@@ -525,71 +530,73 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
 }
 
 /*
- * exec() puts the new image's memory in place (exec_mmap() in begin_new_exec()) and
- * adds one to self_exec_id well before it gives the thread the registers the new image
- * starts with (start_thread() at the end of load_elf_binary(): mapping the program and
- * its interpreter, most of an exec's time, lies between). A sample there has the
- * replaced image's last instruction, its execve call, as user registers, and the new
- * image's gen; perf names that leaf in the maps it has not dropped yet. The new memory's
- * start_code is 0 until just before start_thread(): that is the window.
+ * exec() puts the new image's memory in place (exec_mmap() in begin_new_exec()), tears
+ * the old memory down, and then adds one to self_exec_id, well before it gives the
+ * thread the registers the new image starts with (start_thread() at the end of
+ * load_elf_binary(): mapping the program and its interpreter, most of an exec's time,
+ * lies between). A sample in that window has the replaced image's last instruction,
+ * its execve call, as user registers, on memory that is not that image's: its user
+ * stack is the leaf alone, and perf names it in the maps it has not dropped yet. The
+ * new memory's start_code is 0 until just before start_thread(): that is the window.
  *
- * Returns the replaced image's gen (@gen - 1: exec adds one) when @cur is in the window
- * and that image is known to user space: the one last announced for @pid, or, for a
- * child that exec'd before any sample of it, its image from the fork when its parent's
- * image then is the one announced, with the same executable pages: it is announced now
- * as replaced (SCORCH_EVENT_F_REPLACED), to be copied from the parent's. The caller
- * keys the sample's user part, the leaf alone, to it and announces nothing (the new
- * memory is not that image's). Else 0: the sample is the current image's as it is.
+ * Returns the gen of the image the registers are of, when user space knows it: the one
+ * last announced for @pid, @gen or @gen - 1 (self_exec_id not yet or already bumped:
+ * exec adds one), or, for a child that exec'd before any sample of it, its image from
+ * the fork when its parent's image then is the one announced, with the same executable
+ * pages: announced now as replaced (SCORCH_EVENT_F_REPLACED), to be copied from the
+ * parent's. Else @gen, as it is.
  */
-static __always_inline __u64 exec_replaced_gen(struct task_struct *cur, __u32 pid, __u64 gen)
+static __always_inline __u64 exec_image_gen(struct task_struct *cur, __u32 pid, __u64 gen)
 {
-	struct mm_struct *mm = cur->mm;
 	struct task_struct *leader, *parent;
 	struct proc_state *known, init = {};
-	__u64 fork_exec_id, pgen;
+	__u64 fork_exec_id, self_exec_id, pgen, old;
 	__u32 ppid;
 
-	if (!mm || mm->start_code)
-		return 0;
 	known = bpf_map_lookup_elem(&procs, &pid);
 	if (known)
-		return known->gen == gen - 1 ? gen - 1 : 0;
-	/* fork copies the parent's self_exec_id to both fields: one exec since */
+		return known->gen == gen - 1 ? gen - 1 : gen;
+	/* fork copies the parent's self_exec_id to both fields: the fork image is the
+	 * one this exec replaces when it is the first exec since */
 	leader = BPF_CORE_READ(cur, group_leader);
 	fork_exec_id = BPF_CORE_READ(leader, parent_exec_id);
-	if (BPF_CORE_READ(leader, self_exec_id) != fork_exec_id + 1)
-		return 0;
+	self_exec_id = BPF_CORE_READ(leader, self_exec_id);
+	if (self_exec_id == fork_exec_id + 1)
+		old = gen - 1;
+	else if (self_exec_id == fork_exec_id)
+		old = gen;
+	else
+		return gen;
 	parent = BPF_CORE_READ(leader, real_parent);
 	ppid = BPF_CORE_READ(parent, tgid);
 	pgen = BPF_CORE_READ(parent, group_leader, start_time) + fork_exec_id;
 	known = bpf_map_lookup_elem(&procs, &ppid);
 	if (!known || known->gen != pgen || BPF_CORE_READ(parent, mm, exec_vm) != known->exec_vm)
-		return 0;
-	init.gen = gen - 1;
+		return gen;
+	init.gen = old;
 	init.exec_vm = known->exec_vm;
 	if (bpf_map_update_elem(&procs, &pid, &init, BPF_NOEXIST))
-		return 0;
+		return gen;
 	/* the new image's announce follows at once: it wakes user space */
-	emit_from(SCORCH_EVENT_NEW, pid, gen - 1, ppid, pgen, SCORCH_EVENT_F_REPLACED,
+	emit_from(SCORCH_EVENT_NEW, pid, old, ppid, pgen, SCORCH_EVENT_F_REPLACED,
 		  BPF_RB_NO_WAKEUP);
-	return gen - 1;
+	return old;
 }
 
 /*
  * The user part of a sample of @cur (current, a user thread) in @key: its image's gen
- * in key->gen, and true when the sample is in an exec's window (exec_replaced_gen()):
- * then key->gen is the replaced image's, KEY_USER_LEAF is set, the caller stores the
- * leaf alone (user_leaf()) and does not announce the image.
+ * in key->gen, and true when the sample is in an exec's window (exec_image_gen()):
+ * then key->gen is the image of its registers, KEY_USER_LEAF is set, and the caller
+ * stores the leaf alone (user_leaf()); announce() sends nothing in the window.
  */
 static __always_inline bool user_image(struct task_struct *cur, __u32 pid, struct count_key *key)
 {
-	__u64 old;
+	struct mm_struct *mm = cur->mm;
 
 	key->gen = current_gen(cur);
-	old = exec_replaced_gen(cur, pid, key->gen);
-	if (!old)
+	if (!mm || mm->start_code)
 		return false;
-	key->gen = old;
+	key->gen = exec_image_gen(cur, pid, key->gen);
 	key->flags |= KEY_USER_LEAF;
 	stat_inc(STAT_EXEC_LEAF);
 	return true;

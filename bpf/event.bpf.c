@@ -170,8 +170,8 @@ static __always_inline bool event_begin(struct task_struct *task, struct count_k
 	/* in an exec's window, the user part is the replaced image's leaf (walk_stacks) */
 	if (kernel_only)
 		key->gen = current_gen(task);
-	else if (user_image(task, pid, key))
-		return true;
+	else
+		user_image(task, pid, key);
 	announce(task, pid, key->gen);
 	return true;
 }

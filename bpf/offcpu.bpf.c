@@ -103,7 +103,7 @@ static __always_inline __u32 task_state(struct task_struct *t)
  * keeps only the time and key, and its switch-in sends the interval's length. A copy
  * the ring cannot take loses the interval (counted; the slot is closed).
  */
-static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid, bool in_exec)
+static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 tid)
 {
 	struct sample_buf *b = sample_buf_get();
 
@@ -119,8 +119,7 @@ static __always_inline void copy_out(void *ctx, struct offcpu_start *st, __u32 t
 	__builtin_memcpy(b->hdr.comm, st->key.comm, sizeof(b->hdr.comm));
 	if (!user_only)
 		sample_kernel_stack(ctx, b);
-	if (!in_exec)
-		announce(bpf_get_current_task_btf(), st->key.pid, st->key.gen);
+	announce(bpf_get_current_task_btf(), st->key.pid, st->key.gen);
 	if (!sample_send(b, SCORCH_EVENT_OFFCPU_COPY)) {
 		st->ts = 0;
 		return;
@@ -242,7 +241,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->user.nr = 0;
 	if (unwind_dwarf && !kernel_only && !kthread && pid != self_pid) {
 		st->first = now;
-		copy_out(ctx, st, tid, in_exec);
+		copy_out(ctx, st, tid);
 		return;
 	}
 	if (!user_only) {
@@ -269,8 +268,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			st->key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		if (!in_exec)
-			announce(bpf_get_current_task_btf(), pid, st->key.gen);
+		announce(bpf_get_current_task_btf(), pid, st->key.gen);
 	}
 	st->first = now;
 }

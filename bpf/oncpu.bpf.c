@@ -99,11 +99,10 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 	if (unwind_dwarf && !kernel_only && tid != 0 && !(task->flags & PF_KTHREAD) &&
 	    !(kunwind_python_only && kunwind_has_python(pid, current_gen(task)))) {
 		struct sample_buf *b = sample_buf_get();
-		bool in_exec;
 
 		if (!b)
 			return 0;
-		in_exec = user_image(task, pid, &key);
+		user_image(task, pid, &key);
 		b->hdr.pid = pid;
 		b->hdr.tid = tid;
 		b->hdr.gen = key.gen;
@@ -112,8 +111,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 		__builtin_memcpy(b->hdr.comm, key.comm, sizeof(key.comm));
 		if (!user_only && in_kernel)
 			sample_kernel_stack(ctx, b);
-		if (!in_exec)
-			announce(task, pid, key.gen);
+		announce(task, pid, key.gen);
 		sample_send(b, SCORCH_EVENT_SAMPLE);
 		return 0;
 	}
@@ -149,8 +147,7 @@ int oncpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags |= KEY_USER_MISSED;
 			stat_inc(STAT_USTACK_ERR);
 		}
-		if (!in_exec)
-			announce(task, pid, key.gen);
+		announce(task, pid, key.gen);
 	}
 
 	if (!count_add(&key, periods)) {

@@ -415,6 +415,23 @@ static __always_inline void emit(__u32 type, __u32 pid, __u64 gen, __u64 flags)
 }
 
 /*
+ * The image the parent of @leader's process ran when it forked it (@fork_exec_id: the
+ * leader's parent_exec_id) in *@ppid and *@pgen: true when that is the parent's image
+ * last announced, with @exec_vm executable pages.
+ */
+static __always_inline bool fork_parent_known(struct task_struct *leader, __u64 fork_exec_id,
+					      __u64 exec_vm, __u32 *ppid, __u64 *pgen)
+{
+	struct task_struct *parent = BPF_CORE_READ(leader, real_parent);
+	struct proc_state *known;
+
+	*ppid = BPF_CORE_READ(parent, tgid);
+	*pgen = BPF_CORE_READ(parent, group_leader, start_time) + fork_exec_id;
+	known = bpf_map_lookup_elem(&procs, ppid);
+	return known && known->gen == *pgen && known->exec_vm == exec_vm;
+}
+
+/*
  * For the SCORCH_EVENT_NEW of @cur's process, whose mm has @exec_vm executable pages:
  * when the process is a child that has not exec'd since its fork, still has its
  * parent's layout (stack, code and heap starts: fork copies them, an exec randomizes
@@ -427,7 +444,6 @@ static __always_inline void fork_parent(struct task_struct *cur, __u64 exec_vm, 
 	struct task_struct *leader = BPF_CORE_READ(cur, group_leader);
 	struct task_struct *parent = BPF_CORE_READ(leader, real_parent);
 	struct mm_struct *mm = BPF_CORE_READ(cur, mm), *pmm = BPF_CORE_READ(parent, mm);
-	struct proc_state *known;
 	__u64 fork_exec_id = BPF_CORE_READ(leader, parent_exec_id), gen;
 	__u32 pid;
 
@@ -440,10 +456,7 @@ static __always_inline void fork_parent(struct task_struct *cur, __u64 exec_vm, 
 	    BPF_CORE_READ(mm, start_brk) != BPF_CORE_READ(pmm, start_brk) ||
 	    BPF_CORE_READ(pmm, exec_vm) != exec_vm)
 		return;
-	pid = BPF_CORE_READ(parent, tgid);
-	gen = BPF_CORE_READ(parent, group_leader, start_time) + fork_exec_id;
-	known = bpf_map_lookup_elem(&procs, &pid);
-	if (!known || known->gen != gen || known->exec_vm != exec_vm)
+	if (!fork_parent_known(leader, fork_exec_id, exec_vm, &pid, &gen))
 		return;
 	*ppid = pid;
 	*pgen = gen;
@@ -548,9 +561,9 @@ static __always_inline void announce(struct task_struct *cur, __u32 pid, __u64 g
  */
 static __always_inline __u64 exec_image_gen(struct task_struct *cur, __u32 pid, __u64 gen)
 {
-	struct task_struct *leader, *parent;
+	struct task_struct *leader;
 	struct proc_state *known, init = {};
-	__u64 fork_exec_id, self_exec_id, pgen, old;
+	__u64 fork_exec_id, self_exec_id, pgen, old, exec_vm;
 	__u32 ppid;
 
 	known = bpf_map_lookup_elem(&procs, &pid);
@@ -567,14 +580,11 @@ static __always_inline __u64 exec_image_gen(struct task_struct *cur, __u32 pid, 
 		old = gen;
 	else
 		return gen;
-	parent = BPF_CORE_READ(leader, real_parent);
-	ppid = BPF_CORE_READ(parent, tgid);
-	pgen = BPF_CORE_READ(parent, group_leader, start_time) + fork_exec_id;
-	known = bpf_map_lookup_elem(&procs, &ppid);
-	if (!known || known->gen != pgen || BPF_CORE_READ(parent, mm, exec_vm) != known->exec_vm)
+	exec_vm = BPF_CORE_READ(leader, real_parent, mm, exec_vm);
+	if (!fork_parent_known(leader, fork_exec_id, exec_vm, &ppid, &pgen))
 		return gen;
 	init.gen = old;
-	init.exec_vm = known->exec_vm;
+	init.exec_vm = exec_vm;
 	if (bpf_map_update_elem(&procs, &pid, &init, BPF_NOEXIST))
 		return gen;
 	/* the new image's announce follows at once: it wakes user space */
@@ -587,7 +597,8 @@ static __always_inline __u64 exec_image_gen(struct task_struct *cur, __u32 pid, 
  * The user part of a sample of @cur (current, a user thread) in @key: its image's gen
  * in key->gen, and true when the sample is in an exec's window (exec_image_gen()):
  * then key->gen is the image of its registers, KEY_USER_LEAF is set, and the caller
- * stores the leaf alone (user_leaf()); announce() sends nothing in the window.
+ * stores the leaf alone (user_leaf()). announce() sends nothing in the window: callers
+ * call it as anywhere else.
  */
 static __always_inline bool user_image(struct task_struct *cur, __u32 pid, struct count_key *key)
 {

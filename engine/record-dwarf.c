@@ -175,14 +175,14 @@ void record__on_sample(void *ctx, const struct scorch_sample *smp, size_t len)
 	memcpy(key.comm, smp->comm, sizeof(key.comm));
 	key.flags &= ~(KEY_OFFCPU_COPY | SAMPLE_STACK_TOP);
 	if (!(key.flags & KEY_USER_MISSED)) {
+		bool leaf = key.flags & KEY_USER_LEAF;
+		bool gone = p && (p->flags & (PROC_MISSING | PROC_RELEASED));
+
 		user = r->dw.ubuf;
-		if (key.flags & KEY_USER_LEAF) {
-			/* in an exec's window: the replaced image's leaf, no stack */
-			user->ips[0] = smp->ip;
-			n = 1;
-		} else if (p && (p->flags & (PROC_MISSING | PROC_RELEASED))) {
-			/* its files cannot be read: the leaf alone, named [unknown] */
-			r->dw.skipped++;
+		/* the leaf alone: in an exec's window (no stack of that image's), or its
+		 * files cannot be read (named [unknown]) */
+		if (leaf || gone) {
+			r->dw.skipped += !leaf;
 			user->ips[0] = smp->ip;
 			n = 1;
 		} else {

@@ -150,14 +150,7 @@ void record__on_event(void *ctx, const struct scorch_event *e)
 		err = symbolizer__snapshot_copy(r->sym, e->pid, e->gen, e->ppid, e->pgen);
 		if (err == -ENOMEM)
 			r->err = err;
-		if (err) {
-			p->flags |= PROC_MISSING;
-			return;
-		}
-		p->flags |= PROC_SNAPPED;
-		r->nprocs.held++;
-		r->nprocs.held_max = MAX(r->nprocs.held, r->nprocs.held_max);
-		return;
+		goto held;
 	}
 	/* a child that has not exec'd since its fork has its parent's mappings: copied
 	 * (0.1 us; no /proc read: its maps may show the next image already); else an image
@@ -200,6 +193,7 @@ void record__on_event(void *ctx, const struct scorch_event *e)
 		else if (e2)
 			pr_debug("cannot load the unwind tables of %u: %s\n", e->pid, strerror(-e2));
 	}
+held:
 	if (!err) {
 		p->flags |= PROC_SNAPPED;
 		r->nprocs.held++;
